@@ -1,0 +1,71 @@
+"""Input checks shared by every estimator: clear errors naming the parameter."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def check_random_state(random_state):
+    """Turn None, an int, a SeedSequence or a Generator into a ``numpy.random.Generator``.
+
+    A Generator is returned as is (so a caller can thread one stream through
+    several mechanisms); anything else seeds a new one.
+    """
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
+        return np.random.default_rng(random_state)
+    raise TypeError(
+        "random_state must be None, an int, a numpy.random.SeedSequence or a "
+        f"numpy.random.Generator, got {type(random_state).__name__}"
+    )
+
+
+def check_epsilon(epsilon, name="epsilon"):
+    """ε must be a number > 0; ``np.inf`` means non-private."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise TypeError(f"{name} must be a real number > 0 (np.inf for non-private), got {epsilon!r}")
+    epsilon = float(epsilon)
+    if np.isnan(epsilon) or epsilon <= 0:
+        raise ValueError(f"{name} must be > 0 (np.inf for non-private), got {epsilon!r}")
+    return epsilon
+
+
+def check_positive(value, name):
+    """A finite real number > 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a finite real number > 0, got {value!r}")
+    value = float(value)
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite real number > 0, got {value!r}")
+    return value
+
+
+def check_X(X, name="X"):
+    """A finite 2-D float array."""
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} must have at least one sample and one feature, got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{name} contains NaN or infinity")
+    return X
+
+
+def check_binary_y(y, n_samples):
+    """Labels of a binary problem: returns (classes, y in {-1, +1})."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {y.shape}")
+    if y.shape[0] != n_samples:
+        raise ValueError(f"X and y have inconsistent numbers of samples: {n_samples} and {y.shape[0]}")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinity")
+    classes = np.unique(y)
+    if classes.size != 2:
+        raise ValueError(
+            f"this estimator needs exactly two classes in y, got {classes.size}: {classes[:10]!r}"
+        )
+    return classes, np.where(y == classes[1], 1.0, -1.0)

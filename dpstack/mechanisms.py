@@ -1,0 +1,320 @@
+"""Privacy mechanisms: norm clipping, Gamma-norm noise and their calibration.
+
+Everything here is a pure function of public quantities (ε, n, λ, norm bounds,
+dimensions) plus a random generator. The estimators in :mod:`dpstack.linear`,
+:mod:`dpstack.stacking` and :mod:`dpstack.multiparty` call these and nothing
+else to decide how much noise to add, so a reader can audit the privacy
+arithmetic of the whole library in this one file.
+
+Objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011, Alg. 2; PLR,
+Alg. 1 of Yao et al. 2019) protects **one sample** (replace-one neighbours):
+the noise vector ``b`` in the objective ``(1/n) Σ ℓ + bᵀw/n + Δ‖w‖²/2 + λ g(w)``
+has density ∝ exp(−‖b‖ / scale), so ``‖b‖ ~ Gamma(d, scale)`` with a uniform
+direction. The papers print exp(+ε'‖b‖/2); the sign is a typo (DESIGN.md §5.1).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import check_epsilon, check_positive, check_random_state
+
+__all__ = [
+    "clip_rows",
+    "isotropic_noise",
+    "ObjectivePerturbationCalibration",
+    "objective_perturbation_calibration",
+    "FeatureSplitCalibration",
+    "feature_split_calibration",
+    "output_perturbation_scale",
+    "output_perturbation_noise",
+]
+
+
+def clip_rows(X, bound):
+    """Scale every row of ``X`` whose L2 norm exceeds ``bound`` down to ``bound``.
+
+    This is how rows are brought under the norm bound the privacy proofs
+    assume. ``bound`` must be *public* (fixed before seeing the data); dividing
+    by the largest norm found in the private data instead would make the scale
+    depend on one person's record and void the guarantee (DESIGN.md §4).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+    bound : float
+        Public norm bound, ``bound >= 0``.
+
+    Returns
+    -------
+    X_clipped : ndarray of shape (n_samples, n_features)
+        A new float array; rows already inside the bound are unchanged.
+
+    Examples
+    --------
+    >>> clip_rows([[3.0, 4.0], [0.3, 0.4]], 1.0)
+    array([[0.6, 0.8],
+           [0.3, 0.4]])
+    """
+    X = np.array(X, dtype=float, copy=True, ndmin=2)
+    bound = float(bound)
+    if not bound >= 0 or not np.isfinite(bound):
+        raise ValueError(f"bound must be a finite number >= 0, got {bound!r}")
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    too_long = norms > bound
+    if np.any(too_long):
+        X[too_long] *= (bound / norms[too_long])[:, None]
+    return X
+
+
+def isotropic_noise(dim, scale, random_state=None, size=None):
+    """Draw vectors with density ∝ exp(−‖b‖ / scale) in ``dim`` dimensions.
+
+    The norm is ``Gamma(shape=dim, scale=scale)`` distributed and the
+    direction uniform on the sphere (a normalised standard Gaussian).
+    ``scale = 0`` returns zeros (the non-private limit ε = ∞).
+
+    Parameters
+    ----------
+    dim : int
+        Dimension of each vector, ``dim >= 1``.
+    scale : float
+        Scale of the norm, ``scale >= 0``. For objective perturbation this is
+        ``2 · bound / ε'``; for output perturbation ``sensitivity / ε``.
+    random_state : None, int or numpy.random.Generator
+    size : None or int
+        ``None`` returns one vector of shape ``(dim,)``; an int returns an
+        array of shape ``(size, dim)``.
+
+    Returns
+    -------
+    noise : ndarray
+    """
+    dim = int(dim)
+    if dim < 1:
+        raise ValueError(f"dim must be >= 1, got {dim}")
+    scale = float(scale)
+    if not (scale >= 0 and np.isfinite(scale)):
+        raise ValueError(f"scale must be a finite number >= 0, got {scale!r}")
+    rng = check_random_state(random_state)
+    shape = (1 if size is None else int(size), dim)
+    direction = rng.standard_normal(shape)
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+    norms = rng.gamma(shape=dim, scale=1.0, size=shape[0]) * scale
+    noise = direction * norms[:, None]
+    return noise[0] if size is None else noise
+
+
+@dataclass(frozen=True)
+class ObjectivePerturbationCalibration:
+    """Noise and extra ridge of objective perturbation for one block of features.
+
+    Attributes
+    ----------
+    epsilon : float
+        The budget the block is protected with.
+    epsilon_noise : float
+        ε' of Algorithm 1: the part of ε paid by the noise vector ``b``.
+    delta : float
+        Δ of Algorithm 1: the extra ridge added when ε' would be ≤ 0.
+    noise_scale : float
+        Scale of ``‖b‖ ~ Gamma(d, noise_scale)``, equal to ``2 · norm_bound / ε'``.
+    norm_bound : float
+        Rows of the block are clipped to this norm.
+    branch : str
+        ``"delta=0"`` (ε' > 0, no extra ridge), ``"delta>0"`` or ``"non-private"``.
+    """
+
+    epsilon: float
+    epsilon_noise: float
+    delta: float
+    noise_scale: float
+    norm_bound: float
+    branch: str
+
+
+def _jacobian_cost(n, lam, bound):
+    # log of the worst-case Jacobian ratio (1 + c·B²/(nλ))², c = 1/4 bounds ℓ''.
+    # Equals log(1 + B²/(2nλ) + B⁴/(16n²λ²)), the form printed in the papers.
+    return 2.0 * math.log1p(bound * bound / (4.0 * n * lam))
+
+
+def objective_perturbation_calibration(epsilon, n, lam, norm_bound=1.0):
+    """ε' and Δ of objective perturbation (PLR, Algorithm 1) for one block.
+
+    With ``norm_bound = 1`` this is exactly Algorithm 1 of Yao et al. (2019) /
+    Algorithm 2 of Chaudhuri et al. (2011)::
+
+        ε' = ε − log(1 + 1/(2nλ) + 1/(16 n² λ²))
+        if ε' > 0:  Δ = 0
+        else:       Δ = 1/(4n(e^{ε/4} − 1)) − λ,  ε' = ε/2
+
+    A general bound ``B`` (rows with ‖x‖ ≤ B) replaces 1 by B² in the Jacobian
+    terms and scales the noise by B: the mechanism is then PLR on x/B with
+    λ/B², which keeps the guarantee at ε. This is the form one block of
+    PLR-FS uses with ``B = q_k``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy budget, ``ε > 0``; ``np.inf`` gives the non-private calibration.
+    n : int
+        Number of samples the block is trained on.
+    lam : float
+        Regularisation strength λ > 0 of the 1-strongly convex regulariser.
+    norm_bound : float, default=1.0
+        Public bound on the rows' L2 norm.
+
+    Returns
+    -------
+    ObjectivePerturbationCalibration
+
+    Examples
+    --------
+    >>> cal = objective_perturbation_calibration(1.0, n=1000, lam=0.01)
+    >>> round(cal.epsilon_noise, 6), cal.delta
+    (0.951219, 0.0)
+    """
+    epsilon = check_epsilon(epsilon)
+    n = _check_n(n)
+    lam = check_positive(lam, "lam")
+    norm_bound = check_positive(norm_bound, "norm_bound")
+    if np.isinf(epsilon):
+        return ObjectivePerturbationCalibration(epsilon, np.inf, 0.0, 0.0, norm_bound, "non-private")
+    eps_noise = epsilon - _jacobian_cost(n, lam, norm_bound)
+    if eps_noise > 0:
+        delta, branch = 0.0, "delta=0"
+    else:
+        delta = norm_bound**2 / (4.0 * n * math.expm1(epsilon / 4.0)) - lam
+        eps_noise, branch = epsilon / 2.0, "delta>0"
+    return ObjectivePerturbationCalibration(
+        epsilon, eps_noise, delta, 2.0 * norm_bound / eps_noise, norm_bound, branch
+    )
+
+
+@dataclass(frozen=True)
+class FeatureSplitCalibration:
+    """Calibration of PLR-FS: K feature blocks with importances q_k, Σ q_k = 1.
+
+    Attributes
+    ----------
+    epsilon : float
+        Total budget.
+    epsilon_prime : float
+        Global ε' = ε − Σ_k log(1 + q_k²/(2nλ_k) + q_k⁴/(16n²λ_k²)) before the
+        branch is chosen (may be ≤ 0).
+    epsilon_k : ndarray of shape (K,)
+        Per-block noise budget: ε' if ε' > 0, else ε/2 (PST Alg. 3; *not* ε as
+        PPTL Alg. 3 prints, DESIGN.md §5.2).
+    delta_k : ndarray of shape (K,)
+        Per-block extra ridge, clamped at 0 (DESIGN.md §5.4).
+    noise_scale_k : ndarray of shape (K,)
+        ``‖b_k‖ ~ Gamma(d_k, 2/ε_k)``; ``inf``-free: 0 for blocks with q_k = 0.
+    importance : ndarray of shape (K,)
+        The q_k, which are also the blocks' norm bounds.
+    branch : str
+    """
+
+    epsilon: float
+    epsilon_prime: float
+    epsilon_k: np.ndarray
+    delta_k: np.ndarray
+    noise_scale_k: np.ndarray
+    importance: np.ndarray
+    branch: str
+
+
+def feature_split_calibration(epsilon, n, lam, importance):
+    """ε_k and Δ_k of PLR-FS (the low level of PST-F, Algorithm 3 of Yao et al.).
+
+    Block k's rows are clipped to ‖x_(k)‖ ≤ q_k. With Σ q_k = 1 the noise
+    spends Σ_k ε_k q_k and the Jacobians Σ_k 2 log(1 + q_k²/(4n(λ_k + Δ_k))),
+    which add up to ε in both branches::
+
+        ε' = ε − Σ_k log(1 + q_k²/(2nλ_k) + q_k⁴/(16n²λ_k²))
+        if ε' > 0:  Δ_k = 0,  ε_k = ε'
+        else:       Δ_k = max(0, q_k²/(4n(e^{ε q_k/4} − 1)) − λ_k),  ε_k = ε/2
+
+    A block with q_k = 0 carries no information and spends nothing (PST
+    Remark 1): its rows are clipped to zero, its Δ_k and noise are 0.
+
+    Parameters
+    ----------
+    epsilon : float
+        Total budget ε > 0 (``np.inf``: non-private).
+    n : int
+        Samples seen by the low level.
+    lam : float or array-like of shape (K,)
+        λ_k per block (a scalar is shared).
+    importance : array-like of shape (K,)
+        q_k ≥ 0 with Σ q_k = 1.
+
+    Returns
+    -------
+    FeatureSplitCalibration
+    """
+    epsilon = check_epsilon(epsilon)
+    n = _check_n(n)
+    q = check_importance(importance)
+    lam = np.broadcast_to(np.asarray(lam, dtype=float), q.shape).copy()
+    if lam.ndim != 1 or np.any(~(lam > 0)) or np.any(~np.isfinite(lam)):
+        raise ValueError(f"lam must be a positive finite number per block, got {lam!r}")
+    K = q.size
+    if np.isinf(epsilon):
+        zeros = np.zeros(K)
+        return FeatureSplitCalibration(epsilon, np.inf, np.full(K, np.inf), zeros, zeros, q, "non-private")
+    active = q > 0
+    cost = sum(_jacobian_cost(n, lam[k], q[k]) for k in range(K) if active[k])
+    eps_prime = epsilon - cost
+    if eps_prime > 0:
+        eps_k = np.full(K, eps_prime)
+        delta_k = np.zeros(K)
+        branch = "delta=0"
+    else:
+        eps_k = np.full(K, epsilon / 2.0)
+        delta_k = np.zeros(K)
+        for k in np.flatnonzero(active):
+            delta_k[k] = max(0.0, q[k] ** 2 / (4.0 * n * math.expm1(epsilon * q[k] / 4.0)) - lam[k])
+        branch = "delta>0"
+    noise_scale_k = np.where(active, 2.0 / eps_k, 0.0)
+    return FeatureSplitCalibration(epsilon, eps_prime, eps_k, delta_k, noise_scale_k, q, branch)
+
+
+def output_perturbation_scale(sensitivity, epsilon):
+    """Scale of ``‖η‖ ~ Gamma(d, sensitivity/ε)`` for output perturbation.
+
+    Releasing ``w + η`` with density ∝ exp(−ε‖η‖/sensitivity) is ε-DP when
+    ``sensitivity`` bounds ‖w(D) − w(D')‖₂ over neighbouring D, D' (Chaudhuri
+    et al. 2011, Alg. 1; Hamm et al. 2016, Alg. 1–2). What "neighbouring"
+    means (one sample, one party) is fixed by how the sensitivity was derived.
+    """
+    epsilon = check_epsilon(epsilon)
+    sensitivity = float(sensitivity)
+    if not (sensitivity >= 0 and np.isfinite(sensitivity)):
+        raise ValueError(f"sensitivity must be a finite number >= 0, got {sensitivity!r}")
+    return 0.0 if np.isinf(epsilon) else sensitivity / epsilon
+
+
+def output_perturbation_noise(sensitivity, epsilon, dim, random_state=None):
+    """Noise vector η with density ∝ exp(−ε‖η‖/sensitivity) in ``dim`` dimensions."""
+    return isotropic_noise(dim, output_perturbation_scale(sensitivity, epsilon), random_state)
+
+
+def check_importance(importance, atol=1e-8):
+    """Validate q_k: a 1-D array of finite values ≥ 0 summing to 1."""
+    q = np.asarray(importance, dtype=float)
+    if q.ndim != 1 or q.size == 0:
+        raise ValueError(f"importance must be a non-empty 1-D array, got shape {q.shape}")
+    if not np.all(np.isfinite(q)) or np.any(q < 0):
+        raise ValueError(f"importance must be finite and >= 0, got {q!r}")
+    if abs(q.sum() - 1.0) > atol:
+        raise ValueError(f"importance must sum to 1, got sum {q.sum():.6g}")
+    return q
+
+
+def _check_n(n):
+    if isinstance(n, bool) or int(n) != n or n < 1:
+        raise ValueError(f"n (number of samples) must be a positive integer, got {n!r}")
+    return int(n)
