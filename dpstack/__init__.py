@@ -7,15 +7,24 @@ The reference implementation of
 * Guo et al., Privacy-preserving Transfer Learning for Knowledge Sharing (PPTL);
 * Hamm, Cao & Belkin, Learning Privately from Multiparty Data, ICML 2016 (MPL).
 """
+from . import datasets
 from .accounting import PrivacyLedger
 from .linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
+from .multiparty import MultipartyPrivateClassifier
 from .solvers import ConvergenceError
+from .stacking import PrivateStackingClassifier, bound_rows
+from .transfer import PrivateTransferStacking, SimComb
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ConvergenceError",
     "FeatureSplitLogisticRegression",
+    "MultipartyPrivateClassifier",
     "PrivacyLedger",
     "PrivateLogisticRegression",
+    "PrivateStackingClassifier",
+    "PrivateTransferStacking",
+    "SimComb",
+    "bound_rows",
 ]

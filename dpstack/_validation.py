@@ -66,6 +66,7 @@ def check_binary_y(y, n_samples):
     classes = np.unique(y)
     if classes.size != 2:
         raise ValueError(
-            f"this estimator needs exactly two classes in y, got {classes.size}: {classes[:10]!r}"
+            "Only binary classification is supported: this estimator needs exactly two classes "
+            f"in y, got {classes.size}: {classes[:10]!r}"
         )
     return classes, np.where(y == classes[1], 1.0, -1.0)

@@ -45,7 +45,8 @@ class _BinaryLinearMixin(ClassifierMixin):
 
     def predict(self, X):
         """The class with the larger probability (ties go to ``classes_[1]``)."""
-        return self.classes_[(self.decision_function(X) >= 0).astype(int)]
+        margins = self.decision_function(X)  # checks fitted state before classes_ is read
+        return self.classes_[(margins >= 0).astype(int)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

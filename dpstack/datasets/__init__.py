@@ -1,0 +1,46 @@
+"""Datasets of the three papers: raw-format loaders, the papers' preprocessing, a RUIJIN-like cohort.
+
+Raw files live in the data home (:func:`data_home`: ``$DPSTACK_DATA`` or a per-user
+folder); :func:`dataset_status` lists what is present. Nothing is downloaded unless
+:func:`fetch` is called or a loader gets ``download=True``; every file is checked against
+a pinned checksum. Each loader returns a :class:`sklearn.utils.Bunch` with ``data``,
+``target`` and provenance (``files``: path -> sha256, ``citation``, ``licence``).
+"""
+from ._archives import UnsafeArchiveError, safe_extract
+from ._home import ChecksumError, DatasetNotFoundError, REGISTRY, data_home, dataset_status, fetch
+from .har import load_har
+from .kddcup99 import load_kddcup99
+from .mnist import load_mnist, read_idx
+from .news20 import NEWS20_GROUPS, SCI_GROUPS, TALK_GROUPS, load_news20
+from .preprocessing import har_mpl, kddcup99_scale, mnist_pst, mnist_transfer, news20_pst, url_mpl
+from .ruijin import RUIJIN_SIZES, make_ruijin_like, ruijin_feature_table
+from .url import load_url
+
+__all__ = [
+    "ChecksumError",
+    "DatasetNotFoundError",
+    "NEWS20_GROUPS",
+    "REGISTRY",
+    "RUIJIN_SIZES",
+    "SCI_GROUPS",
+    "TALK_GROUPS",
+    "UnsafeArchiveError",
+    "data_home",
+    "dataset_status",
+    "fetch",
+    "har_mpl",
+    "kddcup99_scale",
+    "load_har",
+    "load_kddcup99",
+    "load_mnist",
+    "load_news20",
+    "make_ruijin_like",
+    "mnist_pst",
+    "mnist_transfer",
+    "news20_pst",
+    "load_url",
+    "read_idx",
+    "ruijin_feature_table",
+    "safe_extract",
+    "url_mpl",
+]

@@ -1,0 +1,396 @@
+"""Where the raw files live, which ones are expected, and how to get them on request.
+
+The data home is ``DPSTACK_DATA`` when set, else a per-user folder
+(``$XDG_DATA_HOME/dpstack`` or ``~/.local/share/dpstack``). Every file a loader
+reads is listed in :data:`REGISTRY` with its path inside the data home and a
+pinned checksum taken from ``shared/data/MANIFEST.md``. Nothing is downloaded
+unless :func:`fetch` is called (or a loader gets ``download=True``).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+__all__ = [
+    "ChecksumError",
+    "DatasetNotFoundError",
+    "REGISTRY",
+    "data_home",
+    "dataset_status",
+    "fetch",
+    "file_checksum",
+]
+
+
+class DatasetNotFoundError(FileNotFoundError):
+    """Raw files of a dataset are missing from the data home."""
+
+
+class ChecksumError(ValueError):
+    """A file's checksum differs from the pinned value: corrupt or a different file."""
+
+
+@dataclass(frozen=True)
+class RawFile:
+    """One raw file: path in the data home, accepted checksums, where to get it.
+
+    ``sha256`` holds every accepted sha256 (20 Newsgroups: the original tarball and
+    the verified re-pack of MANIFEST.md). ``git_blob`` is used instead when only the
+    git blob id of the genuine file is known (HAR X files, URL days).
+    ``archive``/``member`` say that the file comes out of a downloaded archive.
+    """
+
+    path: str
+    sha256: tuple = ()
+    git_blob: str | None = None
+    urls: tuple = ()
+    archive: str | None = None
+    member: str | None = None
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    name: str
+    title: str
+    citation: str
+    licence: str
+    files: tuple = field(default_factory=tuple)
+
+
+_MNIST_MIRRORS = (
+    "https://ossci-datasets.s3.amazonaws.com/mnist/",
+    "http://yann.lecun.com/exdb/mnist/",
+)
+_HAR_ZIP = "https://archive.ics.uci.edu/ml/machine-learning-databases/00240/UCI%20HAR%20Dataset.zip"
+_URL_TAR = "http://www.sysnet.ucsd.edu/projects/url/url_svmlight.tar.gz"
+_URL_BLOBS = (
+    "4d776ce833b4e4bfa1261d295fdd1e86b28d7617", "0278e110842fe5a3d9b3d94807cd4f7cee854d09",
+    "0bc8e2dcfaf8e0e8b7c702b564c1f75a3b3d29ef", "f49a42d67f50bdc7993ee0fae85908a41a6b66b5",
+    "95852083751c4fd9f605f0e68d293c43ad1e54fc", "2dbcd0f8f847d16676282f94bea98110323c29d5",
+    "779d5e58de986ff9f02a5dc7eb64f96b5c3e4032", "6fb749033f33f6ae067c7fcef3faaf0e34f8efe4",
+    "47dafea47d79160f57051f8bc2af54309bf220b9", "2620f8a5c058f535fe95b5729f7f83c941143d49",
+    "ad76768351b5b6add3e3f5cbfe52c642fec8da54", "ba5963e98c1905dd0ab48e6040cfc075172c7197",
+    "632ad0241ecca4bd8c1c20d5f9deb4f9d04b3ace", "9046a24af79544ffaf22d512a53730c8955960ca",
+    "41a578226d2d8b26d4cc0392d6e91b0036d41985", "1229d9f3344826bfa64278b456449f0f57d18bc0",
+    "2f33515620e3e004aeada63c63fb4623e626973c", "e350a0085c7f8509e6fc91781ca88d4c98409e7a",
+    "850702fc6bd0ab1b1e759d4ece1455b72b32b51e", "6f9cb6af28b919b8988d030e46f81a41c35f8079",
+)
+
+
+def _mnist(name, sha):
+    return RawFile(f"mnist/{name}", (sha,), urls=tuple(m + name for m in _MNIST_MIRRORS))
+
+
+def _har(rel, sha=None, blob=None):
+    return RawFile(
+        f"uci_har/UCI_HAR_Dataset/{rel}", (sha,) if sha else (), git_blob=blob,
+        archive=_HAR_ZIP, member=f"UCI HAR Dataset/{rel}",
+    )
+
+
+REGISTRY = {
+    "mnist": DatasetInfo(
+        "mnist", "MNIST handwritten digits (IDX files)", "lecun1998gradient",
+        "no licence stated on the original page; used freely for research with attribution",
+        (
+            _mnist("train-images-idx3-ubyte.gz", "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609"),
+            _mnist("train-labels-idx1-ubyte.gz", "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c"),
+            _mnist("t10k-images-idx3-ubyte.gz", "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6"),
+            _mnist("t10k-labels-idx1-ubyte.gz", "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6"),
+        ),
+    ),
+    "news20": DatasetInfo(
+        "news20", "20 Newsgroups, 'bydate' split", "lang1995newsweeder",
+        "no explicit licence on the distribution page; UCI lists CC BY 4.0",
+        (
+            RawFile(
+                "20newsgroups/20news-bydate.tar.gz",
+                # the original tarball (scikit-learn's pin) and the verified re-pack of MANIFEST.md
+                ("8f1b2514ca22a5ade8fbb9cfa5727df95fa587f4c87b786e15c759fa66d95610",
+                 "f934583ecd65eae06e4d23af0fcb72ade56b76bad2279c0aed7d520aa6527b02"),
+                urls=("http://qwone.com/~jason/20Newsgroups/20news-bydate.tar.gz",
+                      "https://ndownloader.figshare.com/files/5975967"),
+            ),
+        ),
+    ),
+    "har": DatasetInfo(
+        "har", "UCI Human Activity Recognition Using Smartphones", "anguita2013public",
+        "UCI lists CC BY 4.0; the dataset README forbids commercial use",
+        (
+            _har("features.txt", "b384889885b1c8680ecf250e0e605b4c79536cdf09ce9f2fa7225a3c6773b5c7"),
+            _har("activity_labels.txt", "f6e6b292704438261f0283b2a82659ab0661447dc16520938bdf379ed1bf8de0"),
+            _har("train/X_train.txt", blob="b06f3e4c7cddf435f2f2b102b4824f51ee8a6298"),
+            _har("train/y_train.txt", "415b3357e2e2d5e70a45c781947c6bdd80e0410a579d862eedcd6bbce3c694ef"),
+            _har("train/subject_train.txt", "66e1e2fbe9b396fa5155f531dc3348c803f503be663e2318772d49947db9153a"),
+            _har("test/X_test.txt", blob="f3c01cbd355e0000229bce4e38156ee338fa6b08"),
+            _har("test/y_test.txt", "2a94cb53ca46b956c1b2aebd4a09a72badd8a8e9ea9cdfe9f31b3306a08666bb"),
+            _har("test/subject_test.txt", "63b8c577f4a85431c06bd87f6384608c90a9f72f05c7956dd21255dc63515c07"),
+        ),
+    ),
+    "kddcup99": DatasetInfo(
+        "kddcup99", "KDD Cup 1999 (10% training file, labelled 'corrected' test file)", "stolfo2000cost",
+        "CC BY 4.0 (per UCI)",
+        (
+            RawFile(
+                "kddcup99/kddcup.data_10_percent.gz",
+                ("8045aca0d84e70e622d1148d7df782496f6333bf6eb979a1b0837c42a9fd9561",),
+                urls=("http://kdd.ics.uci.edu/databases/kddcup99/kddcup.data_10_percent.gz",
+                      "https://ndownloader.figshare.com/files/5976042"),
+            ),
+            RawFile(
+                "kddcup99/corrected.gz",
+                ("74f0daef49b242badc09f2adbd457dea6a45b4f77177efbd11216d333651044b",),
+                urls=("http://kdd.ics.uci.edu/databases/kddcup99/corrected.gz",),
+            ),
+        ),
+    ),
+    "url": DatasetInfo(
+        "url", "Malicious URL (URL Reputation) svmlight day files", "ma2009identifying",
+        "check the UCI entry before redistributing",
+        # days 0-19 (the ones MPL uses) have pinned git blob ids; days 20-120 are not pinned
+        tuple(
+            RawFile(f"url_svmlight/Day{d}.svm", git_blob=_URL_BLOBS[d] if d < 20 else None,
+                    archive=_URL_TAR, member=f"url_svmlight/Day{d}.svm")
+            for d in range(121)
+        ),
+    ),
+}
+
+
+def data_home(data_home=None):
+    """The folder holding the raw files, as a :class:`pathlib.Path`.
+
+    Parameters
+    ----------
+    data_home : str or path-like, optional
+        Explicit folder; wins over everything else.
+
+    Returns
+    -------
+    path : pathlib.Path
+        ``data_home`` if given, else ``$DPSTACK_DATA`` if set, else
+        ``$XDG_DATA_HOME/dpstack`` (default ``~/.local/share/dpstack``).
+        The folder is not created here (it may be read-only, e.g. a shared copy).
+
+    Examples
+    --------
+    >>> import os
+    >>> from dpstack.datasets import data_home
+    >>> os.environ["DPSTACK_DATA"] = "/tmp/dpstack-example"
+    >>> str(data_home())
+    '/tmp/dpstack-example'
+    >>> del os.environ["DPSTACK_DATA"]
+    """
+    if data_home is not None:
+        return Path(data_home).expanduser()
+    env = os.environ.get("DPSTACK_DATA")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "dpstack"
+
+
+_home_path = data_home  # for functions whose parameter is also called data_home
+
+
+def _get_info(name):
+    if name not in REGISTRY:
+        raise ValueError(f"unknown dataset {name!r}; known datasets: {', '.join(sorted(REGISTRY))}")
+    return REGISTRY[name]
+
+
+_CHECKSUM_MEMO = {}
+
+
+def file_checksum(path, kind="sha256"):
+    """sha256 (``kind="sha256"``) or git blob id (``kind="git_blob"``) of a file, read in chunks.
+
+    Results are remembered per (path, size, mtime) so repeated loads do not re-hash.
+    """
+    path = Path(path)
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns, kind)
+    if key not in _CHECKSUM_MEMO:
+        h = hashlib.sha256() if kind == "sha256" else hashlib.sha1(f"blob {st.st_size}\0".encode())
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        _CHECKSUM_MEMO[key] = h.hexdigest()
+    return _CHECKSUM_MEMO[key]
+
+
+def verify_file(path, raw):
+    """Check ``path`` against the pinned checksum of ``raw``; return its sha256.
+
+    Raises
+    ------
+    ChecksumError
+        If the file differs from every accepted value.
+    """
+    sha = file_checksum(path)
+    if raw.sha256 and sha not in raw.sha256:
+        raise ChecksumError(
+            f"checksum mismatch for {path}: sha256 {sha}, expected {' or '.join(raw.sha256)}. "
+            "The file is corrupt or not the published one; delete it and fetch it again "
+            "(or pass verify=False to use it anyway)."
+        )
+    if raw.git_blob and file_checksum(path, "git_blob") != raw.git_blob:
+        raise ChecksumError(
+            f"checksum mismatch for {path}: git blob id {file_checksum(path, 'git_blob')}, "
+            f"expected {raw.git_blob}. Delete the file and fetch it again (or pass verify=False)."
+        )
+    return sha
+
+
+def resolve_files(name, home=None, download=False, verify=True, only=None):
+    """Paths of a dataset's raw files, checked; fetch first if ``download`` is true.
+
+    ``only`` restricts to the files whose path ends with one of the given suffixes.
+    Returns ``{relative path: (absolute path, sha256)}``.
+    """
+    info = _get_info(name)
+    home = data_home(home)
+    files = [f for f in info.files if only is None or any(f.path.endswith(s) for s in only)]
+    missing = [f for f in files if not (home / f.path).is_file()]
+    if missing and download:
+        fetch(name, home, only=[f.path for f in missing])
+        missing = [f for f in files if not (home / f.path).is_file()]
+    if missing:
+        raise DatasetNotFoundError(
+            f"{info.title}: missing file(s) {', '.join(f.path for f in missing)} in data home "
+            f"{home}. Put them there, point DPSTACK_DATA at a folder holding them, or call "
+            f"dpstack.datasets.fetch({name!r}) (or pass download=True) to download them."
+        )
+    out = {}
+    for f in files:
+        path = home / f.path
+        out[f.path] = (path, verify_file(path, f) if verify else file_checksum(path))
+    return out
+
+
+def dataset_status(home=None):
+    """Which raw files are present and which are missing, as a table.
+
+    Returns
+    -------
+    status : pandas.DataFrame
+        One row per raw file: ``dataset``, ``file`` (path in the data home),
+        ``present``, and ``path`` (the absolute path it is, or should be, at).
+    """
+    home = data_home(home)
+    rows = []
+    for info in REGISTRY.values():
+        for f in info.files:
+            rows.append({"dataset": info.name, "file": f.path, "present": (home / f.path).is_file(),
+                         "path": str(home / f.path)})
+    return pd.DataFrame(rows)
+
+
+def _download(url, dest, timeout=60):
+    """Stream ``url`` to ``dest`` (no progress bar when DPSTACK_QUIET is set)."""
+    quiet = os.environ.get("DPSTACK_QUIET")
+    with urllib.request.urlopen(url, timeout=timeout) as resp, open(dest, "wb") as out:
+        total = int(resp.headers.get("Content-Length") or 0)
+        done = 0
+        for chunk in iter(lambda: resp.read(1 << 20), b""):
+            out.write(chunk)
+            done += len(chunk)
+            if not quiet:
+                print(f"\r{url}: {done / 1e6:.1f}/{total / 1e6:.1f} MB", end="", flush=True)
+    if not quiet:
+        print()
+
+
+def fetch(name, data_home=None, only=None, opener=None):
+    """Download a dataset's raw files into the data home, verified against pinned checksums.
+
+    Called only on explicit request: loaders never download unless given ``download=True``.
+
+    Parameters
+    ----------
+    name : {"mnist", "news20", "har", "kddcup99", "url"}
+        Dataset name.
+    data_home : str or path-like, optional
+        Target folder (default :func:`data_home`).
+    only : list of str, optional
+        Relative paths to fetch (default: every file of the dataset that is missing).
+    opener : callable, optional
+        ``opener(url, dest)`` that writes the resource at ``url`` to ``dest``; default
+        streams over HTTP(S). Tests pass a local one.
+
+    Returns
+    -------
+    paths : list of pathlib.Path
+        The files now present.
+
+    Raises
+    ------
+    ConnectionError
+        When no source could be reached (offline): names the files and the data home.
+    ChecksumError
+        When a downloaded file does not match its pinned checksum (it is then deleted).
+    """
+    from ._archives import extract_members  # local import: keeps _home importable alone
+
+    info = _get_info(name)
+    home = _home_path(data_home)
+    opener = opener or _download
+    todo = [f for f in info.files if (only is None and not (home / f.path).is_file())
+            or (only is not None and f.path in only)]
+    direct = [f for f in todo if f.archive is None]
+    by_archive = {}
+    for f in todo:
+        if f.archive is not None:
+            by_archive.setdefault(f.archive, []).append(f)
+    done = []
+    for f in direct:
+        dest = home / f.path
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        errors = []
+        for url in f.urls:
+            tmp = dest.with_name(dest.name + ".part")
+            try:
+                opener(url, tmp)
+                break
+            except (urllib.error.URLError, OSError) as exc:
+                errors.append(f"{url}: {exc}")
+        else:
+            raise ConnectionError(
+                f"could not download {f.path} for {info.title} into data home {home} "
+                f"(offline?). Tried: {'; '.join(errors)}. Copy the file there by hand instead."
+            )
+        try:
+            verify_file(tmp, f)
+        except ChecksumError:
+            tmp.unlink()
+            raise
+        os.replace(tmp, dest)
+        done.append(dest)
+    for url, files in by_archive.items():
+        home.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=home) as tmpdir:
+            archive = Path(tmpdir) / Path(url).name.replace("%20", "_")
+            try:
+                opener(url, archive)
+            except (urllib.error.URLError, OSError) as exc:
+                raise ConnectionError(
+                    f"could not download {url} for {info.title} (files "
+                    f"{', '.join(f.path for f in files)}) into data home {home} (offline?): {exc}"
+                ) from exc
+            extracted = extract_members(archive, Path(tmpdir) / "x", [f.member for f in files])
+            for f in files:
+                verify_file(extracted[f.member], f)
+                dest = home / f.path
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(extracted[f.member]), dest)
+                done.append(dest)
+    return done

@@ -1,0 +1,189 @@
+"""The PST / PPTL theorems as functions: sample complexity, budgets, guarantees.
+
+* PST Proposition 2 (= Chaudhuri et al. 2011, Thm 18) and PST Theorem 5 /
+  PPTL Proposition 4: how many samples PLR and one low-level block of PLR-FS
+  need to come within ε_g of a reference model
+  (:func:`plr_sample_complexity`, :func:`block_sample_complexity`), and the
+  ratio of their dominant terms (:func:`sample_complexity_ratio`).
+* The privacy accounting of the proofs (PST Lemma 8): what a feature-split
+  calibration spends in the worst case (:func:`feature_split_spend`), and what
+  PPTL Algorithm 3 *as printed* (ε^(k) = ε) would spend (:func:`pptl_printed_spend`).
+* PST Corollary 6 / PPTL Theorem 5: the per-domain guarantees read off a
+  ledger (:func:`domain_guarantees`).
+
+The bounds hold up to the unknown constant C₁ of the theorems, so only their
+*ratios* and their dependence on n, d, K, q_k, ε are meaningful numbers.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import log_expit
+
+from .mechanisms import check_importance, feature_split_calibration
+
+__all__ = [
+    "sample_complexity_ratio",
+    "plr_sample_complexity",
+    "block_sample_complexity",
+    "feature_split_spend",
+    "pptl_printed_spend",
+    "domain_guarantees",
+    "logistic_loss",
+]
+
+
+def _check_delta(delta):
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    return float(delta)
+
+
+def sample_complexity_ratio(d, K, q, delta):
+    """r^(k) = log(d/(Kδ)) / (q_k K log(d/δ)) (PPTL Proposition 4; PST Theorem 5 vs Proposition 2).
+
+    The dominant (second) term of the block's sample complexity divided by
+    PLR's on all d features, when a_k = q_k‖v_k‖ equals ‖v‖ (the block's
+    reference model rescaled by 1/q_k along with its inputs). r < 1 means the
+    block needs fewer samples than PLR. With q_k = 1/K: r = log(d/(Kδ))/log(d/δ) < 1.
+
+    Parameters
+    ----------
+    d : int
+        Total number of features (blocks have d/K each).
+    K : int
+        Number of blocks, 1 ≤ K ≤ d.
+    q : float or array-like
+        Importance q_k > 0 of the block(s).
+    delta : float
+        Failure probability δ ∈ (0, 1); the formula needs d/(Kδ) > 1.
+
+    Returns
+    -------
+    r : float or ndarray
+
+    Examples
+    --------
+    >>> round(sample_complexity_ratio(100, 5, 0.2, 0.05), 4)
+    0.7883
+    """
+    delta = _check_delta(delta)
+    if not 1 <= K <= d:
+        raise ValueError(f"need 1 <= K <= d, got K={K}, d={d}")
+    q = np.asarray(q, dtype=float)
+    if np.any(q <= 0):
+        raise ValueError("q must be > 0 (a block with q_k = 0 learns nothing and has no bound)")
+    r = math.log(d / (K * delta)) / (q * K * math.log(d / delta))
+    return float(r) if r.ndim == 0 else r
+
+
+def plr_sample_complexity(d, w_norm, epsilon, eps_g, delta, C=1.0):
+    """The three terms of PST Proposition 2 (PLR) and their maximum.
+
+    n > C·max(‖v‖² log(1/δ)/ε_g², d log(d/δ)‖v‖/(ε_g ε), ‖v‖²/(ε_g ε)).
+
+    Returns
+    -------
+    terms : ndarray of shape (3,)
+        The three terms times C (statistical, noise, regularisation).
+    n_required : float
+        Their maximum.
+    """
+    delta = _check_delta(delta)
+    terms = C * np.array([
+        w_norm**2 * math.log(1 / delta) / eps_g**2,
+        d * math.log(d / delta) * w_norm / (eps_g * epsilon),
+        w_norm**2 / (eps_g * epsilon),
+    ])
+    return terms, float(terms.max())
+
+
+def block_sample_complexity(d, K, q, a, epsilon, eps_g, delta, C=1.0):
+    """The three terms of PST Theorem 5 / PPTL Proposition 4 for block k, and their maximum.
+
+    n > C·max(a_k² log(1/δ)/ε_g², d log(d/(Kδ)) a_k/(q_k K ε_g ε), a_k²/(ε_g ε)),
+    with a_k = q_k‖v_k‖ (PST prints "log(d/κδ)" in the IJCAI version; the arXiv
+    version and PPTL have K). With K = 1, q = 1 this is :func:`plr_sample_complexity`
+    (PST Remark 2).
+    """
+    delta = _check_delta(delta)
+    terms = C * np.array([
+        a**2 * math.log(1 / delta) / eps_g**2,
+        d * math.log(d / (K * delta)) * a / (q * K * eps_g * epsilon),
+        a**2 / (eps_g * epsilon),
+    ])
+    return terms, float(terms.max())
+
+
+def feature_split_spend(epsilon_k, importance, n, lam, delta_k):
+    """Worst-case privacy loss of K objective-perturbation blocks, as PST Lemma 8 counts it.
+
+    Σ_k [ ε_k q_k  (noise: ‖b_k‖ − ‖b_k'‖ ≤ 2q_k, density exp(−ε_k‖b‖/2))
+          + 2 log(1 + q_k²/(4n(λ_k + Δ_k)))  (Jacobian, c = 1/4) ].
+
+    Blocks with q_k = 0 contribute 0. Returns the total and the two parts.
+
+    Returns
+    -------
+    total, noise, jacobian : float
+    """
+    q = check_importance(importance)
+    K = q.size
+    eps_k = np.broadcast_to(np.asarray(epsilon_k, dtype=float), (K,))
+    lam = np.broadcast_to(np.asarray(lam, dtype=float), (K,))
+    dk = np.broadcast_to(np.asarray(delta_k, dtype=float), (K,))
+    active = q > 0
+    noise = float(np.sum(eps_k[active] * q[active]))
+    ridge = lam[active] + dk[active]
+    if np.any(ridge <= 0):
+        raise ValueError("λ_k + Δ_k must be > 0 for every active block (the objective must be strongly convex)")
+    jac = float(np.sum(2.0 * np.log1p(q[active] ** 2 / (4.0 * n * ridge))))
+    return noise + jac, noise, jac
+
+
+def pptl_printed_spend(epsilon, n, lam, importance):
+    """What PLR-FS would spend with PPTL Algorithm 3 step 6 as printed (ε^(k) = ε when ε' > 0).
+
+    The noise alone then spends Σ_k ε q_k = ε, and the Jacobian factor of the
+    proof comes on top: the total is ε + Σ_k log(1 + q_k²/(2nλ_k) + q_k⁴/(16n²λ_k²)) = 2ε − ε'.
+    PST Algorithm 3's ε_k = ε' spends exactly ε (DESIGN.md §5.2).
+
+    Returns
+    -------
+    spent : float
+        Worst-case privacy loss of the printed variant.
+    excess : float
+        ``spent − ε`` (≤ 0 in the ε' ≤ 0 branch, where both papers agree).
+    """
+    cal = feature_split_calibration(epsilon, n, lam, importance)
+    eps_k = np.full(cal.importance.size, epsilon) if cal.branch == "delta=0" else cal.epsilon_k
+    spent = feature_split_spend(eps_k, cal.importance, n, lam, cal.delta_k)[0]
+    return spent, spent - epsilon
+
+
+def domain_guarantees(ledger, source_prefix="D_s", target_prefix="D_t"):
+    """PST Corollary 6 / PPTL Theorem 5 read off a ledger: ε per domain.
+
+    Within one domain, mechanisms on one part add up and disjoint parts cost
+    their maximum; the source and target are different people, so each domain
+    has its own guarantee (they are not added).
+
+    Returns
+    -------
+    dict
+        ``{"source": ε_s, "target": ε_t}`` (0 for a domain with no entries).
+    """
+    out = {}
+    for name, prefix in (("source", source_prefix), ("target", target_prefix)):
+        parts = {p: e for p, e in ledger.per_part().items() if p == prefix or p.startswith(prefix + "/")}
+        out[name] = max(parts.values()) if parts else 0.0
+    return out
+
+
+def logistic_loss(w, X, y):
+    """Mean logistic loss (1/n) Σ log(1 + exp(−y_i wᵀx_i)), y in {−1, +1} or {0, 1}."""
+    y = np.asarray(y, dtype=float)
+    if set(np.unique(y)) <= {0.0, 1.0}:
+        y = 2 * y - 1
+    return float(-np.mean(log_expit(y * (np.asarray(X, dtype=float) @ np.asarray(w, dtype=float)))))

@@ -1,0 +1,526 @@
+"""dpstack.datasets: raw-format parsing on tiny files written here, bad input, and real-data checks.
+
+The real-data checks (marker ``realdata``) run when DPSTACK_DATA holds the shared copies
+(CI: ../shared/data) and are skipped with a reason otherwise.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import re
+import tarfile
+import urllib.error
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dpstack.datasets as ds
+from dpstack.datasets import _home
+from dpstack.datasets.kddcup99 import KDD_CATEGORIES, KDD_COLUMNS, kddcup99_feature_names
+from dpstack.datasets.preprocessing import fit_pca, scale_and_clip
+
+
+# ----------------------------------------------------------------------------- tiny raw files
+def write_idx(path, array):
+    array = np.asarray(array, dtype=np.uint8)
+    header = bytes([0, 0, 0x08, array.ndim]) + b"".join(int(s).to_bytes(4, "big") for s in array.shape)
+    with gzip.open(path, "wb") as f:
+        f.write(header + array.tobytes())
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """An empty data home; the user cache also points into tmp_path so nothing leaks out."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "usercache"))
+    monkeypatch.delenv("DPSTACK_DATA", raising=False)
+    h = tmp_path / "home"
+    h.mkdir()
+    return h
+
+
+@pytest.fixture
+def mnist_home(home):
+    rng = np.random.default_rng(0)
+    (home / "mnist").mkdir()
+    tr_lab = np.arange(300) % 10
+    te_lab = (np.arange(100) * 3) % 10
+    tr_img = rng.integers(0, 256, (300, 28, 28))
+    te_img = rng.integers(0, 256, (100, 28, 28))
+    write_idx(home / "mnist/train-images-idx3-ubyte.gz", tr_img)
+    write_idx(home / "mnist/train-labels-idx1-ubyte.gz", tr_lab)
+    write_idx(home / "mnist/t10k-images-idx3-ubyte.gz", te_img)
+    write_idx(home / "mnist/t10k-labels-idx1-ubyte.gz", te_lab)
+    return home, tr_img, tr_lab, te_img, te_lab
+
+
+def add_file(tar, name, payload, **kw):
+    info = tarfile.TarInfo(name)
+    info.size = len(payload)
+    for k, v in kw.items():
+        setattr(info, k, v)
+    tar.addfile(info, io.BytesIO(payload))
+
+
+def make_news_tar(path, n_per_group=6, extra_members=()):
+    groups = ["sci.med", "sci.space", "talk.politics.guns", "talk.religion.misc", "comp.graphics", "rec.autos"]
+    words = {"sci": b"orbit rocket patient doctor ", "talk": b"gun law god church ",
+             "comp": b"pixel image render ", "rec": b"car engine wheel "}
+    with tarfile.open(path, "w:gz") as tar:
+        for split in ("train", "test"):
+            for g in groups:
+                for i in range(n_per_group):
+                    body = b"From: a@b\nSubject: x\n\n" + words[g.split(".")[0]] * (i + 1) + b"caf\xe9 %d" % i
+                    add_file(tar, f"20news-bydate-{split}/{g}/{100 + i}", body)
+        for name, payload, kw in extra_members:
+            add_file(tar, name, payload, **kw)
+
+
+@pytest.fixture
+def news_home(home):
+    (home / "20newsgroups").mkdir()
+    make_news_tar(home / "20newsgroups/20news-bydate.tar.gz")
+    return home
+
+
+def har_files(home, n_train=8, n_test=5, n_cols=561):
+    d = home / "uci_har/UCI_HAR_Dataset"
+    (d / "train").mkdir(parents=True)
+    (d / "test").mkdir()
+    (d / "features.txt").write_text("".join(f"{i + 1} f{i}-mean()-X,{i}\n" for i in range(561)))
+    (d / "activity_labels.txt").write_text("1 WALKING\n2 WALKING_UPSTAIRS\n3 WALKING_DOWNSTAIRS\n"
+                                           "4 SITTING\n5 STANDING\n6 LAYING\n")
+    rng = np.random.default_rng(1)
+    out = {}
+    for part, n in (("train", n_train), ("test", n_test)):
+        X = rng.uniform(-1, 1, (n, n_cols))
+        y = np.arange(n) % 6 + 1
+        s = np.arange(n) % 3 + (1 if part == "train" else 10)
+        (d / part / f"X_{part}.txt").write_text(
+            "\n".join("  " + " ".join(f"{v: .7e}" for v in row) for row in X) + "\n")
+        (d / part / f"y_{part}.txt").write_text("\n".join(map(str, y)) + "\n")
+        (d / part / f"subject_{part}.txt").write_text("\n".join(map(str, s)) + "\n")
+        out[part] = (X, y, s)
+    return out
+
+
+KDD_ROWS = [
+    "0,tcp,http,SF,181,5450,0,0,0,0,0,1,0,0,0,0,0,0,0,0,0,0,8,8,0.00,0.00,0.00,0.00,1.00,0.00,0.00,9,9,1.00,0.00,0.11,0.00,0.00,0.00,0.00,0.00,normal.",
+    "0,icmp,ecr_i,SF,1032,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,511,511,0.00,0.00,0.00,0.00,1.00,0.00,0.00,255,255,1.00,0.00,1.00,0.00,0.00,0.00,0.00,0.00,smurf.",
+    "2,udp,private,REJ,0,0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,1,1,1,1,0.00,0.00,1.00,1.00,1.00,0.00,0.00,1,1,1.00,0.00,1.00,0.00,0.00,0.00,1.00,1.00,neptune.",
+]
+
+
+@pytest.fixture
+def kdd_home(home):
+    (home / "kddcup99").mkdir()
+    with gzip.open(home / "kddcup99/kddcup.data_10_percent.gz", "wt") as f:
+        f.write("\n".join(KDD_ROWS) + "\n")
+    with gzip.open(home / "kddcup99/corrected.gz", "wt") as f:
+        f.write(KDD_ROWS[0].replace(",http,", ",made_up_service,") + "\n" + KDD_ROWS[1].replace("smurf.", "mscan.") + "\n")
+    return home
+
+
+# ----------------------------------------------------------------------------- data home
+def test_data_home_env_wins_over_default_and_argument_wins_over_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("DPSTACK_DATA", raising=False)
+    assert ds.data_home() == tmp_path / "xdg" / "dpstack"
+    monkeypatch.setenv("DPSTACK_DATA", str(tmp_path / "env"))
+    assert ds.data_home() == tmp_path / "env"
+    assert ds.data_home(tmp_path / "arg") == tmp_path / "arg"
+
+
+def test_status_lists_present_and_missing_files(mnist_home):
+    home = mnist_home[0]
+    st = ds.dataset_status(home)
+    mn = st[st.dataset == "mnist"]
+    assert len(mn) == 4 and mn.present.all()
+    assert not st[st.dataset == "kddcup99"].present.any()
+    assert st[st.dataset == "kddcup99"]["path"].str.startswith(str(home)).all()
+
+
+# ----------------------------------------------------------------------------- MNIST
+def test_load_mnist_parses_idx_and_selects_digits(mnist_home):
+    home, tr_img, tr_lab, te_img, te_lab = mnist_home
+    b = ds.load_mnist((0, 8), "train", data_home=home, verify=False)
+    keep = np.flatnonzero(np.isin(tr_lab, (0, 8)))
+    assert b.data.shape == (len(keep), 784)
+    np.testing.assert_array_equal(b.target, tr_lab[keep])
+    np.testing.assert_allclose(b.data, tr_img[keep].reshape(len(keep), -1) / 255.0)
+    both = ds.load_mnist((0, 9), "all", data_home=home, verify=False)
+    n_te = np.isin(te_lab, (0, 9)).sum()
+    assert (both.subset == "test").sum() == n_te
+    assert both.index[both.subset == "test"].min() >= 60000  # test positions counted after training
+    assert set(both.target) == {0, 9}
+    assert len(ds.load_mnist(None, "test", data_home=home, verify=False).target) == 100
+    assert set(b.files) == {"mnist/train-images-idx3-ubyte.gz", "mnist/train-labels-idx1-ubyte.gz"}
+    assert b.citation == "lecun1998gradient"
+
+
+@pytest.mark.parametrize("digits", [(0, 10), (-1, 3), (0, 0), ("0", "8"), (0.5, 8)])
+def test_load_mnist_rejects_unknown_digits(mnist_home, digits):
+    with pytest.raises(ValueError, match="digits"):
+        ds.load_mnist(digits, data_home=mnist_home[0], verify=False)
+
+
+def test_load_mnist_rejects_unknown_subset(mnist_home):
+    with pytest.raises(ValueError, match="subset"):
+        ds.load_mnist(subset="validation", data_home=mnist_home[0], verify=False)
+
+
+def test_missing_file_message_names_file_and_data_home(home):
+    with pytest.raises(ds.DatasetNotFoundError) as err:
+        ds.load_mnist(data_home=home)
+    msg = str(err.value)
+    assert "mnist/train-images-idx3-ubyte.gz" in msg and str(home) in msg and "fetch('mnist')" in msg
+
+
+def test_checksum_mismatch_is_reported(mnist_home):
+    with pytest.raises(ds.ChecksumError, match="checksum mismatch.*train-images"):
+        ds.load_mnist(data_home=mnist_home[0])  # the tiny files are not the published ones
+
+
+def test_read_idx_rejects_bad_magic_and_truncated_files(tmp_path):
+    (tmp_path / "bad").write_bytes(b"\x01\x02\x08\x01" + b"\x00" * 8)
+    with pytest.raises(ValueError, match="not an IDX"):
+        ds.read_idx(tmp_path / "bad")
+    (tmp_path / "short").write_bytes(bytes([0, 0, 8, 1]) + (10).to_bytes(4, "big") + b"\x00" * 9)
+    with pytest.raises(ValueError, match="header says"):
+        ds.read_idx(tmp_path / "short")
+
+
+# ----------------------------------------------------------------------------- NEWS20 and archives
+def test_load_news20_sci_vs_talk(news_home):
+    b = ds.load_news20("train", data_home=news_home, verify=False)
+    assert len(b.data) == 4 * 6
+    assert b.target.sum() == 12
+    assert set(b.group[b.target == 1]) == {"sci.med", "sci.space"}
+    assert all(t.endswith(f"caf\u00e9 {int(i) - 100}") for t, i in zip(b.data, b.article_id))  # Latin-1
+    assert all(("orbit" in t) == (y == 1) for t, y in zip(b.data, b.target))
+    assert len(ds.load_news20("all", data_home=news_home, verify=False).data) == 48
+    other = ds.load_news20("test", positive=("comp.graphics",), negative=("rec.autos",),
+                           data_home=news_home, verify=False)
+    assert len(other.data) == 12 and all(("pixel" in t) == (y == 1) for t, y in zip(other.data, other.target))
+
+
+def test_load_news20_rejects_unknown_group(news_home):
+    with pytest.raises(ValueError, match="unknown"):
+        ds.load_news20(positive=("sci.nonsense",), data_home=news_home, verify=False)
+
+
+@pytest.mark.parametrize("name, kw", [
+    ("../escape", {}),
+    ("/etc/evil", {}),
+    ("20news-bydate-train/sci.med/../../../escape", {}),
+    ("20news-bydate-train/sci.med/link", {"type": tarfile.SYMTYPE, "linkname": "/etc/passwd"}),
+    ("20news-bydate-train/sci.med/hard", {"type": tarfile.LNKTYPE, "linkname": "../x"}),
+])
+def test_unsafe_tar_member_is_refused(home, tmp_path, name, kw):
+    (home / "20newsgroups").mkdir()
+    tar = home / "20newsgroups/20news-bydate.tar.gz"
+    make_news_tar(tar, n_per_group=1, extra_members=[(name, b"" if kw else b"pwned", kw)])
+    with pytest.raises(ds.UnsafeArchiveError, match="refused"):
+        ds.load_news20(data_home=home, verify=False)
+    out = tmp_path / "extract" / "deep"
+    with pytest.raises(ds.UnsafeArchiveError):
+        ds.safe_extract(tar, out)
+    assert not (tmp_path / "extract" / "escape").exists() and not (tmp_path / "escape").exists()
+    assert not out.exists() or not any(out.rglob("*"))  # refused before writing anything
+
+
+def test_safe_extract_zip_refuses_traversal_and_extracts_plain_members(tmp_path):
+    good = tmp_path / "good.zip"
+    with zipfile.ZipFile(good, "w") as zf:
+        zf.writestr("a/b.txt", "hello")
+    assert ds.safe_extract(good, tmp_path / "out")["a/b.txt"].read_text() == "hello"
+    bad = tmp_path / "bad.zip"
+    with zipfile.ZipFile(bad, "w") as zf:
+        zf.writestr("../evil.txt", "x")
+    with pytest.raises(ds.UnsafeArchiveError):
+        ds.safe_extract(bad, tmp_path / "out2")
+    assert not (tmp_path / "evil.txt").exists()
+
+
+# ----------------------------------------------------------------------------- HAR
+def test_load_har_reads_text_files(home):
+    truth = har_files(home)
+    b = ds.load_har("all", data_home=home, verify=False)
+    assert b.data.shape == (13, 561) and len(b.feature_names) == 561
+    np.testing.assert_allclose(b.data[:8], truth["train"][0], rtol=1e-7)
+    np.testing.assert_array_equal(b.target[8:], truth["test"][1])
+    np.testing.assert_array_equal(b.subject[:8], truth["train"][2])
+    assert b.target_names[5] == "LAYING" and b.feature_names[0] == "f0-mean()-X,0"
+    assert list(b.subset).count("test") == 5
+
+
+def test_load_har_rejects_wrong_column_count(home):
+    har_files(home, n_cols=560)
+    with pytest.raises(ValueError, match="560 columns, expected 561"):
+        ds.load_har(data_home=home, verify=False)
+
+
+def test_load_har_missing_x_files_says_so(home):
+    har_files(home)
+    (home / "uci_har/UCI_HAR_Dataset/test/X_test.txt").unlink()
+    with pytest.raises(ds.DatasetNotFoundError, match="X_test.txt in data home"):
+        ds.load_har("test", data_home=home)
+
+
+# ----------------------------------------------------------------------------- KDD
+def test_kdd_feature_count_is_123_by_the_documented_rule():
+    names = kddcup99_feature_names()
+    assert len(names) == 123
+    n_symbolic = sum(len(v) for v in KDD_CATEGORIES.values())
+    assert n_symbolic == 89 and len(KDD_COLUMNS) - len(KDD_CATEGORIES) == 34
+    assert len(KDD_CATEGORIES["service"]) == 67
+
+
+def test_load_kddcup99_one_hot_and_labels(kdd_home):
+    b = ds.load_kddcup99("train", data_home=kdd_home, verify=False)
+    names = b.feature_names
+    assert b.data.shape == (3, 123)
+    np.testing.assert_array_equal(b.target, [0, 1, 1])
+    assert list(b.attack) == ["normal", "smurf", "neptune"]
+    row = dict(zip(names, b.data[2]))
+    assert row["protocol_type=udp"] == 1 and row["service=private"] == 1 and row["flag=REJ"] == 1
+    assert row["land=1"] == 1 and row["is_host_login=1"] == 1 and row["duration"] == 2
+    # exactly one indicator per symbolic attribute in every row
+    for attr, cats in KDD_CATEGORIES.items():
+        block = b.data[:, [names.index(f"{attr}={c}") for c in cats]]
+        np.testing.assert_array_equal(block.sum(axis=1), 1)
+    assert b.data[0, names.index("src_bytes")] == 181
+
+
+def test_load_kddcup99_unknown_category_is_an_empty_block(kdd_home):
+    b = ds.load_kddcup99("test", data_home=kdd_home, verify=False)
+    svc = [i for i, n in enumerate(b.feature_names) if n.startswith("service=")]
+    assert b.unknown_categories["service"] == 1
+    np.testing.assert_array_equal(b.data[:, svc].sum(axis=1), [0, 1])
+    assert list(b.target) == [0, 1]  # a test-only attack name still counts as an attack
+
+
+def test_kddcup99_scale_is_bounded_and_monotone(kdd_home):
+    b = ds.load_kddcup99("all", data_home=kdd_home, verify=False)
+    X = b.data.copy()
+    X[0, b.feature_names.index("src_bytes")] = 1.4e9
+    Z = ds.kddcup99_scale(X, b.feature_names)
+    assert np.linalg.norm(Z, axis=1).max() <= 1 + 1e-12
+    j = b.feature_names.index("src_bytes")
+    assert Z[0, j] > Z[1, j] > Z[3, j] > Z[2, j] == 0  # larger byte counts map to larger values
+
+
+# ----------------------------------------------------------------------------- URL
+def test_load_url_reads_svmlight_days(home):
+    d = home / "url_svmlight"
+    d.mkdir()
+    (d / "Day0.svm").write_text("+1 1:0.5 4:1\n-1 2:1 7:3\n")
+    (d / "Day1.svm").write_text("-1 7:2\n")
+    (d / "FeatureTypes").write_text("1\n2\n")
+    b = ds.load_url(days=[0, 1], data_home=home, verify=False, n_features=10)
+    assert b.data.shape == (3, 10) and b.data.format == "csr"
+    np.testing.assert_array_equal(b.target, [1, 0, 0])
+    np.testing.assert_array_equal(b.day, [0, 0, 1])
+    assert b.data[0, 0] == 0.5 and b.data[1, 6] == 3 and b.data[2, 6] == 2  # 1-based indices
+    np.testing.assert_array_equal(b.real_valued, [0, 1])
+    with pytest.raises(ds.DatasetNotFoundError, match="Day5.svm"):
+        ds.load_url(days=[5], data_home=home)
+    with pytest.raises(ValueError, match="days"):
+        ds.load_url(days=[121], data_home=home)
+
+
+# ----------------------------------------------------------------------------- fetch
+def test_fetch_unknown_dataset_name():
+    with pytest.raises(ValueError, match="unknown dataset 'cifar'"):
+        ds.fetch("cifar")
+
+
+def test_fetch_offline_names_files_and_home(home):
+    def offline(url, dest):
+        raise urllib.error.URLError("no network")
+    with pytest.raises(ConnectionError) as err:
+        ds.fetch("kddcup99", data_home=home, opener=offline)
+    assert "kddcup99/kddcup.data_10_percent.gz" in str(err.value) and str(home) in str(err.value)
+
+
+def test_fetch_rejects_wrong_bytes_and_keeps_nothing(home):
+    def junk(url, dest):
+        Path(dest).write_bytes(b"not the file")
+    with pytest.raises(ds.ChecksumError):
+        ds.fetch("mnist", data_home=home, opener=junk)
+    assert not any(p.is_file() for p in home.rglob("*"))
+
+
+def test_fetch_refuses_unsafe_archive(home):
+    def evil_tar(url, dest):
+        with tarfile.open(dest, "w:gz") as tar:
+            add_file(tar, "../../escape.svm", b"+1 1:1\n")
+    with pytest.raises(ds.UnsafeArchiveError):
+        ds.fetch("url", data_home=home, only=["url_svmlight/Day0.svm"], opener=evil_tar)
+    assert not (home.parent / "escape.svm").exists()
+
+
+def test_fetch_from_archive_verifies_git_blob(home):
+    def har_zip(url, dest):
+        with zipfile.ZipFile(dest, "w") as zf:
+            zf.writestr("UCI HAR Dataset/train/X_train.txt", "1 2 3\n")
+    with pytest.raises(ds.ChecksumError, match="git blob"):
+        ds.fetch("har", data_home=home, only=["uci_har/UCI_HAR_Dataset/train/X_train.txt"], opener=har_zip)
+    assert not (home / "uci_har/UCI_HAR_Dataset/train/X_train.txt").exists()
+
+
+def test_loader_never_downloads_unless_asked(home, monkeypatch):
+    def forbidden(*a, **k):
+        raise AssertionError("a download was attempted")
+    monkeypatch.setattr(_home, "_download", forbidden)
+    monkeypatch.setattr(_home.urllib.request, "urlopen", forbidden)
+    with pytest.raises(ds.DatasetNotFoundError):
+        ds.load_kddcup99(data_home=home)
+
+
+# ----------------------------------------------------------------------------- cache
+def test_read_only_home_is_never_written_and_cache_goes_elsewhere(news_home, tmp_path):
+    first = ds.load_news20(data_home=news_home, verify=False)
+    os.chmod(news_home, 0o555)
+    try:
+        for p in (news_home / ".cache").glob("*"):
+            p.unlink()
+        (news_home / ".cache").exists() and os.chmod(news_home / ".cache", 0o555)
+        again = ds.load_news20(data_home=news_home, verify=False)
+    finally:
+        os.chmod(news_home, 0o755)
+    assert again.data == first.data
+    assert not any((news_home / ".cache").glob("*")) if (news_home / ".cache").exists() else True
+    assert list((tmp_path / "usercache" / "dpstack").glob("news20-*.npz"))
+
+
+def test_cache_in_writable_home_gives_identical_result(news_home):
+    a = ds.load_news20("all", data_home=news_home, verify=False)
+    assert list((news_home / ".cache").glob("news20-*.npz"))
+    b = ds.load_news20("all", data_home=news_home, verify=False)
+    assert a.data == b.data and np.array_equal(a.target, b.target)
+    c = ds.load_news20("all", data_home=news_home, verify=False, cache=False)
+    assert c.data == a.data
+
+
+# ----------------------------------------------------------------------------- preprocessing
+def test_mnist_pst_shapes_norms_and_public_split(mnist_home):
+    home = mnist_home[0]
+    priv = ds.mnist_pst(n_samples=40, n_train=25, n_components=5, data_home=home, verify=False)
+    pub = ds.mnist_pst(n_samples=40, n_train=25, n_components=5, fit_on="public", n_public=15,
+                       data_home=home, verify=False)
+    assert priv.X_train.shape == (25, 5) and priv.X_test.shape == (15, 5)
+    assert np.linalg.norm(priv.X_train, axis=1).max() <= 1 + 1e-12
+    assert set(priv.y_train) <= {0, 1} and np.all(np.diff(priv.feature_variance) <= 0)
+    assert not set(pub.public_index) & set(pub.mnist_index)  # the public part is used nowhere else
+    np.testing.assert_array_equal(priv.mnist_index, pub.mnist_index)  # same samples, other PCA
+    assert not np.allclose(priv.X_train, pub.X_train)
+    assert priv.steps["inside DP guarantee"].tolist() == [True, False, False, True]
+    assert pub.steps["inside DP guarantee"].all()
+    with pytest.raises(ValueError, match="fit_on"):
+        ds.mnist_pst(fit_on="test", data_home=home, verify=False)
+
+
+def test_mnist_transfer_disjoint_source_and_target(mnist_home):
+    d = ds.mnist_transfer(n_source=30, n_target=20, n_components=4, data_home=mnist_home[0], verify=False)
+    assert d.X_source.shape == (30, 4) and d.X_target.shape == (20, 4)
+    assert not set(d.source_index) & set(d.target_index)
+    tr_lab = mnist_home[2]
+    assert set(tr_lab[d.source_index[d.source_index < 60000]]) <= {0, 8}
+
+
+def test_news20_pst_on_tiny_tar(news_home):
+    d = ds.news20_pst(n_components=3, min_df=1, data_home=news_home, verify=False)
+    assert d.X_train.shape == (24, 3) and d.X_test.shape == (24, 3)
+    assert np.linalg.norm(d.X_test, axis=1).max() <= 1 + 1e-12
+    # the first component separates sci from talk in this toy corpus
+    assert abs(np.corrcoef(d.X_train[:, 0], d.y_train)[0, 1]) > 0.9
+    pub = ds.news20_pst(n_components=3, min_df=1, fit_on="public", data_home=news_home, verify=False)
+    assert "orbit" not in pub.vectorizer.vocabulary_  # fitted only on comp/rec posts
+
+
+def test_fit_pca_and_scale_and_clip():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 6)) * np.arange(1, 7)
+    pca = fit_pca(X, 3)
+    assert pca.n_components_ == 3 and pca.explained_variance_[0] > pca.explained_variance_[2]
+    Z, frac = scale_and_clip(X, 0.1)
+    assert np.linalg.norm(Z, axis=1).max() <= 1 + 1e-12
+    assert frac == np.mean(np.linalg.norm(0.1 * X, axis=1) > 1)
+    with pytest.raises(ValueError, match="X_public"):
+        ds.har_mpl(X, X, n_components=2, fit_on="public")
+    assert ds.url_mpl(X, X[:5], n_components=2).X_test.shape == (5, 2)
+
+
+# ----------------------------------------------------------------------------- real data
+REAL = Path(os.environ.get("DPSTACK_DATA", "/nonexistent"))
+need_real = pytest.mark.skipif(not (REAL / "MANIFEST.md").is_file(),
+                               reason="DPSTACK_DATA does not hold the real files (CI sets it to ../shared/data)")
+realdata = [pytest.mark.realdata, need_real]
+
+
+def manifest_sha256():
+    text = (REAL / "MANIFEST.md").read_text()
+    return dict(re.findall(r"^\| `([^`]+)` \| [\d,]+ \| `([0-9a-f]{64})`", text, flags=re.M))
+
+
+@pytest.mark.realdata
+@need_real
+def test_real_files_match_manifest_and_registry():
+    pins = manifest_sha256()
+    assert len(pins) == 18
+    registry = {f.path: f for info in ds.REGISTRY.values() for f in info.files}
+    for path, sha in pins.items():
+        assert _home.file_checksum(REAL / path) == sha, path
+        if path in registry:
+            assert sha in registry[path].sha256, path
+
+
+@pytest.mark.realdata
+@need_real
+def test_real_mnist_shapes_and_counts():
+    tr = ds.load_mnist((0, 8), "train")
+    te = ds.load_mnist((0, 9), "test")
+    assert tr.data.shape == (5923 + 5851, 784) and np.sum(tr.target == 8) == 5851
+    assert te.data.shape == (980 + 1009, 784)
+    assert tr.data.max() == 1.0 and tr.data.min() == 0.0
+    d = ds.mnist_pst()
+    assert d.X_train.shape == (3000, 100) and d.X_test.shape == (2000, 100)
+    assert np.linalg.norm(d.X_train, axis=1).max() <= 1 + 1e-12
+    t = ds.mnist_transfer()
+    assert t.X_source.shape == (2000, 100) and t.X_target.shape == (1000, 100)
+
+
+@pytest.mark.realdata
+@need_real
+def test_real_kddcup99_shapes_and_counts():
+    tr = ds.load_kddcup99("train")
+    assert tr.data.shape == (494021, 123) and np.sum(tr.target == 0) == 97278
+    assert not any(tr.unknown_categories.values())
+    te = ds.load_kddcup99("test", dtype=np.float32)
+    assert te.data.shape == (311029, 123) and np.sum(te.target == 0) == 60593
+    assert np.sum(te.attack == "smurf") == 164091
+
+
+@pytest.mark.realdata
+@need_real
+def test_real_news20_sizes():
+    tr, te = ds.load_news20("train"), ds.load_news20("test")
+    assert (len(tr.data), tr.target.sum()) == (4325, 2373)
+    assert (len(te.data), te.target.sum()) == (2880, 1579)
+    everything = ds.load_news20("all", positive=ds.NEWS20_GROUPS, negative=())
+    assert len(everything.data) == 18846
+
+
+@pytest.mark.realdata
+@need_real
+def test_real_har_labels_and_clear_error_for_absent_x_files():
+    y_counts = np.bincount(np.loadtxt(REAL / "uci_har/UCI_HAR_Dataset/train/y_train.txt", dtype=int))
+    np.testing.assert_array_equal(y_counts[1:], [1226, 1073, 986, 1286, 1374, 1407])
+    if (REAL / "uci_har/UCI_HAR_Dataset/train/X_train.txt").is_file():
+        assert ds.load_har("train").data.shape == (7352, 561)
+    else:
+        with pytest.raises(ds.DatasetNotFoundError, match="X_train.txt"):
+            ds.load_har("train")

@@ -1,0 +1,250 @@
+"""Multiparty learning (Hamm, Cao & Belkin 2016): solvers, sensitivities, estimator, bad input."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.tree import DecisionTreeClassifier
+
+from dpstack import MultipartyPrivateClassifier
+from dpstack.multiparty import (
+    excess_risk_simulation,
+    fit_local_logistic,
+    fit_soft_target_logistic,
+    lemma2_simulation,
+    make_synthetic_multiparty,
+    mpl_sensitivity,
+    sensitivity_by_construction,
+    split_auxiliary_and_parties,
+    theorem4_bound,
+)
+from dpstack.solvers import minimize_perturbed_logistic
+
+LAM = 1e-4
+
+
+def _unit_rows(rng, n, d):
+    X = rng.normal(size=(n, d))
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+def _sklearn_fit(X, y, lam):
+    # Same objective: C Σ ℓ + ½‖w‖² with C = 1/(nλ) ⇔ (1/n) Σ ℓ + (λ/2)‖w‖², no intercept.
+    clf = LogisticRegression(C=1.0 / (X.shape[0] * lam), fit_intercept=False, tol=1e-12,
+                             solver="newton-cholesky", max_iter=1000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return clf.fit(X, y).coef_
+
+
+def test_batched_binary_local_fits_equal_sklearn_and_exact_solver():
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(6, 23, size=300)  # unequal sizes exercise the padding
+    parties = np.repeat(np.arange(300), sizes)
+    X = _unit_rows(rng, parties.size, 20)
+    y = (X[:, 0] + 0.3 * rng.normal(size=parties.size) > 0.4).astype(int)
+    W, _ = fit_local_logistic(X, y, parties, 300, 2, LAM)
+    assert W.shape == (300, 1, 20)
+    two_class = one_class = 0
+    for m in range(300):
+        Xm, ym = X[parties == m], y[parties == m]
+        if np.unique(ym).size == 2:
+            two_class += 1
+            np.testing.assert_allclose(W[m, 0], _sklearn_fit(Xm, ym, LAM)[0], atol=1e-6)
+        else:  # scikit-learn refuses one class; the exact Newton solver does not
+            one_class += 1
+            w, _ = minimize_perturbed_logistic(Xm, 2.0 * ym - 1.0, LAM, tol=1e-13)
+            np.testing.assert_allclose(W[m, 0], w, atol=1e-8)
+    assert two_class > 40 and one_class > 40
+
+
+def test_batched_multiclass_local_fits_equal_sklearn_multinomial():
+    rng = np.random.default_rng(1)
+    M, K, n = 40, 3, 9
+    parties = np.repeat(np.arange(M), n)
+    X = _unit_rows(rng, M * n, 6)
+    y = np.tile(np.arange(K), M * n // K)  # every party holds all K classes
+    W, _ = fit_local_logistic(X, y, parties, M, K, LAM)
+    assert W.shape == (M, K, 6)
+    for m in range(M):
+        np.testing.assert_allclose(W[m], _sklearn_fit(X[parties == m], y[parties == m], LAM), atol=1e-6)
+
+
+def test_soft_target_solver_matches_hard_labels_and_is_stationary():
+    rng = np.random.default_rng(2)
+    X = _unit_rows(rng, 400, 5)
+    y = (X[:, 0] > 0).astype(float)
+    W, _ = fit_soft_target_logistic(X, y, 1e-2)
+    w_ref, _ = minimize_perturbed_logistic(X, 2 * y - 1, 1e-2)
+    np.testing.assert_allclose(W[0], w_ref, atol=1e-9)
+    alpha = rng.random(400)
+    W, _ = fit_soft_target_logistic(X, alpha, 1e-2)
+    grad = X.T @ (1 / (1 + np.exp(-X @ W[0])) - alpha) / 400 + 1e-2 * W[0]
+    assert np.max(np.abs(grad)) < 1e-9
+    T = rng.dirichlet(np.ones(4), size=400)
+    W, _ = fit_soft_target_logistic(X, T, 1e-2)
+    Z = X @ W.T
+    P = np.exp(Z - Z.max(1, keepdims=True))
+    P /= P.sum(1, keepdims=True)
+    assert np.max(np.abs((P - T).T @ X / 400 + 1e-2 * W)) < 1e-9
+
+
+def test_sensitivity_formulas_of_the_paper():
+    assert mpl_sensitivity("vote", 100, 2, 0.5) == pytest.approx(4.0)
+    assert mpl_sensitivity("soft", 100, 2, 0.5) == pytest.approx(0.04)
+    assert mpl_sensitivity("avg", 100, 2, 0.5) == pytest.approx(0.04)
+    assert mpl_sensitivity("vote", 100, 6, 0.5) == pytest.approx(math.sqrt(2) / 0.5)
+    assert mpl_sensitivity("soft", 100, 6, 0.5) == pytest.approx(math.sqrt(2) / 50)
+    assert mpl_sensitivity("avg", 100, 6, 0.5) == pytest.approx(2 * math.sqrt(2) / 50)
+    # Section 4.5: soft's sensitivity grows by (N + M − 1)/N, vote's does not change
+    assert mpl_sensitivity("soft", 100, 2, 0.5, True, 1000) == pytest.approx(0.04 * 1099 / 1000)
+    assert mpl_sensitivity("vote", 100, 2, 0.5, True, 1000) == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize("method", ["vote", "soft", "avg"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_worst_case_neighbour_stays_within_the_claimed_sensitivity(method, n_classes):
+    for lam in (0.1, 1.0, 100.0):
+        r = sensitivity_by_construction(method, n_parties=11, n_classes=n_classes, lam=lam)
+        assert 0 < r["measured"] <= r["claimed"] * (1 + 1e-9)
+    # At large λ the construction is near-tight: binary logistic reaches half the paper's
+    # bound (ℓ'(z) + ℓ'(−z) = −1), softmax vote/soft the whole √2/λ, √2/(Mλ).
+    expected = 0.5 if (n_classes == 2 or method == "avg") else 1.0
+    assert r["ratio"] == pytest.approx(expected, abs=0.01)
+
+
+@pytest.fixture(scope="module")
+def synthetic():
+    X, y = make_synthetic_multiparty(9000, 5, random_state=0)
+    parties = np.repeat(np.arange(300), 20)
+    return X[:6000], y[:6000], parties, X[6000:7000], X[7000:], y[7000:]
+
+
+def test_estimator_releases_noise_of_the_claimed_scale(synthetic):
+    X, y, parties, X_aux, X_te, y_te = synthetic
+    clf = MultipartyPrivateClassifier("soft", epsilon=0.5, lam=1e-2, random_state=0).fit(X, y, parties, X_aux)
+    assert clf.sensitivity_ == pytest.approx(2 / (300 * 1e-2))
+    assert clf.noise_scale_ == pytest.approx(clf.sensitivity_ / 0.5)
+    draws = clf.release_noise(0.5, random_state=1, size=4000)
+    norms = np.linalg.norm(draws.reshape(4000, -1), axis=1)
+    # ‖η‖ ~ Gamma(d, scale): mean d·scale, s.d. √d·scale; 4000 draws → s.e. 1.1% of the mean
+    assert norms.mean() == pytest.approx(5 * clf.noise_scale_, rel=0.05)
+    assert clf.noise_norm_ == pytest.approx(np.linalg.norm(clf.coef_ - clf.unperturbed_coef_))
+    assert clf.privacy_.total() == 0.5 and clf.privacy_.units == ["one party"]
+    again = MultipartyPrivateClassifier("soft", epsilon=0.5, lam=1e-2, random_state=0).fit(X, y, parties, X_aux)
+    np.testing.assert_array_equal(clf.coef_, again.coef_)
+
+
+def test_methods_targets_and_references(synthetic):
+    X, y, parties, X_aux, X_te, y_te = synthetic
+    fits = {m: MultipartyPrivateClassifier(m, epsilon=np.inf, lam=LAM).fit(X, y, parties, X_aux)
+            for m in ("soft", "vote", "avg", "batch", "indiv")}
+    local = fits["soft"].local_coefs_
+    alpha = (X_aux @ local[:, 0, :].T >= 0).mean(axis=1)
+    np.testing.assert_allclose(fits["soft"].targets_[:, 1], alpha)
+    np.testing.assert_array_equal(fits["vote"].targets_[:, 1], (alpha >= 0.5).astype(float))
+    np.testing.assert_allclose(fits["avg"].coef_, local.mean(axis=0))
+    w_batch, _ = minimize_perturbed_logistic(X, 2.0 * y - 1, LAM, tol=1e-13)
+    np.testing.assert_allclose(fits["batch"].coef_[0], w_batch, atol=1e-8)
+    acc = np.mean([np.mean((X_te @ local[m, 0] >= 0) == y_te) for m in range(300)])
+    assert fits["indiv"].score(X_te, y_te) == pytest.approx(acc)
+    with pytest.raises(ValueError, match="indiv"):
+        fits["indiv"].predict(X_te)
+    # the ensemble helps: soft beats the mean local model on this easy task
+    assert fits["soft"].score(X_te, y_te) > acc + 0.02
+
+
+def test_vote_ties_go_to_the_positive_class():
+    rng = np.random.default_rng(3)
+    X = _unit_rows(rng, 40, 3)
+    X[:, 0] = np.abs(X[:, 0])
+    parties = np.repeat(np.arange(2), 20)
+    y = np.concatenate([np.ones(20, int), np.zeros(20, int)])  # party 0 all +, party 1 all −
+    X[20:] = X[:20]
+    clf = MultipartyPrivateClassifier("vote", epsilon=np.inf).fit(X, y, parties, X[:5])
+    np.testing.assert_array_equal(clf.targets_[:, 1], 1.0)
+
+
+def test_multiclass_shapes_and_noise_dimension(synthetic):
+    rng = np.random.default_rng(4)
+    X = _unit_rows(rng, 1200, 7)
+    y = np.argmax(X[:, :4], axis=1) + 10  # labels 10..13
+    parties = np.repeat(np.arange(200), 6)
+    for method in ("soft", "vote", "avg", "batch"):
+        clf = MultipartyPrivateClassifier(method, epsilon=1.0, lam=1e-2, random_state=0).fit(
+            X[:1000], y[:1000], parties[:1000] // 1, X[1000:])
+        assert clf.coef_.shape == (4, 7)
+        assert set(np.unique(clf.predict(X[1000:]))) <= {10, 11, 12, 13}
+    assert clf.release_noise(1.0, 0, size=3).shape == (3, 4, 7)
+    soft = MultipartyPrivateClassifier("soft", lam=1e-2).fit(X[:1000], y[:1000], parties[:1000], X[1000:])
+    assert soft.local_coefs_.shape == (167, 4, 7)
+    assert soft.sensitivity_ == pytest.approx(math.sqrt(2) / (167 * 1e-2))
+    np.testing.assert_allclose(soft.targets_.sum(axis=1), 1.0)
+
+
+def test_protect_aux_option_uses_the_larger_noise(synthetic):
+    X, y, parties, X_aux, _, _ = synthetic
+    base = MultipartyPrivateClassifier("soft", lam=1e-2).fit(X, y, parties, X_aux)
+    ext = MultipartyPrivateClassifier("soft", lam=1e-2, protect_aux=True).fit(X, y, parties, X_aux)
+    assert ext.sensitivity_ / base.sensitivity_ == pytest.approx((1000 + 300 - 1) / 1000)
+    assert ext.privacy_.units == ["one party + one auxiliary sample"]
+
+
+def test_any_local_estimator_and_one_class_parties(synthetic):
+    X, y, parties, X_aux, X_te, y_te = synthetic
+    y = y.copy()
+    y[parties == 0] = 1  # a one-class party must not break the loop
+    clf = MultipartyPrivateClassifier("soft", epsilon=np.inf, local_estimator=DecisionTreeClassifier(max_depth=2,
+                                      random_state=0)).fit(X, y, parties, X_aux)
+    assert np.all(clf.local_predict_index(X_aux, [0]) == 1)
+    assert clf.score(X_te, y_te) > 0.6
+    with pytest.raises(ValueError, match="avg"):
+        MultipartyPrivateClassifier("avg", local_estimator=DecisionTreeClassifier()).fit(X, y, parties)
+
+
+def test_bad_input(synthetic):
+    X, y, parties, X_aux, _, _ = synthetic
+    for eps in (0.0, -1.0):
+        with pytest.raises(ValueError, match="epsilon"):
+            MultipartyPrivateClassifier("soft", epsilon=eps).fit(X, y, parties, X_aux)
+    gap = parties.copy()
+    gap[gap == 7] = 8
+    with pytest.raises(ValueError, match="party 7 has no samples"):
+        MultipartyPrivateClassifier("soft").fit(X, y, gap, X_aux)
+    with pytest.raises(ValueError, match="empty"):
+        MultipartyPrivateClassifier("soft").fit(X, y, parties, X_aux[:0])
+    with pytest.raises(ValueError, match="X_aux"):
+        MultipartyPrivateClassifier("vote").fit(X, y, parties, None)
+    with pytest.raises(ValueError, match="method"):
+        MultipartyPrivateClassifier("median").fit(X, y, parties, X_aux)
+    with pytest.raises(ValueError, match="larger than the number of samples"):
+        split_auxiliary_and_parties(100, 101, 1, 0)
+    with pytest.raises(ValueError, match="exceeds"):
+        split_auxiliary_and_parties(100, 10, 9, 20)
+    aux, priv, ids = split_auxiliary_and_parties(100, 10, 8, 20, random_state=0)
+    assert len(set(aux) | set(priv)) == 100 and np.bincount(ids).tolist() == [8] * 10
+
+
+def test_theorem4_and_lemma2_helpers():
+    b = theorem4_bound(10, 0.01, 100, 1.0, 1000)
+    assert b["noise_term"] == pytest.approx(4 * 100 * 0.26 * math.log(200) ** 2 / (1e-4 * 1e4))
+    assert theorem4_bound(10, 0.01, 100, 1.0, 1000, method="vote")["noise_term"] == pytest.approx(b["noise_term"] * 1e4)
+    df = excess_risk_simulation([50, 200], [4.0, 16.0], methods=("soft",), n_aux=500, n_eval=2000, n_draws=100)
+    small = df.set_index(["n_parties", "epsilon"])["excess_risk"]
+    assert (df["excess_risk"] > 0).all()
+    assert small[(200, 16.0)] < small[(50, 4.0)] / 20  # O(M⁻²ε⁻²): 16× M·ε → far below
+    lem = lemma2_simulation([5, 500], n_repeats=20, pool_size=1000, n_eval=1000)
+    gaps = lem.groupby("n_parties")["weighted_gap"].mean()
+    assert gaps[500] < gaps[5] / 3
+
+
+def test_fit_methods_shares_local_models_without_changing_results(synthetic):
+    from dpstack.multiparty import fit_methods
+
+    X, y, parties, X_aux, _, _ = synthetic
+    shared = fit_methods(("soft", "vote", "avg"), X, y, parties, X_aux, epsilon=2.0, lam=1e-3, random_state=5)
+    for method, est in shared.items():
+        alone = MultipartyPrivateClassifier(method, epsilon=2.0, lam=1e-3, random_state=5).fit(X, y, parties, X_aux)
+        np.testing.assert_array_equal(est.coef_, alone.coef_)
+    assert shared["soft"].local_coefs_ is shared["vote"].local_coefs_

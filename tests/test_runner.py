@@ -1,0 +1,142 @@
+"""The experiment runner: per-cell seeds, n_jobs/backend invariance, disk cache, quiet progress."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpstack import PrivateLogisticRegression
+from dpstack.experiments import runner
+from dpstack.experiments.runner import cell_seed, clear_cache, code_version, progress_disabled, run_cells
+
+CALLS = []
+
+
+def private_fit_cell(epsilon, repeat, seed_sequence, n=300, d=5):
+    """A realistic cell: data drawn from the repeat's seed, a noisy PLR fit, two result rows."""
+    data_seed, noise_seed = seed_sequence.spawn(2)
+    rng = np.random.default_rng(data_seed)
+    X = rng.standard_normal((n, d)) / np.sqrt(d)
+    y = (X @ np.arange(1, d + 1) + 0.3 * rng.standard_normal(n) > 0).astype(int)
+    model = PrivateLogisticRegression(epsilon=epsilon, lam=0.05, random_state=np.random.default_rng(noise_seed))
+    model.fit(X, y)
+    CALLS.append((epsilon, repeat))
+    return [{"split": "train", "score": model.score(X, y), "coef0": float(model.coef_[0, 0])},
+            {"split": "data", "score": float(X[0, 0]), "coef0": float(np.abs(model.coef_).sum())}]
+
+
+GRID = [{"epsilon": eps, "repeat": r} for r in range(3) for eps in (0.5, 2.0, np.inf)]
+
+
+def test_cell_seed_is_the_repeat_child_of_the_root_seed():
+    a = cell_seed(7, {"method": "x", "repeat": 2})
+    b = cell_seed(7, {"method": "y", "repeat": 2})
+    child = np.random.SeedSequence(7).spawn(3)[2]
+    assert a.generate_state(4).tolist() == b.generate_state(4).tolist() == child.generate_state(4).tolist()
+    assert cell_seed(7, {"repeat": 1}).generate_state(4).tolist() != a.generate_state(4).tolist()
+    assert cell_seed(7, {}).generate_state(4).tolist() == np.random.SeedSequence(7).spawn(1)[0].generate_state(4).tolist()
+    for bad in (-1, 1.0, "0", True):
+        with pytest.raises(ValueError):
+            cell_seed(0, {"repeat": bad})
+
+
+def test_rows_follow_cell_order_with_parameters_as_columns():
+    df = run_cells(private_fit_cell, GRID, seed=3)
+    assert list(df.columns) == ["epsilon", "repeat", "split", "score", "coef0"]
+    assert len(df) == 2 * len(GRID)
+    expected = [(c["epsilon"], c["repeat"]) for c in GRID for _ in range(2)]
+    assert list(zip(df.epsilon, df.repeat)) == expected
+    # Common random numbers: every cell of a repeat sees the same data, different repeats do not.
+    first_x = df[df.split == "data"].groupby("repeat").score.nunique()
+    assert (first_x == 1).all()
+    assert df[df.split == "data"].score.nunique() == 3
+    # Non-private cells (epsilon = inf) of one repeat equal a direct call with the same seed.
+    direct = private_fit_cell(np.inf, 1, cell_seed(3, {"repeat": 1}))
+    row = df[(df.repeat == 1) & (df.epsilon == np.inf) & (df.split == "train")].iloc[0]
+    assert row.coef0 == direct[0]["coef0"]
+
+
+def test_results_identical_for_n_jobs_1_and_2():
+    one = run_cells(private_fit_cell, GRID, seed=11, n_jobs=1)
+    two = run_cells(private_fit_cell, GRID, seed=11, n_jobs=2)
+    pd.testing.assert_frame_equal(one, two, check_exact=True)
+    other_seed = run_cells(private_fit_cell, GRID, seed=12, n_jobs=1)
+    assert not np.array_equal(one.coef0.to_numpy(), other_seed.coef0.to_numpy())
+
+
+def test_results_identical_under_the_dask_backend():
+    pytest.importorskip("dask")
+    distributed = pytest.importorskip("distributed")
+    from joblib import parallel_config
+
+    one = run_cells(private_fit_cell, GRID, seed=5, n_jobs=1)
+    with distributed.Client(processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None):
+        with parallel_config(backend="dask"):
+            on_dask = run_cells(private_fit_cell, GRID, seed=5, n_jobs=2)
+    pd.testing.assert_frame_equal(one, on_dask, check_exact=True)
+
+
+def test_cache_hit_is_identical_and_skips_the_computation(tmp_path):
+    CALLS.clear()
+    first = run_cells(private_fit_cell, GRID, seed=1, cache=tmp_path)
+    assert len(CALLS) == len(GRID)
+    again = run_cells(private_fit_cell, GRID, seed=1, cache=tmp_path)
+    assert len(CALLS) == len(GRID)  # every cell came from disk
+    pd.testing.assert_frame_equal(first, again, check_exact=True)
+
+
+def test_cache_misses_when_a_parameter_seed_or_code_changes(tmp_path, monkeypatch):
+    run_cells(private_fit_cell, GRID, seed=1, cache=tmp_path)
+    CALLS.clear()
+    changed = [dict(GRID[0], n=301)] + GRID[1:]
+    run_cells(private_fit_cell, changed, seed=1, cache=tmp_path)
+    assert CALLS == [(GRID[0]["epsilon"], GRID[0]["repeat"])]  # only the changed cell recomputed
+    CALLS.clear()
+    run_cells(private_fit_cell, GRID[:2], seed=2, cache=tmp_path)
+    assert len(CALLS) == 2
+    CALLS.clear()
+    monkeypatch.setattr(runner, "code_version", lambda: "edited-source")
+    run_cells(private_fit_cell, GRID[:2], seed=1, cache=tmp_path)
+    assert len(CALLS) == 2
+
+
+def test_cache_folder_from_environment_and_clear_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPSTACK_CACHE", str(tmp_path))
+    run_cells(private_fit_cell, GRID[:2], seed=0, cache=True)
+    assert len(list((tmp_path / "cells").rglob("*.pkl"))) == 2
+    clear_cache()
+    assert not (tmp_path / "cells").exists()
+    CALLS.clear()
+    run_cells(private_fit_cell, GRID[:2], seed=0, cache=True)
+    assert len(CALLS) == 2
+
+
+def test_code_version_hashes_the_package_source():
+    version = code_version()
+    assert len(version) == 16 and int(version, 16) >= 0
+    assert code_version() == version
+
+
+def test_quiet_under_dpstack_quiet_and_ci(monkeypatch, capsys):
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("DPSTACK_QUIET", "1")
+    assert progress_disabled()
+    run_cells(private_fit_cell, GRID[:2], seed=0, desc="should not appear")
+    captured = capsys.readouterr()
+    assert captured.err == "" and captured.out == ""
+    monkeypatch.setenv("DPSTACK_QUIET", "0")
+    monkeypatch.setenv("CI", "true")
+    assert progress_disabled()
+
+
+def test_invalid_cells_and_results_are_rejected():
+    with pytest.raises(ValueError, match="reserved"):
+        run_cells(private_fit_cell, [{"epsilon": 1.0, "repeat": 0, "seed_sequence": 1}])
+    with pytest.raises(TypeError):
+        run_cells(private_fit_cell, [("epsilon", 1.0)])
+    with pytest.raises(ValueError):
+        run_cells(private_fit_cell, GRID, seed=-1)
+    with pytest.raises(TypeError, match="dict"):
+        run_cells(lambda seed_sequence: 3.0, [{}])
+    with pytest.raises(ValueError, match="contradicts"):
+        run_cells(lambda x, seed_sequence: {"x": x + 1}, [{"x": 1}])
+    empty = run_cells(private_fit_cell, [])
+    assert empty.empty

@@ -1,0 +1,135 @@
+"""The exact logistic solvers: stationarity to tol, agreement across methods and with scikit-learn."""
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from dpstack import solvers
+from dpstack.solvers import (
+    ConvergenceError,
+    logistic_objective,
+    minimize_perturbed_logistic,
+    minimize_perturbed_logistic_path,
+)
+
+
+def make_problem(n=400, d=8, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    X /= np.linalg.norm(X, axis=1).max()  # rows in the unit ball, as after clipping
+    w_true = rng.standard_normal(d) * 4
+    y = np.where(rng.random(n) < 1 / (1 + np.exp(-X @ w_true)), 1.0, -1.0)
+    b = rng.standard_normal(d) * 3
+    w0 = rng.standard_normal(d) * 0.5
+    return X, y, b, w0
+
+
+def grad_inf(w, X, y, lam, b=None, delta=0.0, w0=None):
+    """‖∇J(w)‖∞ divided by the solver's float64 scale (1 + ‖b‖∞/n + (λ+Δ)‖w‖∞ + λ‖w0‖∞)."""
+    grad = logistic_objective(w, X, y, lam, b, delta, w0)[1]
+    scale = 1 + (lam + delta) * np.max(np.abs(w))
+    scale += 0 if b is None else np.max(np.abs(b)) / X.shape[0]
+    scale += 0 if w0 is None else lam * np.max(np.abs(w0))
+    return np.max(np.abs(grad)) / scale
+
+
+def test_gradient_matches_finite_differences():
+    X, y, b, w0 = make_problem(n=50, d=4)
+    w = np.array([0.3, -1.0, 2.0, 0.1])
+    value, grad = logistic_objective(w, X, y, 0.1, b, 0.05, w0)
+    h = 1e-6
+    numeric = [(logistic_objective(w + h * e, X, y, 0.1, b, 0.05, w0)[0]
+                - logistic_objective(w - h * e, X, y, 0.1, b, 0.05, w0)[0]) / (2 * h) for e in np.eye(4)]
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-9)
+    direct = (np.mean(np.log1p(np.exp(-y * (X @ w)))) + b @ w / 50 + 0.025 * w @ w
+              + 0.05 * (w - w0) @ (w - w0))
+    assert value == pytest.approx(direct, rel=1e-12)
+
+
+def test_hessian_is_the_derivative_of_the_gradient():
+    X, y, b, w0 = make_problem(n=60, d=5)
+    problem = solvers._Problem(X, y, 0.2, b, 0.1, w0)
+    w = np.linspace(-1, 1, 5)
+    H = np.tril(problem.hessian_lower(w))
+    H = H + np.tril(H, -1).T
+    h = 1e-6
+    numeric = np.column_stack([(problem.value_grad(w + h * e)[1] - problem.value_grad(w - h * e)[1]) / (2 * h)
+                               for e in np.eye(5)])
+    np.testing.assert_allclose(H, numeric, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("method", ["auto", "newton", "lbfgs"])
+def test_every_method_reaches_tol_and_they_agree(method):
+    X, y, b, w0 = make_problem()
+    lam, delta = 0.01, 0.003
+    # L-BFGS alone stalls near ‖∇J‖ ≈ 1e-9, where J stops changing in float64.
+    tol = 1e-8 if method == "lbfgs" else 1e-10
+    w, n_iter = minimize_perturbed_logistic(X, y, lam, b=b, delta=delta, w0=w0, tol=tol, method=method)
+    assert grad_inf(w, X, y, lam, b, delta, w0) <= tol
+    assert n_iter > 0
+    reference, _ = minimize_perturbed_logistic(X, y, lam, b=b, delta=delta, w0=w0, tol=1e-12, method="newton")
+    # Strong convexity: ‖w − w*‖₂ ≤ ‖∇J(w)‖₂ / (λ + Δ) ≤ √d · tol / (λ + Δ).
+    assert np.linalg.norm(w - reference) <= 2 * np.sqrt(8) * tol / (lam + delta)
+
+
+def test_noise_free_solution_equals_scikit_learn():
+    X, y, _, _ = make_problem(n=500, d=6, seed=3)
+    lam = 0.02
+    w, _ = minimize_perturbed_logistic(X, y, lam, tol=1e-12)
+    sk = LogisticRegression(C=1 / (X.shape[0] * lam), fit_intercept=False, tol=1e-12, max_iter=10_000).fit(X, y)
+    np.testing.assert_allclose(w, sk.coef_[0], atol=1e-7)
+
+
+def test_memory_layout_and_matvec_kernel_do_not_change_the_solution(monkeypatch):
+    X, y, b, w0 = make_problem(n=300, d=7, seed=4)
+    w_c, _ = minimize_perturbed_logistic(X, y, 0.05, b=b, w0=w0, tol=1e-12)
+    w_f, _ = minimize_perturbed_logistic(np.asfortranarray(X), y, 0.05, b=b, w0=w0, tol=1e-12)
+    monkeypatch.setattr(solvers, "_EINSUM_MIN_BYTES", 0)  # force the large-matrix kernel
+    w_e, _ = minimize_perturbed_logistic(X, y, 0.05, b=b, w0=w0, tol=1e-12)
+    np.testing.assert_allclose(w_f, w_c, atol=1e-9)
+    np.testing.assert_allclose(w_e, w_c, atol=1e-9)
+
+
+def test_conjugate_gradient_newton_for_many_features(monkeypatch):
+    X, y, b, w0 = make_problem(n=200, d=12, seed=5)
+    monkeypatch.setattr(solvers, "NEWTON_MAX_FEATURES", 5)
+    for method in ("newton", "auto"):
+        w, _ = minimize_perturbed_logistic(X, y, 0.001, b=b, delta=0.001, w0=w0, tol=1e-11, method=method)
+        assert grad_inf(w, X, y, 0.001, b, 0.001, w0) <= 1e-11
+
+
+def test_ill_conditioned_problem_is_polished_to_tol():
+    # Tiny λ and nearly separable data: L-BFGS stops on float64 resolution of J first.
+    X, y, b, _ = make_problem(n=100, d=10, seed=6)
+    y = np.sign(X @ np.arange(1.0, 11.0))
+    w, _ = minimize_perturbed_logistic(X, y, 1e-6, b=b * 1e-3, tol=1e-10)
+    assert grad_inf(w, X, y, 1e-6, b * 1e-3) <= 1e-10
+
+
+def test_warm_start_at_the_solution_needs_no_iteration():
+    X, y, b, w0 = make_problem(seed=7)
+    w, n_cold = minimize_perturbed_logistic(X, y, 0.01, b=b, w0=w0, tol=1e-10)
+    w_again, n_warm = minimize_perturbed_logistic(X, y, 0.01, b=b, w0=w0, tol=1e-10, w_init=w)
+    assert n_warm == 0 and n_cold > 0
+    np.testing.assert_array_equal(w_again, w)
+
+
+def test_lambda_path_equals_separate_solves():
+    X, y, b, _ = make_problem(seed=8)
+    lams = [1.0, 0.1, 0.01, 0.001]
+    deltas = [0.0, 0.0, 0.002, 0.004]
+    W, n_iter = minimize_perturbed_logistic_path(X, y, lams, b=b, delta=deltas, tol=1e-11)
+    assert W.shape == (4, 8) and n_iter.shape == (4,)
+    for lam, dlt, w in zip(lams, deltas, W):
+        assert grad_inf(w, X, y, lam, b, dlt) <= 1e-11
+        alone, _ = minimize_perturbed_logistic(X, y, lam, b=b, delta=dlt, tol=1e-11)
+        assert np.linalg.norm(w - alone) <= 2 * np.sqrt(8) * 1e-11 / (lam + dlt)
+
+
+def test_failure_to_converge_raises():
+    X, y, b, _ = make_problem(seed=9)
+    with pytest.raises(ConvergenceError, match="exact minimiser"):
+        minimize_perturbed_logistic(X, y, 1e-4, b=b, tol=1e-14, max_iter=1, method="newton")
+    with pytest.raises(ConvergenceError, match="exact minimiser"):
+        minimize_perturbed_logistic(X, y, 1e-4, b=b, tol=1e-14, max_iter=0, method="lbfgs")
+    with pytest.raises(ValueError, match="method"):
+        minimize_perturbed_logistic(X, y, 0.1, method="sgd")

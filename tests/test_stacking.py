@@ -1,0 +1,244 @@
+"""PST-S and PST-F (dpstack.stacking): shapes, determinism, errors, bounds, ledger, and a regression check."""
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.metrics import roc_auc_score
+
+from dpstack import PrivateLogisticRegression, PrivateStackingClassifier, bound_rows
+from dpstack.mechanisms import feature_split_calibration
+from dpstack.stacking import bound_blocks, meta_features, resolve_groups
+
+
+def _data(n=400, d=12, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) / np.sqrt(d)
+    beta = np.r_[np.linspace(3, 1, 4), np.zeros(d - 4)]
+    y = (X @ beta * np.sqrt(d) + rng.logistic(size=n) > 0).astype(int)
+    return X, y
+
+
+# --- shapes, combiners, determinism --------------------------------------------------------------
+
+@pytest.mark.parametrize("partition", ["features", "samples"])
+def test_shapes_and_all_combiners_from_one_fit(partition):
+    X, y = _data()
+    labels = np.array(["neg", "pos"])[y]
+    clf = PrivateStackingClassifier(epsilon=1.0, partition=partition, n_groups=3, random_state=0).fit(X, labels)
+    assert list(clf.classes_) == ["neg", "pos"]
+    assert clf.decision_function_low(X).shape == (400, 3)
+    scores = clf.decision_functions(X)
+    assert list(scores) == ["C-0", "C-1", "C-2", "C-mv", "C-wmv", "C-hl"]
+    assert all(s.shape == (400,) for s in scores.values())
+    proba = clf.predict_proba(X)
+    assert proba.shape == (400, 2) and np.allclose(proba.sum(axis=1), 1.0)
+    assert set(clf.predict(X)) <= {"neg", "pos"}
+    # each combiner through the single-combiner API agrees with the dict
+    np.testing.assert_allclose(clf.decision_function(X, combiner="vote"), scores["C-mv"])
+    np.testing.assert_allclose(clf.decision_function(X, combiner="weighted_vote"), scores["C-wmv"])
+    np.testing.assert_allclose(clf.decision_function(X, combiner=1), scores["C-1"])
+    np.testing.assert_allclose(clf.decision_function(X), scores["C-hl"])
+
+
+def test_votes_are_computed_from_low_level_signs():
+    X, y = _data()
+    clf = PrivateStackingClassifier(epsilon=2.0, n_groups=4, group_importance=None,
+                                    feature_importance=np.arange(12, 0, -1.0), random_state=1).fit(X, y)
+    Z = clf.decision_function_low(X)
+    share = (Z >= 0).mean(axis=1)
+    np.testing.assert_allclose(clf.predict_proba(X, combiner="vote")[:, 1], share)
+    weighted = (Z >= 0) @ clf.importance_
+    np.testing.assert_allclose(clf.predict_proba(X, combiner="weighted_vote")[:, 1], weighted)
+    # the weighted vote uses the unequal q_k, so it must differ from the plain vote somewhere
+    assert not np.allclose(share, weighted)
+
+
+@pytest.mark.parametrize("partition", ["features", "samples"])
+def test_determinism_for_a_fixed_seed(partition):
+    X, y = _data()
+    a = PrivateStackingClassifier(partition=partition, random_state=7).fit(X, y)
+    b = clone(a).fit(X, y)
+    c = PrivateStackingClassifier(partition=partition, random_state=8).fit(X, y)
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    assert not np.allclose(a.decision_function(X), c.decision_function(X))
+
+
+# --- splits and calibration --------------------------------------------------------------------
+
+def test_pst_s_parts_are_disjoint_and_cover_the_data():
+    X, y = _data(n=403)
+    clf = PrivateStackingClassifier(partition="samples", n_groups=4, random_state=0).fit(X, y)
+    low, high = clf.low_index_, clf.high_index_
+    assert np.intersect1d(low, high).size == 0 and np.union1d(low, high).size == 403
+    assert abs(low.size - high.size) <= 1
+    parts = clf.sample_parts_
+    assert len(parts) == 4 and np.array_equal(np.sort(np.concatenate(parts)), low)
+    assert max(p.size for p in parts) - min(p.size for p in parts) <= 1
+    # each S_k model is PLR calibrated for its own n_k
+    for part, m in zip(parts, clf.low_level_):
+        assert m.calibration_.epsilon == 1.0
+        assert m.calibration_.epsilon_noise == pytest.approx(
+            1.0 - 2 * np.log1p(1 / (4 * part.size * 0.01)))
+
+
+def test_pst_f_low_level_calibration_is_plr_fs_on_d_l():
+    X, y = _data()
+    v = np.r_[np.full(4, 3.0), np.ones(8)]
+    clf = PrivateStackingClassifier(epsilon=1.0, n_groups=3, feature_importance=v, lam=0.02, random_state=0).fit(X, y)
+    cal = feature_split_calibration(1.0, clf.low_index_.size, 0.02, clf.importance_)
+    np.testing.assert_allclose(clf.low_level_.epsilon_k_, cal.epsilon_k)
+    np.testing.assert_allclose(clf.low_level_.importance_, clf.importance_)
+    assert clf.high_level_.calibration_.epsilon == 1.0
+    assert clf.high_level_.privacy_.total() == 1.0
+
+
+def test_non_private_single_block_equals_plr_on_d_l():
+    # PST-F with K = 1 and ε = ∞ fits, at the low level, the non-private PLR on the clipped D_l.
+    X, y = _data()
+    clf = PrivateStackingClassifier(epsilon=np.inf, groups=[np.arange(12)], random_state=0).fit(X, y)
+    Zl = bound_rows(X[clf.low_index_])
+    plr = PrivateLogisticRegression(epsilon=np.inf, lam=0.01).fit(Zl, y[clf.low_index_])
+    np.testing.assert_allclose(clf.low_coefs_[0], plr.w_, atol=1e-8)
+
+
+# --- groups and importances ---------------------------------------------------------------------
+
+def test_variant_w_sorts_and_uses_eq_6():
+    v = np.array([1.0, 5.0, 0.0, 3.0, 2.0, 4.0])
+    groups, q = resolve_groups(6, 3, feature_importance=v)
+    assert [list(g) for g in groups] == [[1, 5], [3, 4], [0, 2]]
+    np.testing.assert_allclose(q, np.array([9.0, 5.0, 1.0]) / 15.0)
+
+
+def test_variant_u_is_a_random_equal_partition_with_uniform_q():
+    groups, q = resolve_groups(10, 3, random_state=0)
+    assert sorted(np.concatenate(groups)) == list(range(10))
+    assert sorted(g.size for g in groups) == [3, 3, 4]
+    np.testing.assert_allclose(q, 1 / 3)
+    other, _ = resolve_groups(10, 3, random_state=1)
+    assert any(not np.array_equal(a, b) for a, b in zip(groups, other))
+
+
+def test_explicit_groups_with_feature_importance_use_eq_6():
+    groups, q = resolve_groups(4, groups=[[0, 3], [1]], feature_importance=[1.0, 2.0, 50.0, 1.0])
+    np.testing.assert_allclose(q, [0.5, 0.5])  # feature 2 is in no group: ignored
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(groups=[[0, 1], [2]], group_importance=[-0.5, 1.5]), ">= 0"),
+    (dict(groups=[[0, 1], [2]], group_importance=[0.5, 0.6]), "sum to 1"),
+    (dict(groups=[[0, 1], [2]], group_importance=[1.0]), "entries"),
+    (dict(n_groups=13), "cannot exceed"),
+    (dict(groups=[[0, 1], []]), "empty"),
+    (dict(groups=[[0, 1], [1, 2]]), "disjoint"),
+    (dict(groups=[[0, 12]]), "outside"),
+    (dict(feature_importance=np.ones(5)), "one value per feature"),
+    (dict(feature_importance=-np.ones(12)), ">= 0"),
+    (dict(combiner="average"), "combiner"),
+    (dict(row_bound="max"), "row_bound"),
+    (dict(meta_features="raw"), "meta_features"),
+    (dict(partition="rows"), "partition"),
+    (dict(partition="samples", feature_importance=np.ones(12)), "partition='features' only"),
+    (dict(partition="samples", n_groups=200), "fewer than 2 samples"),
+    (dict(epsilon=0.0), "epsilon"),
+    (dict(low_fraction=1.0), "low_fraction"),
+])
+def test_bad_parameters_raise_clear_errors(kwargs, message):
+    X, y = _data()
+    with pytest.raises(ValueError, match=message):
+        PrivateStackingClassifier(random_state=0, **kwargs).fit(X, y)
+
+
+def test_one_class_in_training_data_is_rejected():
+    X, _ = _data()
+    with pytest.raises(ValueError, match="two classes"):
+        PrivateStackingClassifier(random_state=0).fit(X, np.zeros(400))
+
+
+# --- norm bounds ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("method", ["clip", "scale", "normalize", "private_max"])
+@pytest.mark.parametrize("intercept", [False, True])
+def test_every_block_is_under_its_bound(method, intercept):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 7)) * rng.uniform(0.1, 10, size=(50, 1))
+    groups, q = [np.array([0, 3]), np.array([1, 2, 4]), np.array([5, 6])], np.array([0.6, 0.3, 0.1])
+    bmax = np.array([np.linalg.norm(X[:, g], axis=1).max() for g in groups])
+    Z, zg = bound_blocks(X, groups, q, method, row_scale=2.0, intercept=intercept, block_max=bmax / 2.0)
+    for k, g in enumerate(zg):
+        norms = np.linalg.norm(Z[:, g], axis=1)
+        assert np.all(norms <= q[k] * (1 + 1e-12))
+        if method == "normalize":
+            np.testing.assert_allclose(norms, q[k])
+        if intercept:
+            np.testing.assert_allclose(Z[:, g[-1]], q[k] / 2)
+
+
+def test_clip_leaves_rows_inside_the_bound_unchanged():
+    X = np.array([[0.1, 0.2, 0.05], [3.0, 4.0, 0.0]])
+    Z, _ = bound_blocks(X, [np.array([0, 1]), np.array([2])], np.array([0.5, 0.5]))
+    np.testing.assert_allclose(Z[0], X[0])
+    np.testing.assert_allclose(Z[1], [0.3, 0.4, 0.0])
+
+
+def test_meta_features_stay_in_the_unit_ball():
+    margins = np.random.default_rng(0).normal(scale=50, size=(100, 5))
+    for kind in ("sigmoid", "centred"):
+        assert np.all(np.linalg.norm(meta_features(margins, kind), axis=1) <= 1.0)
+    np.testing.assert_allclose(meta_features(np.zeros((1, 4)), "centred"), 0.0)
+
+
+def test_private_max_is_flagged_as_not_private():
+    X, y = _data()
+    with pytest.warns(UserWarning, match="NOT differentially private"):
+        clf = PrivateStackingClassifier(row_bound="private_max", random_state=0).fit(X, y)
+    assert clf.privacy_.total() == np.inf
+    # the scale depends on one record: enlarging one row changes every other row's scaled value
+    X2 = X.copy()
+    X2[0] *= 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf2 = clone(clf).fit(X2, y)
+    assert not np.allclose(clf._design(X[1:]), clf2._design(X[1:]))
+
+
+# --- privacy ledger ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, np.inf])
+def test_ledger_pst_f_spends_epsilon_on_each_disjoint_part(eps):
+    X, y = _data()
+    clf = PrivateStackingClassifier(epsilon=eps, random_state=0).fit(X, y)
+    assert clf.privacy_.per_part() == {"D_l": eps, "D_h": eps}
+    assert clf.privacy_.total() == eps
+
+
+def test_ledger_pst_s_spends_epsilon_on_each_sample_set():
+    X, y = _data()
+    clf = PrivateStackingClassifier(epsilon=0.7, partition="samples", n_groups=3, random_state=0).fit(X, y)
+    assert clf.privacy_.per_part() == {"D_l/S_1": 0.7, "D_l/S_2": 0.7, "D_l/S_3": 0.7, "D_h": 0.7}
+    assert clf.privacy_.total() == 0.7
+
+
+# --- regression: feature importance helps at ε = 1 ----------------------------------------------
+
+def test_pst_f_w_beats_plr_at_epsilon_1_when_importance_is_known():
+    # 30 features, 6 informative; importance v known (informative features high). Paired over
+    # 20 independent data sets and noise draws with fixed seeds: measured mean gain ≈ +0.05 AUC,
+    # positive in all 20 pairs, paired t ≈ 8.6. The assertions leave a wide margin.
+    d = 30
+    beta = np.r_[np.linspace(1.5, 0.5, 6), np.zeros(24)]
+    v = np.r_[np.linspace(1.5, 0.5, 6), np.full(24, 0.05)]
+    diffs = []
+    for r in range(20):
+        rng = np.random.default_rng(1000 + r)
+        X, Xt = rng.normal(size=(2000, d)), rng.normal(size=(1000, d))
+        y = (X @ beta + rng.logistic(size=2000) > 0).astype(int)
+        yt = (Xt @ beta + rng.logistic(size=1000) > 0).astype(int)
+        pst = PrivateStackingClassifier(1.0, feature_importance=v, row_scale=np.sqrt(d), random_state=r).fit(X, y)
+        plr = PrivateLogisticRegression(1.0, random_state=r).fit(bound_rows(X, row_scale=np.sqrt(d)), y)
+        diffs.append(roc_auc_score(yt, pst.decision_function(Xt))
+                     - roc_auc_score(yt, plr.decision_function(bound_rows(Xt, row_scale=np.sqrt(d)))))
+    diffs = np.array(diffs)
+    t = diffs.mean() / diffs.std(ddof=1) * np.sqrt(diffs.size)
+    assert diffs.mean() > 0.02 and t > 4.0 and (diffs > 0).sum() >= 17
