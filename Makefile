@@ -21,30 +21,31 @@ ifneq ($(wildcard ../shared/data/MANIFEST.md),)
 export DPSTACK_DATA := $(abspath ../shared/data)
 endif
 endif
-export MPLBACKEND := Agg
+# Notebook kernels draw with the inline backend (figures become outputs), whatever the caller's MPLBACKEND.
+NB_ENV := MPLBACKEND=module://matplotlib_inline.backend_inline DPSTACK_QUIET=1
 # One BLAS thread per process keeps results bit-identical between runs and joblib workers.
 export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: book test install notebooks html test-unit test-notebooks benchmark clean
+.PHONY: book test install notebooks html test-unit test-notebooks benchmark demo clean
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	@if [ ! -x "$(PY)" ]; then echo "creating virtualenv $(ENV_DIR)"; python3 -m venv "$(ENV_DIR)"; fi
-	"$(PY)" -m pip install --quiet --upgrade pip
-	"$(PY)" -m pip install --quiet -e ".[dev,book]"
+	"$(PY)" -m pip install -qq --upgrade pip
+	"$(PY)" -m pip install -qq -e ".[dev,book]"
 	@touch "$@"
 
 book: $(STAMP)
 	@start=$$(date +%s); \
-	"$(PY)" scripts/run_notebooks.py; \
+	$(NB_ENV) "$(PY)" scripts/run_notebooks.py; \
 	$(MAKE) --no-print-directory html; \
 	echo "make book: $$(( $$(date +%s) - start )) s; open _build/html/index.html"
 
 notebooks: $(STAMP)
-	"$(PY)" scripts/run_notebooks.py
+	$(NB_ENV) "$(PY)" scripts/run_notebooks.py
 
 html: $(STAMP)
 	"$(PY)" -m jupyter_book build . --warningiserror --keep-going --quiet
@@ -59,7 +60,10 @@ test-unit: $(STAMP)
 	"$(PY)" -m pytest tests
 
 test-notebooks: $(STAMP)
-	DPSTACK_QUIET=1 "$(PY)" -m pytest --nbval notebooks --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+	$(NB_ENV) "$(PY)" -m pytest --nbval notebooks --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
+
+demo: $(STAMP)
+	"$(PY)" -m dpstack.demo --out _build/demo
 
 benchmark: $(STAMP)
 	"$(PY)" -m benchmarks

@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
-from tqdm.auto import tqdm
+from tqdm import tqdm  # not tqdm.auto: without ipywidgets it warns into notebook outputs
 
 __all__ = ["cell_seed", "run_cells", "code_version", "cache_dir", "clear_cache", "progress_disabled"]
 
