@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import concurrent.futures
 import os
 import re
 import sys
@@ -79,17 +80,54 @@ def main(argv=None):
     parser.add_argument("-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                         help="papermill parameter (value parsed as a Python literal)")
     parser.add_argument("--kernel", default="python3")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
+                        help="notebooks executed at once (default: number of CPUs)")
     args = parser.parse_args(argv)
     os.environ.setdefault("DPSTACK_QUIET", "1")  # no progress bars inside executed notebooks
     paths = [Path(p) for p in args.notebooks] or notebooks_in_toc()
     parameters = {name: parse_value(value) for name, value in args.p}
-    total = 0.0
-    for path in paths:
-        print(f"executing {path.relative_to(ROOT) if path.is_absolute() else path} ...", flush=True)
-        seconds = run(path, parameters, args.kernel)
-        total += seconds
-        print(f"  done in {seconds:.1f} s", flush=True)
-    print(f"{len(paths)} notebook(s) in {total:.1f} s")
+    t0 = time.perf_counter()
+    failed = []
+    # One kernel per notebook: separate processes, so running several at once is safe.
+    jobs = max(1, min(args.jobs, len(paths)))
+    pool = concurrent.futures.ProcessPoolExecutor(jobs) if jobs > 1 else _InProcess()
+    with pool:
+        futures = {pool.submit(run, path, parameters, args.kernel): path for path in paths}
+        for future in concurrent.futures.as_completed(futures):
+            name = _display(futures[future])
+            try:
+                print(f"  {name}: {future.result():.1f} s", flush=True)
+            except Exception as exc:  # report every failing notebook, then fail
+                failed.append(name)
+                print(f"  {name}: FAILED ({type(exc).__name__}: {_last_line(exc)})",
+                      flush=True)
+    print(f"{len(paths)} notebook(s) in {time.perf_counter() - t0:.1f} s wall time")
+    if failed:
+        print("failed: " + ", ".join(failed), file=sys.stderr)
+        return 1
+    return 0
+
+
+class _InProcess(concurrent.futures.Executor):
+    """Runs each submission at once in this process (``-j 1``: no pickling, plain tracebacks)."""
+
+    def submit(self, fn, *args, **kwargs):
+        future = concurrent.futures.Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except Exception as exc:
+            future.set_exception(exc)
+        return future
+
+
+def _last_line(exc):
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _display(path):
+    path = Path(path).resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 if __name__ == "__main__":
