@@ -29,12 +29,14 @@ $\lambda>0$:
    $\|\mathbf{b}\| \sim \mathrm{Gamma}(d, 2/\epsilon')$ with a uniform direction (the papers print
    $\exp(+\epsilon'\|\mathbf{b}\|/2)$, a sign typo: see the errata);
 5. return the exact minimiser of
-$$
-\min_{\mathbf{w}} \frac{1}{n}\sum_{i=1}^n \log\left(1+e^{-y_i\mathbf{w}^\top\mathbf{x}_i}\right)
- + \frac{\mathbf{b}^\top\mathbf{w}}{n} + \frac{\Delta}{2}\|\mathbf{w}\|^2 + \lambda g(\mathbf{w}),
-$$
-with $g$ 1-strongly convex; here $g(\mathbf{w}) = \frac12\|\mathbf{w}-\mathbf{w}_0\|^2$
-($\mathbf{w}_0=\mathbf{0}$ for plain PLR, a source model for transfer learning).
+
+   $$
+   \min_{\mathbf{w}} \frac{1}{n}\sum_{i=1}^n \log\left(1+e^{-y_i\mathbf{w}^\top\mathbf{x}_i}\right)
+    + \frac{\mathbf{b}^\top\mathbf{w}}{n} + \frac{\Delta}{2}\|\mathbf{w}\|^2 + \lambda g(\mathbf{w}),
+   $$
+
+   with $g$ 1-strongly convex; here $g(\mathbf{w}) = \frac12\|\mathbf{w}-\mathbf{w}_0\|^2$
+   ($\mathbf{w}_0=\mathbf{0}$ for plain PLR, a source model for transfer learning).
 
 **Proposition 1** {cite}`chaudhuri2011differentially`. *If $g$ is strongly convex, Algorithm 1 is
 $\epsilon$-differentially private.*

@@ -24,7 +24,7 @@ def main(n_parties=20_000, party_size=22, n_features=123, lam=1e-4, seed=0):
     n = n_parties * party_size
     X = rng.normal(size=(n, n_features))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
-    y = (X[:, 0] + 0.1 * rng.normal(size=n) > 0.0).astype(int)
+    y = (X[:, 0] + 0.1 * rng.normal(size=n) > 0.12).astype(int)  # ~18% positive: some one-class parties
     parties = np.repeat(np.arange(n_parties), party_size)
 
     t0 = time.perf_counter()

@@ -43,6 +43,7 @@ __all__ = [
     "resolve_groups",
     "bound_blocks",
     "bound_rows",
+    "block_lambdas",
     "meta_features",
     "ROW_BOUNDS",
     "COMBINERS",
@@ -200,6 +201,34 @@ def bound_rows(X, method="clip", row_scale=1.0, row_max=None):
     return bound_blocks(X, [np.arange(X.shape[1])], np.ones(1), method, row_scale, block_max=[row_max])[0]
 
 
+LAM_BLOCKS = ("same", "importance")
+
+
+def block_lambdas(lam, importance, rule="same"):
+    """λ_k of the low-level blocks from ``lam`` and the rule.
+
+    ``"same"``: λ_k = lam (or ``lam`` itself when it is given per block).
+    ``"importance"``: λ_k = lam·(K q_k)². Block k's rows have norm ≤ q_k; on the
+    rescaled rows x/q_k (norm ≤ 1) the same problem has regulariser λ_k/q_k², so
+    this rule gives every block the *same* effective λ as a 1/K block — the
+    scale-equivariant reading of PST Theorem 5, under which a block with larger
+    q_k sees noise 2d_k/(ε' q_k) relative to its signal. With one λ for all
+    blocks the opposite happens: the important block's margins get *more* noise
+    (q_k‖b_k‖/(nλ)). For variant U (q_k = 1/K) both rules agree. Blocks with
+    q_k = 0 keep ``lam`` (they carry no data).
+    """
+    q = np.asarray(importance, dtype=float)
+    lam_arr = np.asarray(lam, dtype=float)
+    if rule == "same":
+        return lam
+    if rule != "importance":
+        raise ValueError(f"lam_blocks must be one of {LAM_BLOCKS}, got {rule!r}")
+    if lam_arr.ndim != 0:
+        raise ValueError("lam_blocks='importance' scales a scalar lam; got lam per block")
+    K = q.size
+    return np.where(q > 0, float(lam_arr) * (K * q) ** 2, float(lam_arr))
+
+
 def meta_features(margins, kind="centred"):
     """High-level inputs from the K low-level margins x_(k)ᵀw_k, with ‖m‖ ≤ 1.
 
@@ -239,6 +268,8 @@ class _StackingMixin(ClassifierMixin):
         if self.meta_features not in META_FEATURES:
             raise ValueError(f"meta_features must be one of {META_FEATURES}, got {self.meta_features!r}")
         self._check_combiner(self.combiner)
+        if self.lam_blocks not in LAM_BLOCKS:
+            raise ValueError(f"lam_blocks must be one of {LAM_BLOCKS}, got {self.lam_blocks!r}")
         if not 0.0 < self.low_fraction < 1.0:
             raise ValueError(f"low_fraction must be in (0, 1), got {self.low_fraction!r}")
 
@@ -297,6 +328,20 @@ class _StackingMixin(ClassifierMixin):
             )
             self.privacy_.add("row scaling by the private maximum norm", part, np.inf,
                               note="data-dependent scaling: outside the DP guarantee")
+
+    def bounded_design(self, X):
+        """X as the low level sees it: blocks laid out contiguously, block k under norm q_k.
+
+        The fitted low-level models (``low_level_``) take this matrix as input; the
+        privacy audit uses it to build neighbouring datasets at the bounds.
+        """
+        check_is_fitted(self)
+        X = _validate_data(self, X, dtype=float, reset=False)
+        return self._design(X)
+
+    def high_level_inputs(self, X):
+        """Meta-features of X (norm ≤ 1), the inputs of ``high_level_``."""
+        return meta_features(self.decision_function_low(X), self.meta_features)
 
     def decision_function_low(self, X):
         """Margins of the K low-level models, shape (n_samples, K) (C-0 … C-K−1)."""
@@ -371,7 +416,7 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         Budget ε (``np.inf``: non-private).
     partition : {"features", "samples"}, default="features"
     n_groups : int, default=5
-        K: feature groups (PST-F) or sample sets (PST-S).
+        K: feature groups (PST-F) or sample sets (PST-S); ignored when ``groups`` is given.
     feature_importance : array-like of shape (n_features,) or None
         Per-feature importance v_i (variant W); PST-F only.
     groups : sequence of K index arrays or None
@@ -382,6 +427,8 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         Used by ``predict``/``decision_function``; the others stay available.
     lam : float or array-like of shape (K,), default=0.01
         λ_k of the low-level models.
+    lam_blocks : {"same", "importance"}, default="same"
+        How λ_k follows q_k in PST-F: see :func:`block_lambdas`.
     lam_high : float or None, default=None
         λ of the high-level PLR; ``None``: same as ``lam``.
     low_fraction : float, default=0.5
@@ -409,6 +456,8 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         Feature groups (one group of all features for PST-S).
     importance_ : ndarray of shape (K,)
         q_k (1/K for PST-S, used by C-wmv).
+    block_bounds_ : ndarray
+        Norm bound of each block of :meth:`bounded_design` (q_k; 1 for PST-S).
     low_index_, high_index_ : ndarray
         Rows of the training data in D_l and D_h.
     sample_parts_ : list of K ndarrays or None
@@ -440,7 +489,7 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
     """
 
     def __init__(self, epsilon=1.0, partition="features", n_groups=5, feature_importance=None, groups=None,
-                 group_importance=None, combiner="stack", lam=0.01, lam_high=None, low_fraction=0.5,
+                 group_importance=None, combiner="stack", lam=0.01, lam_blocks="same", lam_high=None, low_fraction=0.5,
                  row_bound="clip", row_scale=1.0, meta_features="centred", low_intercept=False,
                  high_intercept=True, tol=1e-10, max_iter=100, random_state=None):
         self.epsilon = epsilon
@@ -451,6 +500,7 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         self.group_importance = group_importance
         self.combiner = combiner
         self.lam = lam
+        self.lam_blocks = lam_blocks
         self.lam_high = lam_high
         self.low_fraction = low_fraction
         self.row_bound = row_bound
@@ -491,7 +541,8 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         if self.partition == "features":
             self.sample_parts_ = None
             self.low_level_ = FeatureSplitLogisticRegression(
-                epsilon=epsilon, groups=self._z_groups(), importance=self.importance_, lam=self.lam,
+                epsilon=epsilon, groups=self._z_groups(), importance=self.importance_,
+                lam=block_lambdas(self.lam, self.importance_, self.lam_blocks),
                 tol=self.tol, max_iter=self.max_iter, random_state=_seed(rng)).fit(Zl, yl)
             self.privacy_.add(f"PLR-FS (low level, K={len(self.groups_)})", "D_l", epsilon)
         else:

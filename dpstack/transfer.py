@@ -26,6 +26,8 @@ Baselines of PPTL §4.2 as recipes (``b`` = the row bounding of :func:`~dpstack.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
@@ -38,6 +40,7 @@ from .stacking import (
     _block_norm_max,
     _seed,
     _StackingMixin,
+    block_lambdas,
     bound_blocks,
     meta_features,
     resolve_groups,
@@ -100,6 +103,8 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         λ_s^(k) of the source blocks.
     lam : float or array-like of shape (K,), default=0.01
         λ_t^(k) of the target blocks.
+    lam_blocks : {"same", "importance"}, default="same"
+        How λ_s^(k) and λ_t^(k) follow q_k: see :func:`~dpstack.stacking.block_lambdas`.
     lam_high : float or None, default=None
         μ_t of the target's level-1 PLR (``None``: ``lam``).
     eta : float or array-like of shape (K,), default=0.5
@@ -144,7 +149,8 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
     """
 
     def __init__(self, epsilon_source=1.0, epsilon_target=1.0, n_groups=5, feature_importance=None, groups=None,
-                 group_importance=None, combiner="stack", lam_source=0.01, lam=0.01, lam_high=None, eta=0.5,
+                 group_importance=None, combiner="stack", lam_source=0.01, lam=0.01, lam_blocks="same",
+                 lam_high=None, eta=0.5,
                  low_fraction=0.5, row_bound="clip", row_scale=1.0, meta_features="centred",
                  low_intercept=False, high_intercept=True, tol=1e-10, max_iter=100, random_state=None):
         self.epsilon_source = epsilon_source
@@ -156,6 +162,7 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         self.combiner = combiner
         self.lam_source = lam_source
         self.lam = lam
+        self.lam_blocks = lam_blocks
         self.lam_high = lam_high
         self.eta = eta
         self.low_fraction = low_fraction
@@ -185,7 +192,8 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         self.source_block_max_ = self.block_max_
         Z = self._design(X)
         self.source_ = FeatureSplitLogisticRegression(
-            epsilon=eps_s, groups=self._z_groups(), importance=self.importance_, lam=self.lam_source,
+            epsilon=eps_s, groups=self._z_groups(), importance=self.importance_,
+            lam=block_lambdas(self.lam_source, self.importance_, self.lam_blocks),
             tol=self.tol, max_iter=self.max_iter, random_state=_seed(rng)).fit(Z, y_signed)
         self.source_classes_ = classes
         self.source_privacy_ = PrivacyLedger()
@@ -218,7 +226,8 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         eta = np.broadcast_to(np.asarray(self.eta, dtype=float), (K,))
         w0 = np.concatenate([transfer_centre(w, e) for w, e in zip(self.source_.block_coefs_, eta)])
         self.low_level_ = FeatureSplitLogisticRegression(
-            epsilon=eps_t, groups=z_groups, importance=self.importance_, lam=self.lam, w0=w0,
+            epsilon=eps_t, groups=z_groups, importance=self.importance_,
+            lam=block_lambdas(self.lam, self.importance_, self.lam_blocks), w0=w0,
             tol=self.tol, max_iter=self.max_iter, random_state=_seed(rng),
         ).fit(Z[self.low_index_], y_signed[self.low_index_])
         Zh = Z[self.high_index_]
@@ -345,6 +354,9 @@ class SimComb(ClassifierMixin, BaseEstimator):
         self.privacy_.add("PLR (source)", "D_s", self.epsilon_source)
         self.privacy_.add(f"PLR (target, centred at (1-eta) w_s, eta={self.eta:g})", "D_t", self.epsilon_target)
         if self.row_bound == "private_max":
+            warnings.warn("row_bound='private_max' divides by the largest norm in the private data: "
+                          "the fitted model is NOT differentially private (ledger total = inf)",
+                          UserWarning, stacklevel=2)
             self.privacy_.add("row scaling by the private maximum norm", "D_s", np.inf, note="outside the DP guarantee")
             self.privacy_.add("row scaling by the private maximum norm", "D_t", np.inf, note="outside the DP guarantee")
         return self

@@ -7,9 +7,11 @@ import pytest
 from scipy import stats
 
 from dpstack import FeatureSplitLogisticRegression, PrivateLogisticRegression
-from dpstack.audit import exact_privacy_loss, max_privacy_loss, sample_outputs, worst_case_neighbours
+from dpstack.audit import (adversarial_case, audit_level, audit_mechanisms, audit_mutants, clopper_pearson,
+                           composition_checks, epsilon_lower_bound, epsilon_lower_bound_from_scores, exact_privacy_loss,
+                           max_privacy_loss, mutants, output_perturbation_audit, party_neighbours, sample_outputs,
+                           worst_case_neighbours)
 from dpstack.audit.exact import _noise_from_output
-from dpstack.mechanisms import objective_perturbation_calibration
 from dpstack.solvers import logistic_objective
 
 GROUPS = [[0, 1], [2], [3, 4]]
@@ -19,7 +21,7 @@ Q = [0.6, 0.3, 0.1]
 def _data(n=60, p=5, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, p)) / np.sqrt(p)
-    y = (X[:, 0] + 0.5 * X[:, 2] + 0.3 * rng.normal(size=n) > 0).astype(int)
+    y = (X[:, 0] + 0.5 * X[:, -1] + 0.3 * rng.normal(size=n) > 0).astype(int)
     return X, y
 
 
@@ -168,3 +170,190 @@ def test_exact_loss_catches_noise_calibrated_for_ten_epsilon(name):
     est = _TenfoldEpsilonPLR(random_state=0, **PLR_CASES[name]).fit(XD, yD)
     W = sample_outputs(est, XD, yD, n_draws=300, random_state=5)
     assert max_privacy_loss(est, XD, yD, XP, yP, W) > 2 * est.epsilon
+
+
+def test_block_with_zero_importance_adds_no_loss():
+    X, y = _data()
+    Xp, yp = X.copy(), y.copy()
+    Xp[0, 3:] = [5.0, -5.0]   # the change lies entirely in the q = 0 block
+    fs = FeatureSplitLogisticRegression(epsilon=1.0, groups=GROUPS, importance=[0.7, 0.3, 0.0], lam=0.05,
+                                        random_state=0).fit(X, y)
+    W = sample_outputs(fs, X, y, n_draws=50, random_state=0)
+    np.testing.assert_allclose(exact_privacy_loss(fs, X, y, Xp, yp, W), 0.0, atol=1e-12)
+
+
+# -- statistical lower bound ----------------------------------------------------------------------------
+
+
+def test_clopper_pearson_matches_the_closed_forms():
+    # k = 0: upper = 1 − α^(1/n); k = n: lower = α^(1/n)
+    lo, hi = clopper_pearson([0, 20], [20, 20], 0.05)
+    assert hi[0] == pytest.approx(1 - 0.05 ** (1 / 20))
+    assert lo[1] == pytest.approx(0.05 ** (1 / 20))
+    assert lo[0] == 0.0 and hi[1] == 1.0
+
+
+def test_lower_bound_on_a_known_laplace_mechanism():
+    # s = μ + Laplace(1/ε): a threshold test on μ ∈ {0, 1} is exactly ε-DP, with ratio e^ε in the tails
+    rng = np.random.default_rng(3)
+    eps = 1.0
+    s0 = rng.laplace(0.0, 1 / eps, size=20000)
+    s1 = rng.laplace(1.0, 1 / eps, size=20000)
+    res = epsilon_lower_bound_from_scores(s0, s1, confidence=0.95, random_state=0)
+    assert 0.5 * eps < res.epsilon_lo <= eps
+    again = epsilon_lower_bound_from_scores(s0, s1, confidence=0.95, random_state=0)
+    assert again == res
+    # identical mechanisms: nothing to find
+    assert epsilon_lower_bound_from_scores(s0[:10000], s0[10000:], random_state=0).epsilon_lo < 0.1
+
+
+def test_lower_bound_from_refits_and_from_direct_draws():
+    X, y = _data(n=40, p=2)
+    XD, yD, XP, yP = worst_case_neighbours(X, y)["label_flip"]
+    est = PrivateLogisticRegression(epsilon=8.0, lam=0.1)
+    refit = epsilon_lower_bound(est, XD, yD, XP, yP, n_runs=150, random_state=1, method="refit")
+    direct = epsilon_lower_bound(est, XD, yD, XP, yP, n_runs=150, random_state=1, method="direct")
+    # the realised loss of a label flip is about ε'/2 here: both find a clear signal, neither exceeds ε
+    assert 0.5 < refit.epsilon_lo <= 8.0 and 0.5 < direct.epsilon_lo <= 8.0
+
+
+# -- output perturbation (one party) ----------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["vote", "soft", "avg"])
+def test_multiparty_minimiser_distance_within_calibrated_sensitivity(method):
+    from dpstack.multiparty import MultipartyPrivateClassifier
+
+    D, Dp = party_neighbours(n_parties=7)
+    res = output_perturbation_audit(MultipartyPrivateClassifier(method, epsilon=1.0, lam=1.0), D, Dp,
+                                    n_runs=1000, random_state=0)
+    assert 0.1 * res["calibrated_sensitivity"] < res["measured_distance"] <= res["calibrated_sensitivity"]
+    assert res["exact_max_loss"] <= 1.0 and res["epsilon_lo"].epsilon_lo <= 1.0
+
+
+@pytest.mark.parametrize("method", ["vote", "soft"])
+def test_party_neighbours_reproduce_the_multiparty_worst_case_construction(method):
+    # The estimator's own fit on party_neighbours gives the minimiser distance that
+    # dpstack.multiparty.sensitivity_by_construction computes from the proofs' construction.
+    from dpstack.multiparty import MultipartyPrivateClassifier, sensitivity_by_construction
+
+    D, Dp = party_neighbours(n_parties=7)
+    res = output_perturbation_audit(MultipartyPrivateClassifier(method, epsilon=1.0, lam=1.0), D, Dp,
+                                    n_runs=10, random_state=0)
+    ref = sensitivity_by_construction(method, n_parties=7, lam=1.0)
+    assert res["measured_distance"] == pytest.approx(ref["measured"], rel=1e-6)
+    assert res["claimed_sensitivity"] == pytest.approx(ref["claimed"])
+
+
+# -- composition of the stacked mechanisms -----------------------------------------------------------------
+def test_stacking_parts_are_disjoint_and_data_independent():
+    from dpstack import PrivateStackingClassifier
+
+    X, y = _data(n=80, p=4)
+    for partition in ("samples", "features"):
+        res = composition_checks(PrivateStackingClassifier(partition=partition, n_groups=2), X, y)
+        assert res["disjoint"] and res["data_independent_split"] and res["ledger_total"] == 1.0
+
+
+def test_composition_check_catches_a_data_dependent_split():
+    from dpstack import PrivateStackingClassifier
+
+    class FeatureSortedSplit(PrivateStackingClassifier):
+        """Test double: alternates the rows, sorted by their first feature, between D_l and D_h."""
+
+        def _split(self, n, rng):
+            order = np.argsort(self._first_feature, kind="stable")
+            return np.sort(order[0::2]), np.sort(order[1::2])
+
+        def fit(self, X, y):
+            self._first_feature = np.asarray(X)[:, 0]
+            return super().fit(X, y)
+
+    X, y = _data(n=80, p=4)
+    res = composition_checks(FeatureSortedSplit(partition="features", n_groups=2), X, y)
+    assert res["disjoint"] and not res["data_independent_split"]
+
+
+# -- every mutant is caught ----------------------------------------------------------------------------------
+def _caught(res, eps):
+    return res["exact_max_loss"] > eps or res["epsilon_lo"] > eps
+
+
+@pytest.mark.parametrize("mutant,params", [
+    (mutants.TenfoldEpsilonPLR, dict(lam=0.05)),
+    (mutants.MaxNormScaledPLR, dict(lam=0.05)),
+    (mutants.SkippedDeltaPLR, dict(lam=0.002)),
+])
+def test_plr_mutants_are_caught_and_the_real_plr_is_not(mutant, params):
+    X, y = _data()
+    broken = mutant(epsilon=1.0, random_state=0, **params).fit(X, y)
+    real = PrivateLogisticRegression(epsilon=1.0, random_state=0, **params).fit(X, y)
+    assert _caught(audit_level(broken, X, y, n_draws=100, n_runs=400, random_state=0), 1.0)
+    assert not _caught(audit_level(real, X, y, n_draws=100, n_runs=400, random_state=0), 1.0)
+
+
+def test_pptl_epsilon_k_mutant_is_caught_by_the_exact_loss():
+    from scipy.optimize import brentq
+
+    from dpstack.mechanisms import feature_split_calibration
+
+    q = np.array([0.7, 0.3])
+    groups = [[0, 1], [2, 3]]
+    n = 40
+    lam = brentq(lambda l: feature_split_calibration(1.0, n, l, q).epsilon_prime - 0.1, 1e-5, 10.0)
+    broken = adversarial_case(mutants.PPTLEpsilonFeatureSplit(epsilon=1.0, groups=groups, importance=q, lam=lam),
+                              n_samples=n)
+    real = adversarial_case(FeatureSplitLogisticRegression(epsilon=1.0, groups=groups, importance=q, lam=lam),
+                            n_samples=n)
+    assert broken.estimator.calibration_.branch == "delta=0"
+    assert np.all(broken.estimator.calibration_.epsilon_k == 1.0)
+    assert broken.loss_at_w_star > 1.1
+    assert 0.3 < real.max_loss(n_draws=200) <= 1.0
+
+
+def test_vote_with_soft_noise_scale_is_caught():
+    D, Dp = party_neighbours(n_parties=7)
+    res = output_perturbation_audit(mutants.VoteWithSoftScale(epsilon=1.0, lam=1.0), D, Dp, n_runs=1000,
+                                    random_state=0)
+    assert res["measured_distance"] > res["calibrated_sensitivity"]
+    assert res["exact_max_loss"] > 1.0 and res["epsilon_lo"].epsilon_lo > 1.0
+
+
+# -- the book's table --------------------------------------------------------------------------------------
+def test_audit_table_every_mechanism_passes_and_every_mutant_is_caught():
+    table = audit_mechanisms(profile="smoke", random_state=0)
+    assert len(table) == 13 and (table["verdict"] == "pass").all(), table[["mechanism", "verdict"]]
+    assert (table["exact max loss"] <= table["claimed ε"]).all()
+    assert (table["exact max loss"] > 0.3 * table["claimed ε"]).all()  # the checks have teeth
+    caught = audit_mutants(profile="smoke", random_state=0)
+    assert caught["verdict"].str.startswith("caught").all(), caught[["mechanism", "verdict"]]
+
+
+@pytest.mark.parametrize("lam,branch", [([0.05, 0.02, 0.1], "delta=0"), ([0.002, 0.001, 0.05], "delta>0")])
+def test_lemma8_bounds_add_up_to_epsilon_and_bound_each_block(lam, branch):
+    from dpstack.audit import block_loss_table
+
+    fs = FeatureSplitLogisticRegression(epsilon=1.0, groups=[[0, 1, 2], [3, 4], [5, 6]], importance=Q, lam=lam)
+    case = adversarial_case(fs, n_samples=100)
+    assert case.estimator.calibration_.branch == branch
+    table = block_loss_table(case)
+    blocks, total = table.iloc[:-1], table.iloc[-1]
+    bound_total = total["noise bound"] + total["Jacobian bound"]
+    # Δ = 0: exactly ε; Δ > 0: ε with block 3's Δ clamped at 0, so a little less
+    assert bound_total == pytest.approx(1.0) if branch == "delta=0" else 0.8 < bound_total < 1.0
+    assert (blocks["noise part at w*"] <= blocks["noise bound"] + 1e-12).all()
+    assert (blocks["Jacobian part at w*"] <= blocks["Jacobian bound"] + 1e-12).all()
+    realised = total["noise part at w*"] + total["Jacobian part at w*"]
+    assert realised == pytest.approx(case.loss_at_w_star) and 0.5 < realised <= 1.0
+
+
+def test_a_record_reaches_only_the_level_of_its_part():
+    from dpstack import PrivateStackingClassifier
+    from dpstack.audit import changed_levels
+
+    X, y = _data(n=90, p=4)
+    pst = PrivateStackingClassifier(partition="samples", n_groups=3, lam=0.05, random_state=4)
+    fitted = pst.fit(X, y)
+    in_s2 = int(fitted.sample_parts_[1][0])
+    table = changed_levels(pst, X, y, in_s2, random_state=4)
+    assert table["trained on the changed record"].tolist() == [False, True, False, False]
+    # S_1 and S_3 are bit-identical; S_2 and (through its input) the high level change
+    assert table["release changed"].tolist() == [False, True, False, True]

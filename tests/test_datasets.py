@@ -343,6 +343,7 @@ def test_fetch_offline_names_files_and_home(home):
     with pytest.raises(ConnectionError) as err:
         ds.fetch("kddcup99", data_home=home, opener=offline)
     assert "kddcup99/kddcup.data_10_percent.gz" in str(err.value) and str(home) in str(err.value)
+    assert not any(p.is_file() for p in home.rglob("*"))  # no partial download left behind
 
 
 def test_fetch_rejects_wrong_bytes_and_keeps_nothing(home):
@@ -382,17 +383,16 @@ def test_loader_never_downloads_unless_asked(home, monkeypatch):
 
 # ----------------------------------------------------------------------------- cache
 def test_read_only_home_is_never_written_and_cache_goes_elsewhere(news_home, tmp_path):
-    first = ds.load_news20(data_home=news_home, verify=False)
-    os.chmod(news_home, 0o555)
+    first = ds.load_news20(data_home=news_home, verify=False)  # writable home: cache lands in it
+    for p in (news_home / ".cache").glob("*"):
+        p.unlink()
+    os.chmod(news_home, 0o555)  # now marked read-only (root could still write: the bits must decide)
     try:
-        for p in (news_home / ".cache").glob("*"):
-            p.unlink()
-        (news_home / ".cache").exists() and os.chmod(news_home / ".cache", 0o555)
         again = ds.load_news20(data_home=news_home, verify=False)
     finally:
         os.chmod(news_home, 0o755)
     assert again.data == first.data
-    assert not any((news_home / ".cache").glob("*")) if (news_home / ".cache").exists() else True
+    assert not any((news_home / ".cache").glob("*"))
     assert list((tmp_path / "usercache" / "dpstack").glob("news20-*.npz"))
 
 
@@ -429,6 +429,14 @@ def test_mnist_transfer_disjoint_source_and_target(mnist_home):
     assert not set(d.source_index) & set(d.target_index)
     tr_lab = mnist_home[2]
     assert set(tr_lab[d.source_index[d.source_index < 60000]]) <= {0, 8}
+
+
+def test_mnist_transfer_target_is_a_uniform_draw_of_the_unused_images(mnist_home):
+    # 40 images each of 0, 8 and 9; the source takes ~15 zeros, so the target (20 of the
+    # remaining ~25 zeros and 40 nines) should be ~40/65 nines, not all nines
+    fractions = [ds.mnist_transfer(n_source=30, n_target=20, n_components=2, random_state=s,
+                                   data_home=mnist_home[0], verify=False).y_target.mean() for s in range(10)]
+    assert abs(np.mean(fractions) - 40 / 65) < 0.08
 
 
 def test_news20_pst_on_tiny_tar(news_home):
@@ -524,3 +532,81 @@ def test_real_har_labels_and_clear_error_for_absent_x_files():
     else:
         with pytest.raises(ds.DatasetNotFoundError, match="X_train.txt"):
             ds.load_har("train")
+
+
+@pytest.mark.realdata
+@need_real
+def test_fetch_success_path_with_a_local_source(home):
+    """fetch verifies and installs files; the 'download' here copies the shared copies."""
+    def local_copy(url, dest):
+        Path(dest).write_bytes((REAL / "kddcup99" / Path(url).name).read_bytes())
+    paths = ds.fetch("kddcup99", data_home=home, opener=local_copy)
+    assert sorted(p.name for p in paths) == ["corrected.gz", "kddcup.data_10_percent.gz"]
+    assert ds.load_kddcup99("test", data_home=home, dtype=np.float32).data.shape == (311029, 123)
+    assert ds.fetch("kddcup99", data_home=home, opener=local_copy) == []  # nothing missing any more
+
+    def har_zip(url, dest):
+        with zipfile.ZipFile(dest, "w") as zf:
+            for rel in ("features.txt", "activity_labels.txt", "train/y_train.txt"):
+                zf.write(REAL / "uci_har/UCI_HAR_Dataset" / rel, f"UCI HAR Dataset/{rel}")
+    wanted = ["uci_har/UCI_HAR_Dataset/features.txt", "uci_har/UCI_HAR_Dataset/train/y_train.txt"]
+    got = ds.fetch("har", data_home=home, only=wanted, opener=har_zip)
+    assert sorted(str(p.relative_to(home)) for p in got) == sorted(wanted)
+    assert not [p for p in home.iterdir() if p.name.startswith("tmp")]  # temporary folder removed
+
+
+def test_fetch_opens_an_inner_zip_and_tries_the_next_url(home):
+    tried = []
+
+    def nested(url, dest):
+        tried.append(url)
+        if len(tried) == 1:
+            raise urllib.error.URLError("first mirror down")
+        inner = io.BytesIO()
+        with zipfile.ZipFile(inner, "w") as zf:
+            zf.writestr("UCI HAR Dataset/activity_labels.txt", "1 WALKING\n")
+        with zipfile.ZipFile(dest, "w") as zf:
+            zf.writestr("UCI HAR Dataset.zip", inner.getvalue())
+    # the payload is not the published file, so it reaches the checksum step and stops there
+    with pytest.raises(ds.ChecksumError, match="activity_labels.txt"):
+        ds.fetch("har", data_home=home, only=["uci_har/UCI_HAR_Dataset/activity_labels.txt"], opener=nested)
+    assert len(tried) == 2
+
+
+def test_fetch_rejects_unknown_file_names(home):
+    with pytest.raises(ValueError, match="no file"):
+        ds.fetch("kddcup99", data_home=home, only=["kddcup99/kddcup.data.gz"], opener=lambda u, d: None)
+
+
+@pytest.mark.realdata
+@need_real
+def test_har_loader_on_the_real_label_files_with_stand_in_features(home):
+    """The real features/labels/subject files, with X files of the right shape written here."""
+    import shutil
+    src = REAL / "uci_har/UCI_HAR_Dataset"
+    dst = home / "uci_har/UCI_HAR_Dataset"
+    for rel in ("features.txt", "activity_labels.txt", "train/y_train.txt", "train/subject_train.txt",
+                "test/y_test.txt", "test/subject_test.txt"):
+        (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src / rel, dst / rel)
+    for part, n in (("train", 7352), ("test", 2947)):
+        (dst / part / f"X_{part}.txt").write_text((" ".join(["0.5"] * 561) + "\n") * n)
+    with pytest.raises(ds.ChecksumError, match="git blob"):
+        ds.load_har("train", data_home=home)  # stand-in X files are not the genuine ones
+    b = ds.load_har("all", data_home=home, verify=False)
+    assert b.data.shape == (7352 + 2947, 561)
+    np.testing.assert_array_equal(np.bincount(b.target[b.subset == "test"])[1:], [496, 471, 420, 491, 532, 537])
+    assert len(np.unique(b.subject[b.subset == "train"])) == 21
+    assert b.feature_names[0] == "tBodyAcc-mean()-X" and b.target_names[-1] == "LAYING"
+
+
+def test_no_writable_cache_anywhere_still_loads(news_home, tmp_path, monkeypatch):
+    blocker = tmp_path / "not_a_folder"
+    blocker.write_text("x")  # a file where the user cache folder would go: mkdir fails
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    os.chmod(news_home, 0o555)
+    try:
+        b = ds.load_news20("test", data_home=news_home, verify=False)
+    finally:
+        os.chmod(news_home, 0o755)
+    assert len(b.data) == 24 and not (news_home / ".cache").exists()

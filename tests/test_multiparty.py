@@ -248,3 +248,33 @@ def test_fit_methods_shares_local_models_without_changing_results(synthetic):
         alone = MultipartyPrivateClassifier(method, epsilon=2.0, lam=1e-3, random_state=5).fit(X, y, parties, X_aux)
         np.testing.assert_array_equal(est.coef_, alone.coef_)
     assert shared["soft"].local_coefs_ is shared["vote"].local_coefs_
+
+
+def test_experiment_helpers_accuracy_summary_claims_and_missing_data(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from dpstack.experiments import multiparty as ex
+
+    X = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]])
+    coefs = np.array([[[1.0, 0.0]], [[-1.0, 0.0]]])  # two binary models
+    assert ex._accuracies(X, np.array([1, 0, 1]), coefs, np.array([0, 1])) == pytest.approx([1.0, 1 / 3])
+    rows = [dict(n_parties=10, method="batch", noise=ex.DP_NOISE, inv_epsilon=np.nan, accuracy=0.9, noise_norm=0.0,
+                 ws_norm=1.0),
+            dict(n_parties=10, method="indiv", noise=ex.DP_NOISE, inv_epsilon=np.nan, accuracy=0.5, noise_norm=0.0,
+                 ws_norm=np.nan)]
+    for m, acc0, acc1 in (("vote", 0.8, 0.2), ("soft", 0.76, 0.6), ("avg", 0.67, 0.4)):
+        rows.append(dict(n_parties=10, method=m, noise=ex.DP_NOISE, inv_epsilon=0.0, accuracy=acc0, noise_norm=0.0,
+                         ws_norm=1.0))
+        for inv in (0.1, 1.0):
+            for acc in (acc1 - 0.01, acc1 + 0.01):
+                rows.append(dict(n_parties=10, method=m, noise=ex.DP_NOISE, inv_epsilon=inv, accuracy=acc,
+                                 noise_norm=2.0, ws_norm=1.0))
+    summary = ex.summarize_mpl(pd.DataFrame(rows))
+    claims = ex.check_har_claims(summary).set_index("claim")["holds"]
+    assert claims["vote useless (≤ indiv) by 1/ε = 0.1"]
+    assert claims["soft beats indiv for every 1/ε ≤ 1"] and not claims["avg beats indiv for every 1/ε ≤ 1"]
+    assert ex.noise_to_signal(summary).to_numpy().max() == pytest.approx(2.0)
+    monkeypatch.setenv("DPSTACK_DATA", str(tmp_path))
+    message = ex.data_status("har")
+    assert "HAR" in message and "X_train.txt" in message and "X_test.txt" in message
+    assert str(tmp_path) not in message  # no machine-specific path in notebook outputs

@@ -1,4 +1,7 @@
 """The experiment runner: per-cell seeds, n_jobs/backend invariance, disk cache, quiet progress."""
+import io
+import sys
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -115,15 +118,34 @@ def test_code_version_hashes_the_package_source():
     assert code_version() == version
 
 
-def test_quiet_under_dpstack_quiet_and_ci(monkeypatch, capsys):
+class FakeTerminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_bar_on_a_terminal_quiet_under_dpstack_quiet_and_ci(monkeypatch):
     monkeypatch.delenv("CI", raising=False)
-    monkeypatch.setenv("DPSTACK_QUIET", "1")
-    assert progress_disabled()
-    run_cells(private_fit_cell, GRID[:2], seed=0, desc="should not appear")
-    captured = capsys.readouterr()
-    assert captured.err == "" and captured.out == ""
-    monkeypatch.setenv("DPSTACK_QUIET", "0")
-    monkeypatch.setenv("CI", "true")
+    monkeypatch.delenv("DPSTACK_QUIET", raising=False)
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert not progress_disabled()
+    run_cells(private_fit_cell, GRID[:2], seed=0, desc="grid")
+    assert "grid" in terminal.getvalue()  # tqdm drew its bar
+
+    for var, value in (("DPSTACK_QUIET", "1"), ("CI", "true")):
+        monkeypatch.setenv(var, value)
+        quiet = FakeTerminal()
+        monkeypatch.setattr(sys, "stderr", quiet)
+        assert progress_disabled()
+        run_cells(private_fit_cell, GRID[:2], seed=0, desc="grid")
+        assert quiet.getvalue() == ""
+        monkeypatch.delenv(var)
+
+
+def test_quiet_without_a_terminal(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("DPSTACK_QUIET", raising=False)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # papermill / nbval kernels, pipes
     assert progress_disabled()
 
 
@@ -140,3 +162,17 @@ def test_invalid_cells_and_results_are_rejected():
         run_cells(lambda x, seed_sequence: {"x": x + 1}, [{"x": 1}])
     empty = run_cells(private_fit_cell, [])
     assert empty.empty
+
+
+def blas_threads_cell(seed_sequence):
+    from threadpoolctl import threadpool_info
+
+    return {"threads": max(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")}
+
+
+def test_cells_run_with_one_blas_thread():
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        df = run_cells(blas_threads_cell, [{}])
+    assert df.threads.tolist() == [1]

@@ -55,6 +55,8 @@ def test_hessian_is_the_derivative_of_the_gradient():
     numeric = np.column_stack([(problem.value_grad(w + h * e)[1] - problem.value_grad(w - h * e)[1]) / (2 * h)
                                for e in np.eye(5)])
     np.testing.assert_allclose(H, numeric, rtol=1e-6, atol=1e-9)
+    fortran = solvers._Problem(np.asfortranarray(X), y, 0.2, b, 0.1, w0)
+    np.testing.assert_allclose(np.tril(fortran.hessian_lower(w)), np.tril(problem.hessian_lower(w)), rtol=1e-12)
 
 
 @pytest.mark.parametrize("method", ["auto", "newton", "lbfgs"])

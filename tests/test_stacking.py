@@ -8,7 +8,7 @@ from sklearn.metrics import roc_auc_score
 
 from dpstack import PrivateLogisticRegression, PrivateStackingClassifier, bound_rows
 from dpstack.mechanisms import feature_split_calibration
-from dpstack.stacking import bound_blocks, meta_features, resolve_groups
+from dpstack.stacking import block_lambdas, bound_blocks, meta_features, resolve_groups
 
 
 def _data(n=400, d=12, seed=0):
@@ -242,3 +242,30 @@ def test_pst_f_w_beats_plr_at_epsilon_1_when_importance_is_known():
     diffs = np.array(diffs)
     t = diffs.mean() / diffs.std(ddof=1) * np.sqrt(diffs.size)
     assert diffs.mean() > 0.02 and t > 4.0 and (diffs > 0).sum() >= 17
+
+
+def test_importance_scaled_lambdas_reach_the_low_level():
+    X, y = _data()
+    v = np.r_[np.full(4, 3.0), np.ones(8)]
+    clf = PrivateStackingClassifier(n_groups=2, feature_importance=v, lam=0.01, lam_blocks="importance",
+                                    random_state=0).fit(X, y)
+    q = clf.importance_
+    np.testing.assert_allclose(clf.low_level_.lam, 0.01 * (2 * q) ** 2)
+    # the rule keeps the Jacobian cost q_k²/(2nλ_k) equal across blocks
+    costs = q**2 / (2 * clf.low_index_.size * np.asarray(clf.low_level_.lam))
+    np.testing.assert_allclose(costs, costs[0])
+    assert block_lambdas(0.01, np.full(4, 0.25), "importance") == pytest.approx(np.full(4, 0.01))
+    with pytest.raises(ValueError, match="lam_blocks"):
+        block_lambdas(0.01, q, "quadratic")
+    with pytest.raises(ValueError, match="lam_blocks"):
+        PrivateStackingClassifier(lam_blocks="per_block").fit(X, y)
+
+
+def test_public_design_and_meta_features_feed_the_fitted_models():
+    X, y = _data()
+    clf = PrivateStackingClassifier(n_groups=3, low_intercept=True, random_state=0).fit(X, y)
+    Z = clf.bounded_design(X)
+    assert Z.shape == (400, 12 + 3)                      # one constant feature per block
+    np.testing.assert_allclose(clf.low_level_.decision_function_blocks(Z), clf.decision_function_low(X))
+    M = clf.high_level_inputs(X)
+    np.testing.assert_allclose(clf.high_level_.decision_function(M), clf.decision_function(X))

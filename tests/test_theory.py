@@ -83,3 +83,29 @@ def test_logistic_loss_by_hand():
     expected = (math.log1p(math.exp(-1)) + math.log1p(math.exp(2))) / 2  # y = (+1, +1): margins 1, -2
     assert logistic_loss(w, X, [1, 1]) == pytest.approx(expected)
     assert logistic_loss(w, X, [0, 0]) == pytest.approx(logistic_loss(-w, X, [1, 1]))
+
+
+def test_single_record_loss_matches_the_audit_exact_loss():
+    # Closed form (other rows zero) against dpstack.audit's general exact computation.
+    from dpstack import PrivateLogisticRegression
+    from dpstack.audit import exact_privacy_loss
+    from dpstack.theory import single_record_privacy_loss
+
+    n, lam = 8, 0.05
+    X = np.zeros((n, 2)); X[0] = [0.6, 0.8]; X[1] = [0.0, 0.0]
+    y = np.array([1, 0] + [1] * (n - 2))
+    Xp, yp = X.copy(), y.copy(); Xp[0] = [-1.0, 0.0]; yp[0] = 0
+    est = PrivateLogisticRegression(epsilon=1.0, lam=lam, random_state=0).fit(X, y)
+    for w in ([0.3, -2.0], [5.0, 1.0], [-0.2, 0.1]):
+        closed = single_record_privacy_loss(w, X[0], 1.0, Xp[0], -1.0, n * lam, est.calibration_.noise_scale)
+        assert closed == pytest.approx(exact_privacy_loss(est, X, y, Xp, yp, np.array(w)), abs=1e-9)
+
+
+def test_search_stays_within_the_proven_bound_for_pst_calibration():
+    from dpstack.theory import max_single_record_loss
+
+    n_lam = 0.5
+    eps_prime = 1.0 - 2 * math.log1p(1 / (4 * n_lam))
+    found, arg = max_single_record_loss(n_lam, 2 / eps_prime, n_starts=4, random_state=0)
+    assert 0.0 < found <= 1.0
+    assert np.linalg.norm(arg["x"]) == pytest.approx(1.0)

@@ -120,3 +120,17 @@ def test_simcomb_ledger_direct_and_sourced():
     np.testing.assert_allclose(direct.target_.w_, plr.w_, atol=1e-8)
     with pytest.raises(ValueError, match="model"):
         sc.decision_function(Xt, model="both")
+
+
+def test_private_max_scaling_is_flagged_in_both_transfer_methods():
+    Xs, ys = _domain(300, 0)
+    Xt, yt = _domain(200, 1)
+    with pytest.warns(UserWarning, match="NOT differentially private"):
+        m = PrivateTransferStacking(row_bound="private_max", random_state=0).fit(Xt, yt, X_source=Xs, y_source=ys)
+    assert domain_guarantees(m.privacy_) == {"source": np.inf, "target": np.inf}
+    with pytest.warns(UserWarning, match="NOT differentially private"):
+        sc = SimComb(row_bound="private_max", random_state=0).fit(Xt, yt, X_source=Xs, y_source=ys)
+    assert domain_guarantees(sc.privacy_) == {"source": np.inf, "target": np.inf}
+    # with a public bound the same fits keep their budgets
+    ok = SimComb(row_bound="normalize", random_state=0).fit(Xt, yt, X_source=Xs, y_source=ys)
+    assert domain_guarantees(ok.privacy_) == {"source": 1.0, "target": 1.0}

@@ -1,10 +1,15 @@
 """Sphinx extension: expand ``{dpstack-api}`` in the API page into autodoc entries.
 
-The API reference lists every public module of ``dpstack`` and, in each, the
-public names it defines, so a module or function added by any chapter appears
-without editing the page. A module's public names are its ``__all__`` (or,
-without one, the functions and classes it defines whose names do not start
-with ``_``); each object is documented once, in the module that defines it.
+The API reference lists every public module of ``dpstack`` and the public names
+it exports, so a module or function added by any chapter appears without
+editing the page. A module exports its ``__all__`` or, without one, the
+functions and classes it defines whose names do not start with ``_``.
+
+Each object is documented once, under the shortest module path that exports it
+(``dpstack.audit.exact_privacy_loss`` rather than ``dpstack.audit.exact...``);
+every other public path of it (``dpstack.PrivateLogisticRegression``, the
+defining module) is registered as an alias, so ``{func}`` and ``{class}``
+references written either way link to the entry.
 """
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ import importlib
 import inspect
 import pkgutil
 import re
+from collections import defaultdict
 
 MARKER = "{dpstack-api}"
 PACKAGE = "dpstack"
@@ -22,39 +28,58 @@ ORDER = ["mechanisms", "solvers", "linear", "accounting", "stacking", "transfer"
 SKLEARN_BASES = "BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin, object"
 
 
+def is_public(dotted):
+    return not any(part.startswith("_") for part in dotted.split("."))
+
+
+def rank(name):
+    top = name.split(".")[1] if "." in name else ""
+    return (ORDER.index(top) if top in ORDER else len(ORDER), name)
+
+
 def public_modules():
+    """The package and its public submodules, in reading order."""
     package = importlib.import_module(PACKAGE)
-    names = [PACKAGE]
-    for info in pkgutil.walk_packages(package.__path__, prefix=PACKAGE + "."):
-        if not any(part.startswith("_") for part in info.name.split(".")):
-            names.append(info.name)
-
-    def rank(name):
-        top = name.split(".")[1] if "." in name else ""
-        return (ORDER.index(top) if top in ORDER else len(ORDER), name)
-
+    names = [PACKAGE] + [info.name for info in pkgutil.walk_packages(package.__path__, PACKAGE + ".")
+                         if is_public(info.name)]
     return [importlib.import_module(name) for name in sorted(names, key=rank)]
 
 
-def defined_public_names(module, documented):
-    """Public objects of ``module``, each object only in the first module that owns it."""
+def exported(module):
+    """(name, object) pairs a module exports: functions and classes only."""
     names = getattr(module, "__all__", None)
     if names is None:
         names = [n for n, obj in vars(module).items()
-                 if not n.startswith("_") and (inspect.isclass(obj) or inspect.isfunction(obj))
-                 and obj.__module__ == module.__name__]
-    found = []
+                 if not n.startswith("_") and getattr(obj, "__module__", None) == module.__name__]
+    pairs = []
     for name in names:
-        obj = getattr(module, name)
-        home = getattr(obj, "__module__", module.__name__)
-        owner_is_public = not any(p.startswith("_") for p in home.split("."))
-        if (owner_is_public and home != module.__name__) or id(obj) in documented:
-            continue  # documented in the module that defines it
-        if not (inspect.isclass(obj) or callable(obj)):
-            continue
-        documented.add(id(obj))
-        found.append((name, obj))
-    return found
+        obj = getattr(module, name, None)
+        if inspect.isclass(obj) or inspect.isfunction(obj):
+            pairs.append((name, obj))
+    return pairs
+
+
+def plan():
+    """({module name: [(name, obj)]} to document, {alias path: documented path})."""
+    paths = defaultdict(list)  # id(obj) -> every public path that exports it
+    objects = {}
+    for module in public_modules():
+        for name, obj in exported(module):
+            paths[id(obj)].append(f"{module.__name__}.{name}")
+            objects[id(obj)] = obj
+    sections, aliases = defaultdict(list), {}
+    for key, obj in objects.items():
+        found = paths[key]
+        defining = f"{obj.__module__}.{obj.__qualname__}"
+        if is_public(defining) and defining not in found:
+            found.append(defining)
+        # The top-level package only re-exports; prefer a module that says what the object is.
+        candidates = [p for p in found if p.count(".") >= 2] or found
+        home = min(candidates, key=lambda p: (p.count("."), p))
+        module_name, _, name = home.rpartition(".")
+        sections[module_name].append((name, obj))
+        aliases.update({p: home for p in found if p != home})
+    return sections, aliases
 
 
 def module_section(module, entries):
@@ -74,18 +99,33 @@ def module_section(module, entries):
 
 
 def api_text():
-    documented = set()
-    sections = []
-    for module in public_modules():
-        entries = defined_public_names(module, documented)
-        if entries:
-            sections.append(module_section(module, entries))
-    return "\n".join(sections)
+    sections, _ = plan()
+    parts = []
+    for name, entries in sorted(sections.items(), key=lambda item: rank(item[0])):
+        module = importlib.import_module(name)
+        parts.append(module_section(module, sorted(entries, key=lambda e: order_in(module, e))))
+    return "\n".join(parts)
+
+
+def order_in(module, entry):
+    """Source order of the names in the module's ``__all__`` (or alphabetical)."""
+    names = list(getattr(module, "__all__", []))
+    return (names.index(entry[0]) if entry[0] in names else len(names), entry[0])
 
 
 def expand_marker(app, docname, source):
     if MARKER in source[0]:
         source[0] = source[0].replace(MARKER, api_text())
+
+
+def register_aliases(app, env):
+    """Let references to any public path of an object resolve to its one entry."""
+    domain = env.get_domain("py")
+    _, aliases = plan()
+    for alias, home in aliases.items():
+        entry = domain.objects.get(home)
+        if entry is not None and alias not in domain.objects:
+            domain.objects[alias] = entry._replace(aliased=True)
 
 
 # Docstrings are numpydoc text, and two habits of plain text are markup in reStructuredText:
@@ -134,6 +174,7 @@ def skip_sklearn_routing(app, what, name, obj, skip, options):
 
 def setup(app):
     app.connect("source-read", expand_marker)
+    app.connect("env-updated", register_aliases)  # all pages read, none resolved yet
     app.connect("autodoc-skip-member", skip_sklearn_routing)
     app.connect("autodoc-process-docstring", escape_plain_text, priority=400)  # before napoleon
     # The page depends on the package's code: reread it on every build.

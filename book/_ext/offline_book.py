@@ -8,6 +8,7 @@
   would load from a CDN), and Jupyter Book 1.0 adds its inline configuration
   twice, a ``const`` redeclared, which is a JavaScript error on every page.
   Other scripts added twice are kept once.
+* MathJax is loaded on every page, since the navigation shows titles with math.
 * Any script or stylesheet that a theme or extension adds from another host
   is reported as a warning, so ``jupyter-book build -W`` fails on it.
 """
@@ -85,6 +86,9 @@ def tidy_assets(app, pagename, templatename, context, doctree):
 
 
 def setup(app):
+    # MathJax on every page, not only on pages with math of their own: the sidebar shows
+    # every page's title, and a title with math would otherwise stay raw TeX elsewhere.
+    app.set_html_assets_policy("always")
     app.connect("config-inited", use_local_mathjax, priority=900)
     app.connect("html-page-context", tidy_assets, priority=900)  # after the others add theirs
     app.connect("build-finished", copy_mathjax)

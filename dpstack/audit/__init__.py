@@ -1,23 +1,54 @@
 """Auditing the privacy claims: exact privacy loss, sensitivity and statistical checks.
 
 Every private mechanism in dpstack states an ε and a privacy unit. This
-subpackage checks those claims instead of trusting them:
+subpackage checks those claims instead of trusting them (DESIGN.md §6):
 
 * :func:`exact_privacy_loss` — log p(w | D) − log p(w | D') of objective
-  perturbation (PLR, PLR-FS), exactly, at any output w;
+  perturbation (PLR, PLR-FS with K blocks), exactly, at any output w, from the
+  output density h(b(w; D))·|det ∂b/∂w|;
+* :func:`output_perturbation_audit` — the same for output perturbation (MPL
+  vote, soft, avg), where it reduces to a sensitivity check;
 * :func:`epsilon_lower_bound` — a statistical lower bound on ε from a
   threshold test on repeated runs (Clopper–Pearson intervals);
-* :func:`audit_mechanisms` — both checks for every mechanism, as a table.
+* :func:`worst_case_neighbours`, :func:`adversarial_case`, :func:`party_neighbours`
+  — the neighbouring datasets the checks are run on;
+* :func:`audit_mechanisms` / :func:`audit_mutants` — every mechanism (and every
+  deliberately broken test double of :mod:`dpstack.audit.mutants`) as one table.
 """
-from .exact import exact_privacy_loss, max_privacy_loss, mechanism_blocks, output_vector, sample_outputs
+from .exact import (exact_privacy_loss, exact_privacy_loss_terms, max_privacy_loss, mechanism_blocks, output_vector,
+                    sample_outputs, solve_perturbed_batch)
+from .levels import changed_levels, composition_checks, mechanism_levels
 from .neighbours import changed_rows, worst_case_neighbours
+from .output import output_perturbation_audit, party_neighbours
+from .report import audit_data, audit_level, audit_mechanisms, audit_mutants, loss_distribution
+from .statistical import EpsilonLowerBound, clopper_pearson, epsilon_lower_bound, epsilon_lower_bound_from_scores
+from .worst_case import AdversarialCase, adversarial_case, block_loss_table
 
 __all__ = [
+    "AdversarialCase",
+    "EpsilonLowerBound",
+    "adversarial_case",
+    "audit_data",
+    "audit_level",
+    "audit_mechanisms",
+    "audit_mutants",
+    "block_loss_table",
+    "changed_levels",
     "changed_rows",
+    "clopper_pearson",
+    "composition_checks",
+    "epsilon_lower_bound",
+    "epsilon_lower_bound_from_scores",
     "exact_privacy_loss",
+    "exact_privacy_loss_terms",
     "max_privacy_loss",
     "mechanism_blocks",
+    "loss_distribution",
+    "mechanism_levels",
+    "output_perturbation_audit",
     "output_vector",
+    "party_neighbours",
     "sample_outputs",
+    "solve_perturbed_batch",
     "worst_case_neighbours",
 ]

@@ -26,7 +26,7 @@ one per block with that block's design, λ_k, Δ_k and noise scale (PST Lemma 8)
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, log_expit
 from sklearn.base import clone
 
 from .._validation import check_random_state
@@ -34,7 +34,8 @@ from ..linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
 from ..mechanisms import isotropic_noise
 from ..solvers import minimize_perturbed_logistic
 
-__all__ = ["exact_privacy_loss", "max_privacy_loss", "sample_outputs", "output_vector", "mechanism_blocks"]
+__all__ = ["exact_privacy_loss", "exact_privacy_loss_terms", "max_privacy_loss", "sample_outputs", "output_vector",
+           "mechanism_blocks", "solve_perturbed_batch"]
 
 #: w's are processed in chunks of this many so the (m, d, d) Hessians stay small.
 _CHUNK = 256
@@ -111,7 +112,7 @@ def _noise_from_output(Z, ys, W, lam, delta, w0):
     return b, p * (1.0 - p)
 
 
-def _block_loss(Z, ys, Zp, ysp, W, lam, delta, w0, noise_scale):
+def _block_loss(Z, ys, Zp, ysp, W, lam, delta, w0, noise_scale, terms=False):
     n, d = Z.shape
     b, curv = _noise_from_output(Z, ys, W, lam, delta, w0)
     bp, curvp = _noise_from_output(Zp, ysp, W, lam, delta, w0)
@@ -125,7 +126,7 @@ def _block_loss(Z, ys, Zp, ysp, W, lam, delta, w0, noise_scale):
     A = np.einsum("im,ij,ik->mjk", curv[same], Z[same], Z[same], optimize=True)
     A[:, np.arange(d), np.arange(d)] += n * (lam + delta)
     jac_term = _logdet_update(A, Z[diff], curv[diff]) - _logdet_update(A, Zp[diff], curvp[diff])
-    return noise_term + jac_term
+    return (noise_term, jac_term) if terms else noise_term + jac_term
 
 
 def _logdet_update(A, U, c):
@@ -181,25 +182,41 @@ def exact_privacy_loss(estimator, X, y, X_prime, y_prime, w):
     >>> bool(np.abs(exact_privacy_loss(est, X, y, Xp, yp, W)).max() <= 1.0)
     True
     """
-    X = np.asarray(X, dtype=float)
-    X_prime = np.asarray(X_prime, dtype=float)
-    if X.shape != X_prime.shape:
-        raise ValueError(f"D and D' must have the same shape (replace-one neighbours), got {X.shape} and {X_prime.shape}")
+    if np.shape(X) != np.shape(X_prime):
+        raise ValueError(
+            f"D and D' must have the same shape (replace-one neighbours), got {np.shape(X)} and {np.shape(X_prime)}"
+        )
+    single = np.ndim(w) == 1
+    terms = exact_privacy_loss_terms(estimator, X, y, X_prime, y_prime, w)
+    loss = terms["noise"].sum(axis=1) + terms["jacobian"].sum(axis=1)
+    return float(loss[0]) if single else loss
+
+
+def exact_privacy_loss_terms(estimator, X, y, X_prime, y_prime, w):
+    """The privacy loss split by block and by source: noise part and Jacobian part.
+
+    Same arguments as :func:`exact_privacy_loss`. Returns a dict with
+
+    - ``"noise"``: array (m, K), (‖b_k(w; D')‖ − ‖b_k(w; D)‖)/scale_k per block;
+    - ``"jacobian"``: array (m, K), log det H_k(w; D) − log det H_k(w; D') per block;
+    - ``"blocks"``: the K entries of :func:`mechanism_blocks` (blocks with noise).
+
+    Their total over both parts and all blocks is :func:`exact_privacy_loss`;
+    PST Lemma 8 bounds the noise part of block k by ε_k·q_k and its Jacobian
+    part by 2 log(1 + q_k²/(4n(λ_k + Δ_k))).
+    """
+    X, X_prime = np.asarray(X, dtype=float), np.asarray(X_prime, dtype=float)
     ys, ysp = _signed(estimator, y), _signed(estimator, y_prime)
-    W = np.asarray(w, dtype=float)
-    single = W.ndim == 1
-    W = np.atleast_2d(W)
-    blocks = mechanism_blocks(estimator, X)
-    blocks_p = mechanism_blocks(estimator, X_prime)
-    loss = np.zeros(W.shape[0])
+    W = np.atleast_2d(np.asarray(w, dtype=float))
+    blocks, blocks_p = mechanism_blocks(estimator, X), mechanism_blocks(estimator, X_prime)
+    noise, jac = np.zeros((W.shape[0], len(blocks))), np.zeros((W.shape[0], len(blocks)))
     for start in range(0, W.shape[0], _CHUNK):
         Wc = W[start:start + _CHUNK]
-        for blk, blk_p in zip(blocks, blocks_p):
-            loss[start:start + _CHUNK] += _block_loss(
-                blk["Z"], ys, blk_p["Z"], ysp, Wc[:, blk["cols"]], blk["lam"], blk["delta"], blk["w0"],
-                blk["noise_scale"],
-            )
-    return float(loss[0]) if single else loss
+        for k, (blk, blk_p) in enumerate(zip(blocks, blocks_p)):
+            nz, jc = _block_loss(blk["Z"], ys, blk_p["Z"], ysp, Wc[:, blk["cols"]], blk["lam"], blk["delta"],
+                                 blk["w0"], blk["noise_scale"], terms=True)
+            noise[start:start + _CHUNK, k], jac[start:start + _CHUNK, k] = nz, jc
+    return {"noise": noise, "jacobian": jac, "blocks": blocks}
 
 
 def max_privacy_loss(estimator, X, y, X_prime, y_prime, w):
@@ -220,8 +237,10 @@ def sample_outputs(estimator, X, y, n_draws, random_state=None, method="direct")
     random_state : None, int or Generator
     method : {"direct", "refit"}
         ``"direct"``: draw the noise b with the estimator's own calibration and
-        solve the perturbed problem exactly (warm-started Newton) — the same
-        distribution as ``fit`` at a fraction of the cost. ``"refit"``: call
+        design and solve every perturbed problem exactly at once
+        (:func:`solve_perturbed_batch`) — the same distribution as ``fit`` at
+        a fraction of the cost; the estimator must have been fitted on a
+        dataset of the same size (the calibration depends on n). ``"refit"``: call
         ``clone(estimator).fit`` with a fresh seed per draw, so any change to
         ``fit`` itself is exercised (slower; works for any estimator with the
         output layout of :func:`output_vector`).
@@ -240,16 +259,73 @@ def sample_outputs(estimator, X, y, n_draws, random_state=None, method="direct")
     if not hasattr(estimator, "calibration_"):
         estimator = clone(estimator).set_params(random_state=int(rng.integers(2**31))).fit(X, y)
     ys = _signed(estimator, y)
-    blocks = mechanism_blocks(estimator, X)
     W = np.tile(output_vector(estimator), (n_draws, 1))
-    for blk in blocks:
-        d = blk["Z"].shape[1]
-        B = isotropic_noise(d, blk["noise_scale"], rng, size=n_draws)
-        w_prev = None
-        for t in range(n_draws):
-            w_prev, _ = minimize_perturbed_logistic(
-                blk["Z"], ys, blk["lam"], b=B[t], delta=blk["delta"], w0=blk["w0"],
-                tol=estimator.tol, max_iter=estimator.max_iter, w_init=w_prev,
-            )
-            W[t, blk["cols"]] = w_prev
+    for blk in mechanism_blocks(estimator, X):
+        B = isotropic_noise(blk["Z"].shape[1], blk["noise_scale"], rng, size=n_draws)
+        W[:, blk["cols"]] = solve_perturbed_batch(blk["Z"], ys, blk["lam"], B, blk["delta"], blk["w0"],
+                                                  tol=estimator.tol, max_iter=estimator.max_iter)
+    return W
+
+
+def _objective_batch(Z, ys, lam, B, delta, w0, W):
+    n = Z.shape[0]
+    margins = ys[:, None] * (Z @ W.T)
+    diff = W - w0
+    value = (-log_expit(margins).mean(axis=0) + 0.5 * delta * np.einsum("md,md->m", W, W)
+             + 0.5 * lam * np.einsum("md,md->m", diff, diff) + np.einsum("md,md->m", B, W) / n)
+    grad = (-((Z * ys[:, None]).T @ expit(-margins)) / n).T + delta * W + lam * diff + B / n
+    return value, grad, margins
+
+
+def solve_perturbed_batch(Z, ys, lam, B, delta=0.0, w0=None, tol=1e-10, max_iter=100):
+    """Exact minimisers of the perturbed objective for many noise vectors at once.
+
+    The same problem as :func:`dpstack.solvers.minimize_perturbed_logistic`,
+    one row of ``B`` per problem, solved by damped Newton on all rows together
+    (the privacy analysis assumes the exact minimiser, so every row must reach
+    the solver's relative gradient tolerance; any row that does not is
+    re-solved by the library solver, which raises if it cannot converge).
+
+    Returns
+    -------
+    W : ndarray of shape (m, d)
+    """
+    n, d = Z.shape
+    B = np.atleast_2d(np.asarray(B, dtype=float))
+    m = B.shape[0]
+    w0 = np.zeros(d) if w0 is None else np.asarray(w0, dtype=float)
+    W = np.zeros((m, d))
+    value, grad, margins = _objective_batch(Z, ys, lam, B, delta, w0, W)
+    scale = 1.0 + np.abs(B).max(axis=1) / n + lam * np.abs(w0).max()
+
+    def done(W, grad):
+        return np.abs(grad).max(axis=1) <= tol * (scale + (lam + delta) * np.abs(W).max(axis=1))
+
+    for _ in range(max_iter):
+        active = ~done(W, grad)
+        if not active.any():
+            break
+        idx = np.flatnonzero(active)
+        p = expit(margins[:, idx])
+        H = np.einsum("im,ij,ik->mjk", p * (1 - p) / n, Z, Z, optimize=True)
+        H[:, np.arange(d), np.arange(d)] += lam + delta
+        step = np.linalg.solve(H, grad[idx][:, :, None])[:, :, 0]
+        slope = np.einsum("md,md->m", grad[idx], step)
+        t = np.ones(idx.size)
+        pending = np.ones(idx.size, dtype=bool)
+        for _ in range(40):  # backtracking, row by row
+            W_try = W[idx] - t[:, None] * step
+            v_try, g_try, m_try = _objective_batch(Z, ys, lam, B[idx], delta, w0, W_try)
+            # Armijo, or (near the minimiser, where J is flat to rounding) a smaller gradient
+            ok = pending & ((v_try <= value[idx] - 1e-4 * t * slope)
+                            | (np.abs(g_try).max(axis=1) < 0.5 * np.abs(grad[idx]).max(axis=1)) | (t < 1e-10))
+            rows = idx[ok]
+            W[rows], value[rows], grad[rows], margins[:, rows] = W_try[ok], v_try[ok], g_try[ok], m_try[:, ok]
+            pending &= ~ok
+            if not pending.any():
+                break
+            t[pending] *= 0.5
+    for i in np.flatnonzero(~done(W, grad)):
+        W[i], _ = minimize_perturbed_logistic(Z, ys, lam, b=B[i], delta=delta, w0=w0, tol=tol,
+                                              max_iter=max_iter, w_init=W[i], method="newton")
     return W

@@ -13,7 +13,8 @@ from .kddcup99 import load_kddcup99
 from .mnist import load_mnist, read_idx
 from .news20 import NEWS20_GROUPS, SCI_GROUPS, TALK_GROUPS, load_news20
 from .preprocessing import har_mpl, kddcup99_scale, mnist_pst, mnist_transfer, news20_pst, url_mpl
-from .ruijin import RUIJIN_SIZES, make_ruijin_like, ruijin_feature_table
+from .ruijin import (RUIJIN_SIZES, make_ruijin_like, ruijin_borrowing_check, ruijin_centre_table,
+                     ruijin_feature_table)
 from .url import load_url
 
 __all__ = [
@@ -34,12 +35,14 @@ __all__ = [
     "load_kddcup99",
     "load_mnist",
     "load_news20",
+    "load_url",
     "make_ruijin_like",
     "mnist_pst",
     "mnist_transfer",
     "news20_pst",
-    "load_url",
     "read_idx",
+    "ruijin_borrowing_check",
+    "ruijin_centre_table",
     "ruijin_feature_table",
     "safe_extract",
     "url_mpl",

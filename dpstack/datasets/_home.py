@@ -45,14 +45,16 @@ class RawFile:
     ``sha256`` holds every accepted sha256 (20 Newsgroups: the original tarball and
     the verified re-pack of MANIFEST.md). ``git_blob`` is used instead when only the
     git blob id of the genuine file is known (HAR X files, URL days).
-    ``archive``/``member`` say that the file comes out of a downloaded archive.
+    ``archive`` (alternative URLs of one archive) and ``member`` say that the file comes out
+    of a downloaded archive; an archive that wraps the members in an inner zip (UCI's newer
+    downloads do) is opened one level deeper.
     """
 
     path: str
     sha256: tuple = ()
     git_blob: str | None = None
     urls: tuple = ()
-    archive: str | None = None
+    archive: tuple | None = None
     member: str | None = None
     required: bool = True
 
@@ -70,8 +72,11 @@ _MNIST_MIRRORS = (
     "https://ossci-datasets.s3.amazonaws.com/mnist/",
     "http://yann.lecun.com/exdb/mnist/",
 )
-_HAR_ZIP = "https://archive.ics.uci.edu/ml/machine-learning-databases/00240/UCI%20HAR%20Dataset.zip"
-_URL_TAR = "http://www.sysnet.ucsd.edu/projects/url/url_svmlight.tar.gz"
+_HAR_ZIP = (
+    "https://archive.ics.uci.edu/ml/machine-learning-databases/00240/UCI%20HAR%20Dataset.zip",
+    "https://archive.ics.uci.edu/static/public/240/human+activity+recognition+using+smartphones.zip",
+)
+_URL_TAR = ("http://www.sysnet.ucsd.edu/projects/url/url_svmlight.tar.gz",)
 _URL_BLOBS = (
     "4d776ce833b4e4bfa1261d295fdd1e86b28d7617", "0278e110842fe5a3d9b3d94807cd4f7cee854d09",
     "0bc8e2dcfaf8e0e8b7c702b564c1f75a3b3d29ef", "f49a42d67f50bdc7993ee0fae85908a41a6b66b5",
@@ -339,11 +344,13 @@ def fetch(name, data_home=None, only=None, opener=None):
     ChecksumError
         When a downloaded file does not match its pinned checksum (it is then deleted).
     """
-    from ._archives import extract_members  # local import: keeps _home importable alone
-
     info = _get_info(name)
     home = _home_path(data_home)
     opener = opener or _download
+    unknown = sorted(set(only or ()) - {f.path for f in info.files})
+    if unknown:
+        raise ValueError(f"{name} has no file(s) {', '.join(unknown)}; its files are "
+                         f"{', '.join(f.path for f in info.files[:8])}{' ...' if len(info.files) > 8 else ''}")
     todo = [f for f in info.files if (only is None and not (home / f.path).is_file())
             or (only is not None and f.path in only)]
     direct = [f for f in todo if f.archive is None]
@@ -364,6 +371,7 @@ def fetch(name, data_home=None, only=None, opener=None):
             except (urllib.error.URLError, OSError) as exc:
                 errors.append(f"{url}: {exc}")
         else:
+            tmp.unlink(missing_ok=True)
             raise ConnectionError(
                 f"could not download {f.path} for {info.title} into data home {home} "
                 f"(offline?). Tried: {'; '.join(errors)}. Copy the file there by hand instead."
@@ -375,18 +383,23 @@ def fetch(name, data_home=None, only=None, opener=None):
             raise
         os.replace(tmp, dest)
         done.append(dest)
-    for url, files in by_archive.items():
+    for urls, files in by_archive.items():
         home.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=home) as tmpdir:
-            archive = Path(tmpdir) / Path(url).name.replace("%20", "_")
-            try:
-                opener(url, archive)
-            except (urllib.error.URLError, OSError) as exc:
+            archive, errors = Path(tmpdir) / "download", []
+            for url in urls:
+                try:
+                    opener(url, archive)
+                    break
+                except (urllib.error.URLError, OSError) as exc:
+                    errors.append(f"{url}: {exc}")
+            else:
                 raise ConnectionError(
-                    f"could not download {url} for {info.title} (files "
-                    f"{', '.join(f.path for f in files)}) into data home {home} (offline?): {exc}"
-                ) from exc
-            extracted = extract_members(archive, Path(tmpdir) / "x", [f.member for f in files])
+                    f"could not download the archive holding {', '.join(f.path for f in files)} "
+                    f"for {info.title} into data home {home} (offline?). Tried: {'; '.join(errors)}. "
+                    "Copy the files there by hand instead."
+                )
+            extracted = _extract_possibly_nested(archive, Path(tmpdir) / "x", [f.member for f in files])
             for f in files:
                 verify_file(extracted[f.member], f)
                 dest = home / f.path
@@ -394,3 +407,22 @@ def fetch(name, data_home=None, only=None, opener=None):
                 shutil.move(str(extracted[f.member]), dest)
                 done.append(dest)
     return done
+
+
+def _extract_possibly_nested(archive, dest, members):
+    """Extract ``members``; if absent but the archive holds exactly one inner zip, look inside it."""
+    from ._archives import extract_members, safe_extract  # local import: keeps _home light
+
+    try:
+        return extract_members(archive, dest, members)
+    except KeyError:
+        import zipfile
+
+        if not zipfile.is_zipfile(archive):
+            raise
+        with zipfile.ZipFile(archive) as zf:
+            inner = [n for n in zf.namelist() if n.lower().endswith(".zip") and "__MACOSX" not in n]
+        if len(inner) != 1:
+            raise
+        outer = safe_extract(archive, Path(dest) / "outer", inner)
+        return extract_members(outer[inner[0]], Path(dest) / "inner", members)

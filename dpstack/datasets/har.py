@@ -67,9 +67,9 @@ def load_har(subset="train", data_home=None, download=False, verify=True, cache=
         f"{_DIR}{p}/{k}_{p}.txt" for p in parts for k in ("X", "y", "subject")]
     found = resolve_files("har", data_home, download, verify, only=needed)
     home = _home_path(data_home)
-    names = [line.split(" ", 1)[1] for line in
+    names = [line.split(" ", 1)[1].strip() for line in
              found[_DIR + "features.txt"][0].read_text("latin-1").splitlines() if line.strip()]
-    labels = [line.split(" ", 1)[1] for line in
+    labels = [line.split(" ", 1)[1].strip() for line in
               found[_DIR + "activity_labels.txt"][0].read_text("latin-1").splitlines() if line.strip()]
     Xs, ys, subjects, which = [], [], [], []
     for p in parts:

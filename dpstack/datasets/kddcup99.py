@@ -55,25 +55,24 @@ def kddcup99_feature_names():
     return names
 
 
-def _encode(frame, dtype):
+def _encode_into(frame, X):
+    """Fill a zeroed (n, 123) array: numeric columns in one assignment, indicators by flat index."""
     names = kddcup99_feature_names()
-    X = np.zeros((len(frame), len(names)), dtype=dtype)
-    unknown = {}
-    j = 0
-    for col in KDD_COLUMNS:
-        if col in KDD_CATEGORIES:
-            cats = KDD_CATEGORIES[col]
-            lookup = {v: i for i, v in enumerate(cats)}
-            codes = frame[col].map(lookup).fillna(-1).to_numpy().astype(np.int64)
-            ok = codes >= 0
-            # a value outside the fixed vocabulary gets an all-zero block (counted, not guessed)
-            unknown[col] = int((~ok).sum())
-            X[np.flatnonzero(ok), j + codes[ok]] = 1.0
-            j += len(cats)
-        else:
-            X[:, j] = frame[col].to_numpy(dtype=np.float64)
-            j += 1
-    return X, names, unknown
+    n, d = X.shape
+    dtype = X.dtype
+    numeric = [c for c in KDD_COLUMNS if c not in KDD_CATEGORIES]
+    X[:, [names.index(c) for c in numeric]] = frame[numeric].to_numpy(dtype=dtype)
+    flat, rows, unknown = X.reshape(-1), np.arange(n, dtype=np.int64) * d, {}
+    for col, cats in KDD_CATEGORIES.items():
+        # read_csv parsed the column as a categorical: map its few categories to our vocabulary
+        seen = frame[col].cat.categories.astype(str)
+        remap = np.array([cats.index(v) if v in cats else -1 for v in seen] + [-1], dtype=np.int64)
+        codes = remap[frame[col].cat.codes.to_numpy()]  # code -1 (missing) picks the final -1
+        ok = codes >= 0
+        # a value outside the fixed vocabulary gets an all-zero block (counted, not guessed)
+        unknown[col] = int((~ok).sum())
+        flat[rows[ok] + names.index(f"{col}={cats[0]}") + codes[ok]] = 1
+    return unknown
 
 
 def load_kddcup99(subset="train", data_home=None, download=False, verify=True, dtype=np.float64):
@@ -133,20 +132,26 @@ def load_kddcup99(subset="train", data_home=None, download=False, verify=True, d
     for part in parts:
         path = found[_FILES[part]][0]
         frame = pd.read_csv(path, header=None, names=KDD_COLUMNS + ["label"], dtype={
-            c: str for c in KDD_CATEGORIES} | {"label": str}, compression="infer")
+            c: "category" for c in KDD_CATEGORIES} | {"label": "category"}, compression="infer")
         if frame.isna().any().any():
             raise ValueError(f"{path}: rows with missing fields (expected 42 comma-separated fields)")
-        frame["subset"] = part
         frames.append(frame)
-    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    X, names, unknown = _encode(frame, dtype)
-    attack = frame["label"].str.rstrip(".").to_numpy()
+    X = np.zeros((sum(len(f) for f in frames), len(kddcup99_feature_names())), dtype=dtype)
+    unknown, attack, start = {c: 0 for c in KDD_CATEGORIES}, [], 0
+    for frame in frames:
+        for col, count in _encode_into(frame, X[start:start + len(frame)]).items():
+            unknown[col] += count
+        labels = frame["label"].cat.rename_categories(lambda v: str(v).rstrip("."))
+        attack.append(np.asarray(labels.astype(str)))
+        start += len(frame)
+    attack = np.concatenate(attack)
+    names = kddcup99_feature_names()
     info = REGISTRY["kddcup99"]
     return Bunch(
         data=X,
         target=(attack != "normal").astype(np.int64),
         attack=attack,
-        subset=frame["subset"].to_numpy(),
+        subset=np.repeat(parts, [len(f) for f in frames]),
         feature_names=names,
         target_names=["normal", "attack"],
         unknown_categories=unknown,

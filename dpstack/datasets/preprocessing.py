@@ -129,7 +129,7 @@ def mnist_pst(digits=(0, 8), n_samples=5000, n_train=3000, n_components=100, fit
     X, y = pool.data[use], _binary(pool.target[use], digits[1])
     pca = fit_pca(X[:n_train] if fit_on == "private" else pool.data[public], n_components, 0)
     Z, clipped = scale_and_clip(pca.transform(X), scale)
-    fitted = "training samples" if fit_on == "private" else f"{n_public} held-out images"
+    fitted = "training samples" if fit_on == "private" else f"{n_public:,} held-out images"
     steps = pd.DataFrame([
         ["select digits, sample 5,000, split 3,000/2,000", "-", False, True],
         [f"PCA to {n_components}", fitted, fit_on == "private", fit_on == "public"],
@@ -167,21 +167,24 @@ def mnist_transfer(source_digits=(0, 8), target_digits=(0, 9), n_source=2000, n_
     rng = check_random_state(random_state)
     digits = tuple(sorted(set(source_digits) | set(target_digits)))
     pool = load_mnist(digits, "all", data_home=data_home, verify=verify)
-    perm = rng.permutation(len(pool.target))
-    in_src = np.isin(pool.target[perm], source_digits)
-    src = perm[in_src][:n_source]
-    rest = np.setdiff1d(perm, src, assume_unique=True)
-    rest = perm[np.isin(perm, rest)]  # keep the random order
-    tgt = rest[np.isin(pool.target[rest], target_digits)][:n_target]
-    if len(src) < n_source or len(tgt) < n_target:
-        raise ValueError("not enough images for the requested source/target sizes")
+    labels = pool.target
+    src_pool = np.flatnonzero(np.isin(labels, source_digits))
+    if n_source > len(src_pool):
+        raise ValueError(f"n_source={n_source} but only {len(src_pool)} images of digits {source_digits}")
+    src = rng.choice(src_pool, n_source, replace=False)
+    # target drawn uniformly from the images the source did not take (a shared digit, 0, is split)
+    tgt_pool = np.setdiff1d(np.flatnonzero(np.isin(labels, target_digits)), src)
+    if n_target > len(tgt_pool):
+        raise ValueError(f"n_target={n_target} but only {len(tgt_pool)} unused images of digits {target_digits}")
+    tgt = rng.choice(tgt_pool, n_target, replace=False)
     used = np.concatenate([src, tgt])
-    public = perm[~np.isin(perm, used)][:n_public]
+    rest = np.setdiff1d(np.arange(len(labels)), used)
+    public = rng.choice(rest, min(n_public, len(rest)), replace=False)
     X_fit = pool.data[used] if fit_on == "private" else pool.data[public]
     pca = fit_pca(X_fit, n_components, 0)
     Zs, c1 = scale_and_clip(pca.transform(pool.data[src]), scale)
     Zt, c2 = scale_and_clip(pca.transform(pool.data[tgt]), scale)
-    fitted = "source + target samples" if fit_on == "private" else f"{n_public} held-out images"
+    fitted = "source + target samples" if fit_on == "private" else f"{len(public):,} held-out images"
     steps = pd.DataFrame([
         ["select digits, draw disjoint source/target samples", "-", False, True],
         [f"PCA to {n_components}", fitted, fit_on == "private", fit_on == "public"],

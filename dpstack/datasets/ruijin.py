@@ -14,7 +14,8 @@ from sklearn.utils import Bunch
 
 from .._validation import check_random_state
 
-__all__ = ["RUIJIN_SIZES", "make_ruijin_like", "ruijin_feature_table"]
+__all__ = ["RUIJIN_SIZES", "make_ruijin_like", "ruijin_borrowing_check", "ruijin_centre_table",
+           "ruijin_feature_table"]
 
 # PST Table 4 (= PPTL Table 3 with its centres 1+2 merged into the main centre: 7,882 + 4,820).
 RUIJIN_SIZES = {"main": 12702, **{f"branch_{i + 1}": n for i, n in enumerate(
@@ -224,3 +225,57 @@ def make_ruijin_like(random_state=0, sizes=None, signal_sd=1.0, relevance_noise=
         description="RUIJIN-like synthetic cohort (not real data): main centre + branches, "
                     "50 features, label = diabetes three years later; see make_ruijin_like.",
     )
+
+
+def ruijin_centre_table(cohort):
+    """One row per centre: size (and PST Table 4's), set and observed prevalence, how far it is from main.
+
+    ``mean shift`` is the root-mean-square shift of the latent feature means; ``coef corr`` the
+    correlation of the centre's true coefficients with the main centre's.
+    """
+    main = cohort.centres[next(iter(cohort.centres))]
+    rows = []
+    for name, c in cohort.centres.items():
+        rows.append({
+            "centre": name, "samples": len(c.target), "PST Table 4": RUIJIN_SIZES.get(name, np.nan),
+            "prevalence (set)": round(float(c.prevalence), 4),
+            "prevalence (drawn)": round(float(c.target.mean()), 4),
+            "mean shift (rms)": round(float(np.sqrt(np.mean(c.mean_shift ** 2))), 4),
+            "coef corr with main": round(float(np.corrcoef(c.coef, main.coef)[0, 1]), 4),
+        })
+    return pd.DataFrame(rows)
+
+
+def ruijin_borrowing_check(cohort, n_small=200, test_fraction=0.5, random_state=0):
+    """Non-private sanity check of assumption 5: does a branch gain from the main centre's model?
+
+    For each branch: a logistic regression (scikit-learn, C=1, non-private) fitted on
+    ``n_small`` of its samples, one fitted on all its training samples (the rest after the
+    held-out ``test_fraction``) and one fitted on the whole main centre, all scored by AUC on
+    the branch's held-out part. This checks the generator's design, not any
+    result of the papers (their methods are private and are run elsewhere).
+    """
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+
+    rng = check_random_state(random_state)
+    names = list(cohort.centres)
+    main = cohort.centres[names[0]]
+    big = LogisticRegression(max_iter=2000).fit(main.data, main.target)
+    rows = []
+    for name in names[1:]:
+        c = cohort.centres[name]
+        perm = rng.permutation(len(c.target))
+        n_test = int(test_fraction * len(perm))
+        test, train = perm[:n_test], perm[n_test:n_test + n_small]
+        rest = perm[n_test:]
+        own = LogisticRegression(max_iter=2000).fit(c.data[train], c.target[train])
+        full = LogisticRegression(max_iter=2000).fit(c.data[rest], c.target[rest])
+
+        def auc(model):
+            return round(roc_auc_score(c.target[test], model.decision_function(c.data[test])), 4)
+
+        rows.append({"branch": name, f"own {n_small} samples": auc(own),
+                     "own training half": auc(full),
+                     "main-centre model": auc(big)})
+    return pd.DataFrame(rows)

@@ -18,6 +18,7 @@ auxiliary data are protected too and fitting PCA on them is outside.
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 import pandas as pd
@@ -28,10 +29,13 @@ from .runner import run_cells
 
 __all__ = [
     "PAPER_POINTS", "DATASETS", "data_status", "load_mpl_dataset", "mpl_trial", "run_mpl", "summarize_mpl",
-    "check_har_claims", "check_kdd_claims", "PROFILES",
+    "check_har_claims", "check_kdd_claims", "PROFILES", "plot_accuracy_vs_inv_epsilon", "paper_beside_ours",
+    "noise_to_signal", "DP_NOISE", "EXP_NOISE",
 ]
 
 PRIVATE = ("soft", "vote", "avg")
+DP_NOISE = "Gamma(dK) norm (ε-DP)"
+EXP_NOISE = "Exp norm (not DP)"
 
 #: The paper's reported numbers (Section 6.1 text; Figures 2–4 are not tabulated).
 PAPER_POINTS = {
@@ -53,15 +57,40 @@ INV_EPSILONS = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 
 
 def data_status(dataset):
-    """``None`` when the raw files of ``dataset`` load, else a message naming files and data home."""
+    """``None`` when the raw files of ``dataset`` load, else a message naming the files.
+
+    The message names the dataset, the missing files relative to the data home,
+    and how the data home is chosen (``$DPSTACK_DATA``), but not its absolute
+    path, so that executed notebooks compare equal across machines.
+    """
     try:
         load_mpl_dataset(dataset)
     except (FileNotFoundError, ImportError, AttributeError) as exc:
-        from ..datasets import data_home
-
-        return (f"The {dataset.upper()} data are not available, so this figure cannot be drawn yet: "
-                f"{exc} (data home: {data_home()}).")
+        files = []
+        for text in [str(exc)] + _other_part_errors(dataset):
+            missing = re.search(r"missing file\(s\) (.*?) in data home", text)
+            files.extend((missing.group(1) if missing else text).split(", "))
+        files = ", ".join(dict.fromkeys(files))
+        return (f"Data absent: the {dataset.upper()} figure cannot be drawn here. Missing file(s) "
+                f"in the data home ($DPSTACK_DATA, see dpstack.datasets.data_home()): {files}. "
+                "See the data manifest for their expected checksums; the code below is the "
+                "one that will run once they are there.")
     return None
+
+
+def _other_part_errors(dataset):
+    """Messages of the test-part loaders, so a missing-data note lists train and test files."""
+    from .. import datasets
+
+    tries = {"har": lambda: datasets.load_har(subset="test"),
+             "url": lambda: datasets.load_url(days=range(10, 20))}.get(dataset)
+    if tries is None:
+        return []
+    try:
+        tries()
+    except (FileNotFoundError, ImportError, AttributeError) as exc:
+        return [str(exc)]
+    return []
 
 
 @functools.lru_cache(maxsize=2)
@@ -104,13 +133,19 @@ def _project(X_fit, n_components, *Xs):
 
 
 def mpl_trial(dataset, n_parties, party_size, n_aux, inv_epsilons, n_noise, lam=1e-4, fit_on="aux",
-              n_test_indiv=5000, seed_sequence=None, **_):
+              n_test_indiv=5000, diagnostic_noise=True, seed_sequence=None, **_):
     """One trial: split, local models, all five methods, noise draws → rows.
+
+    With ``diagnostic_noise=True`` every draw is also evaluated with the same
+    direction but a norm ~ Exponential(S/ε) instead of Gamma(d·K, S/ε): the
+    noise of a sampler that forgets the dimension factor. That release is
+    **not** ε-DP (its density has a pole at 0); it is a hypothesis about the
+    paper's curves, reported in rows with ``noise = "Exp norm (not DP)"``.
 
     Returns
     -------
-    list of dicts with keys method, inv_epsilon (NaN for batch/indiv), draw,
-    accuracy, n_aux_used, steps_outside_guarantee.
+    list of dicts with keys method, noise, inv_epsilon (NaN for batch/indiv),
+    draw, accuracy, ws_norm (‖w_s‖), noise_norm, steps_outside_guarantee.
     """
     split_ss, noise_ss, test_ss = seed_sequence.spawn(3)
     X_tr, y_tr, X_te, y_te = load_mpl_dataset(dataset)
@@ -127,23 +162,34 @@ def mpl_trial(dataset, n_parties, party_size, n_aux, inv_epsilons, n_noise, lam=
         Xa, Xp, Xt = _project(fit_rows, n_comp, X_tr[aux_idx], X_tr[priv_idx], X_te)
     yp = np.asarray(y_tr[priv_idx])
     fits = fit_methods(("soft", "vote", "avg", "batch", "indiv"), Xp, yp, parties, Xa, epsilon=np.inf, lam=lam)
-    rows = []
     y_te = np.asarray(y_te)
     classes = fits["batch"].classes_
-    rows.append(dict(method="batch", inv_epsilon=np.nan, draw=0, accuracy=fits["batch"].score(Xt, y_te)))
+    base = dict(noise=DP_NOISE, draw=0, inv_epsilon=np.nan, noise_norm=0.0)
+    rows = [dict(base, method="batch", accuracy=fits["batch"].score(Xt, y_te),
+                 ws_norm=float(np.linalg.norm(fits["batch"].coef_)))]
     sub = np.random.default_rng(test_ss).choice(Xt.shape[0], size=min(n_test_indiv, Xt.shape[0]), replace=False)
-    rows.append(dict(method="indiv", inv_epsilon=np.nan, draw=0, accuracy=fits["indiv"].score(Xt[sub], y_te[sub])))
+    rows.append(dict(base, method="indiv", accuracy=fits["indiv"].score(Xt[sub], y_te[sub]), ws_norm=np.nan))
     for method in PRIVATE:
         est = fits[method]
+        w_s = est.unperturbed_coef_
+        ws_norm = float(np.linalg.norm(w_s))
         for inv in inv_epsilons:
             if inv == 0:
-                coefs = est.unperturbed_coef_[None]
+                variants = {DP_NOISE: np.zeros((1,) + w_s.shape)}
             else:
-                coefs = est.unperturbed_coef_ + est.release_noise(1.0 / inv, np.random.default_rng(noise_ss.spawn(1)[0]),
-                                                                  size=n_noise)
-            acc = _accuracies(Xt, y_te, coefs, classes)
-            for r, a in enumerate(acc):
-                rows.append(dict(method=method, inv_epsilon=float(inv), draw=r, accuracy=a))
+                rng = np.random.default_rng(noise_ss.spawn(1)[0])
+                eta = est.release_noise(1.0 / inv, rng, size=n_noise)
+                variants = {DP_NOISE: eta}
+                if diagnostic_noise:
+                    norms = np.linalg.norm(eta.reshape(n_noise, -1), axis=1)
+                    exp_norms = rng.exponential(est.sensitivity_ * inv, size=n_noise)
+                    variants[EXP_NOISE] = eta * (exp_norms / norms)[:, None, None]
+            for noise, etas in variants.items():
+                acc = _accuracies(Xt, y_te, w_s + etas, classes)
+                nn = np.linalg.norm(etas.reshape(len(etas), -1), axis=1)
+                for r, a in enumerate(acc):
+                    rows.append(dict(method=method, noise=noise, inv_epsilon=float(inv), draw=r, accuracy=a,
+                                     ws_norm=ws_norm, noise_norm=float(nn[r])))
     for row in rows:
         row["steps_outside_guarantee"] = outside
     return rows
@@ -175,12 +221,20 @@ def run_mpl(dataset, profile="quick", n_parties=None, inv_epsilons=INV_EPSILONS,
     return df.drop(columns=[c for c in ("inv_epsilons",) if c in df.columns])
 
 
-def summarize_mpl(df):
-    """Mean and s.d. of the accuracy per (M, method, 1/ε), batch and indiv over trials."""
+def summarize_mpl(df, noise=DP_NOISE):
+    """Mean and s.d. of the accuracy (and of ‖η‖, ‖w_s‖) per (M, method, 1/ε) for one noise kind.
+
+    batch and indiv (non-private) are included with 1/ε = NaN.
+    """
     d = df.copy()
+    if "noise" in df:  # 1/ε = 0 and the references carry no noise: shared by both kinds
+        d = df[(df["noise"] == noise) | (df["inv_epsilon"].fillna(0.0) == 0.0)].copy()
     d["inv_epsilon"] = d["inv_epsilon"].fillna(-1.0)  # groupby drops NaN keys
-    out = (d.groupby(["n_parties", "method", "inv_epsilon"])["accuracy"].agg(["mean", "std", "count"])
-           .reset_index())
+    g = d.groupby(["n_parties", "method", "inv_epsilon"])
+    out = g["accuracy"].agg(["mean", "std", "count"])
+    out["noise_norm"] = g["noise_norm"].mean()
+    out["ws_norm"] = g["ws_norm"].mean()
+    out = out.reset_index()
     out["inv_epsilon"] = out["inv_epsilon"].where(out["inv_epsilon"] >= 0)
     return out
 
@@ -211,16 +265,65 @@ def check_har_claims(summary, tol=0.05):
 
 
 def check_kdd_claims(summary):
-    """Section 6.2's statements tested on our KDD numbers."""
+    """Section 6.2's statements tested on our KDD numbers (also used for URL).
+
+    "Holds its accuracy better" is measured by the mean accuracy over the
+    whole 1/ε > 0 grid (the area under the curve), not at one point where both
+    curves may already sit at chance.
+    """
     Ms = sorted(summary["n_parties"].unique())
     rows = []
     big, small = Ms[-1], Ms[0]
     batch = _value(summary, "batch", M=big)
     soft10 = _value(summary, "soft", 10.0, M=big)
-    rows.append(dict(claim=f"soft ≈ batch until 1/ε = 10 at M = {big}", ours=soft10, reference=batch,
+    rows.append(dict(claim=f"soft ≈ batch (within 0.02) until 1/ε = 10 at M = {big}", ours=soft10, reference=batch,
                      holds=batch - soft10 <= 0.02))
-    for m in ("soft", "avg"):
-        a_big, a_small = _value(summary, m, 10.0, M=big), _value(summary, m, 10.0, M=small)
-        rows.append(dict(claim=f"{m} holds its accuracy better at M = {big} than at M = {small} (1/ε = 10)",
-                         ours=a_big, reference=a_small, holds=a_big >= a_small))
+    if big != small:
+        for m in ("soft", "avg"):
+            curve = summary[(summary["method"] == m) & (summary["inv_epsilon"] > 0)]
+            a_big = curve[curve["n_parties"] == big]["mean"].mean()
+            a_small = curve[curve["n_parties"] == small]["mean"].mean()
+            rows.append(dict(claim=f"{m}: mean accuracy over 1/ε > 0 higher at M = {big} than at M = {small}",
+                             ours=a_big, reference=a_small, holds=a_big > a_small))
     return pd.DataFrame(rows)
+
+
+COLORS = {"batch": "black", "indiv": "grey", "soft": "tab:blue", "avg": "tab:green", "vote": "tab:red"}
+
+
+def plot_accuracy_vs_inv_epsilon(ax, summary, n_parties, title=None):
+    """The paper's figure for one M: private methods' mean ± s.d. against 1/ε, references as lines.
+
+    1/ε = 0 (non-private release) sits at the left end of a symmetric-log axis.
+    """
+    s = summary[summary["n_parties"] == n_parties]
+    for method in PRIVATE:
+        part = s[s["method"] == method].sort_values("inv_epsilon")
+        ax.errorbar(part["inv_epsilon"], part["mean"], yerr=part["std"].fillna(0.0), marker="o", ms=3,
+                    capsize=2, color=COLORS[method], label=method)
+    for method, style in (("batch", "-"), ("indiv", "--")):
+        ax.axhline(_value(s, method), color=COLORS[method], ls=style, label=method)
+    ax.set_xscale("symlog", linthresh=0.01)
+    ax.set_xlim(-0.003, 1.5 * float(s["inv_epsilon"].max()))  # no empty negative half
+    ax.set(xlabel="1/ε (privacy level; 0 = non-private)", ylabel="test accuracy",
+           title=title or f"M = {n_parties} parties")
+    ax.legend(fontsize=8)
+
+
+def paper_beside_ours(summary, dataset="har"):
+    """The paper's reported numbers next to ours (mean ± s.d. over trials and draws)."""
+    rows = []
+    for key, paper in PAPER_POINTS[dataset].items():
+        method, _, at = key.partition("@")
+        s = summary[summary["method"] == method]
+        s = s[np.isclose(s["inv_epsilon"], 0.0)] if at else s[s["inv_epsilon"].isna()]
+        rows.append(dict(method=method, where="1/ε = 0" if at else "non-private", paper=paper,
+                         ours=float(s["mean"].iloc[0]), ours_sd=float(s["std"].fillna(0).iloc[0])))
+    return pd.DataFrame(rows)
+
+
+def noise_to_signal(summary):
+    """E‖η‖ / ‖w_s‖ per private method and 1/ε: above ~1 the released model is mostly noise."""
+    s = summary[summary["method"].isin(PRIVATE) & (summary["inv_epsilon"] > 0)].copy()
+    s["noise_over_ws"] = s["noise_norm"] / s["ws_norm"]
+    return s.pivot_table(index=["n_parties", "inv_epsilon"], columns="method", values="noise_over_ws")

@@ -16,7 +16,7 @@ Design choices, and why:
   needs independent streams spawns children from it.
 * **One BLAS thread per cell.** OpenBLAS may sum in a different order with a
   different number of threads, which changes the last bits of a result. Each
-  cell runs under ``threadpool_limits(1)`` so that ``n_jobs=1`` and
+  cell runs with BLAS/OpenMP limited to one thread (threadpoolctl) so that ``n_jobs=1`` and
   ``n_jobs=2`` give bit-identical tables; the parallelism is across cells.
 * **Backends are joblib's.** ``run_cells`` only calls ``Parallel(n_jobs=...)``,
   so ``with joblib.parallel_config(backend="dask"):`` sends the cells to a
@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 from tqdm import tqdm  # not tqdm.auto: without ipywidgets it warns into notebook outputs
 
 __all__ = ["cell_seed", "run_cells", "code_version", "cache_dir", "clear_cache", "progress_disabled"]
@@ -203,9 +203,15 @@ def _check_cell(cell):
     return cell
 
 
+@functools.lru_cache(maxsize=1)
+def _threadpools():
+    # Scanning the loaded libraries costs ~10 ms; do it once per process, not once per cell.
+    return ThreadpoolController()
+
+
 def _evaluate(func, cell, seed_sequence):
     """Run one cell with one BLAS thread (bit-identical results whatever the worker)."""
-    with threadpool_limits(limits=1):
+    with _threadpools().limit(limits=1):
         out = func(**cell, seed_sequence=seed_sequence)
     if isinstance(out, dict):
         return [out]

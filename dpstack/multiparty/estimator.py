@@ -352,11 +352,6 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
         return eta.reshape((-1,) + shape)[0] if size is None else eta.reshape((size,) + shape)
 
     # ------------------------------------------------------------ predictions
-    def local_decision(self, X):
-        """Margins of every local model, shape (M, n, K_out) (default local models)."""
-        X = clip_rows(check_X(X), 1.0)
-        return np.einsum("mkd,nd->mnk", self.local_coefs_, X)
-
     def local_predict_index(self, X, parties=None):
         """Class index predicted by each local model, shape (M, n) (or the given parties)."""
         check_is_fitted(self, "n_parties_")
@@ -364,10 +359,12 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
         ids = np.arange(self.n_parties_) if parties is None else np.asarray(parties)
         if self._local_models is not None:
             return np.stack([_predict_index(self._local_models[m], X) for m in ids])
-        Z = np.einsum("mkd,nd->mnk", self.local_coefs_[ids], X)
-        return (Z[..., 0] >= 0).astype(int) if Z.shape[-1] == 1 else np.argmax(Z, axis=-1)
+        W = self.local_coefs_[ids]
+        Z = (X @ W.reshape(-1, W.shape[-1]).T).reshape(X.shape[0], len(ids), W.shape[1])
+        idx = (Z[..., 0] >= 0).astype(int) if W.shape[1] == 1 else np.argmax(Z, axis=-1)
+        return idx.T
 
-    def local_vote_counts(self, X_aux, chunk=2048):
+    def local_vote_counts(self, X_aux, chunk=256):
         """Number of local models voting for each class, shape (N, K).
 
         Computed in chunks of auxiliary rows so that M × N margins never sit in
@@ -413,6 +410,7 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
         if self.method != "indiv":
             return super().score(X, y, sample_weight)
         y_idx = np.searchsorted(self.classes_, np.asarray(y))
+        X = clip_rows(check_X(X), 1.0)  # once, not per chunk of parties
         correct = np.zeros(self.n_parties_)
         for start in range(0, self.n_parties_, 256):
             ids = np.arange(start, min(start + 256, self.n_parties_))

@@ -1,0 +1,155 @@
+"""The rendered book, opened page by page in headless Chromium, as a reader would.
+
+Fails on: a page that does not load, a JavaScript or console error, a failed or remote
+request (the book must read offline), a broken image, a notebook cell that raised or wrote
+a warning to stderr, math left unrendered, and a link to a page or anchor that does not
+exist. Keeps one full-page screenshot per part of the book in _build/screenshots/
+(DPSTACK_SCREENSHOTS=all: one per page). The book is built with ``--all -W``.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from book_check import JUPYTER_BOOK, ROOT, book_pages, check_book, format_problems, serve
+
+pytestmark = pytest.mark.browser
+
+
+def html_page(toc_file):
+    return re.sub(r"\.(md|ipynb)$", "", toc_file) + ".html"
+
+
+def toc_files(node):
+    """Every ``file:`` entry of a _toc.yml structure, in order."""
+    if isinstance(node, dict):
+        found = [node["file"]] if "file" in node else []
+        if "root" in node:
+            found.append(node["root"])
+        for value in node.values():
+            if isinstance(value, (list, dict)):
+                found += toc_files(value)
+        return found
+    if isinstance(node, list):
+        return [f for item in node for f in toc_files(item)]
+    return []
+
+
+def screenshot_plan(toc_path, html_dir, out_dir, every_page=False):
+    """{page: png path}: the landing page and the first page of each part of the toc."""
+    toc = yaml.safe_load(Path(toc_path).read_text())
+    chosen = [("landing", toc["root"])]
+    for part in toc.get("parts", []):
+        first = next((c["file"] for c in part.get("chapters", []) if "file" in c), None)
+        if first:
+            chosen.append((part.get("caption", "part"), first))
+    plan = {}
+    for number, (caption, toc_file) in enumerate(chosen):
+        slug = re.sub(r"[^a-z0-9]+", "-", caption.lower()).strip("-")
+        plan[html_page(toc_file)] = Path(out_dir) / f"{number:02d}-{slug}.png"
+    if every_page:
+        for page in book_pages(html_dir):
+            plan.setdefault(page, Path(out_dir) / "all" / (page.replace("/", "__")[:-5] + ".png"))
+    return plan
+
+
+def test_every_page_of_the_book_reads_in_a_browser(book_html, browser):
+    out_dir = book_html.parent / "screenshots"
+    shutil.rmtree(out_dir, ignore_errors=True)
+    per_part = screenshot_plan(ROOT / "_toc.yml", book_html, out_dir)
+    plan = screenshot_plan(ROOT / "_toc.yml", book_html, out_dir,
+                           every_page=os.environ.get("DPSTACK_SCREENSHOTS") == "all")
+    start = time.perf_counter()
+    with serve(book_html) as base_url:
+        problems, probes = check_book(browser, base_url, book_html, screenshots=plan)
+    seconds = time.perf_counter() - start
+    print(f"\nopened {len(probes)} pages in {seconds:.1f} s; screenshots in {out_dir}")
+    if problems:
+        pytest.fail("what a reader would find broken:\n" + format_problems(problems), pytrace=False)
+    # The checks ran on real content: every page of the toc was built and opened.
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    missing = [f for f in toc_files(toc) if html_page(f) not in probes]
+    assert not missing, f"pages of the toc not found in the build: {missing}"
+    assert all(png.is_file() for png in per_part.values()), "a screenshot was not written"
+    assert sum(p.get("mathCount", 0) for p in probes.values()) > 0, "no formula found in the book"
+
+
+# A tiny book with one defect of each kind, to show that the checks above can fail.
+BROKEN_PAGE = r"""
+# A page with defects
+
+Math MyST renders: $\varepsilon' = \varepsilon - \log 2$.
+
+<p>Math nobody renders: <span>$\alpha_1 + \beta^2$</span></p>
+
+<img src="no-such-figure.png" alt="missing">
+<img src="http://example.invalid/remote.png" alt="remote">
+
+<a href="no-such-page.html">a dead link</a> and <a href="#no-such-anchor">a dead anchor</a>.
+
+<script>console.error("boom from the page");</script>
+"""
+
+BROKEN_CONFIG = """
+title: defects
+only_build_toc_files: true
+execute:
+  execute_notebooks: "off"
+parse:
+  myst_enable_extensions: [dollarmath, amsmath]
+sphinx:
+  local_extensions:
+    offline_book: {ext}
+"""
+
+
+def make_broken_book(folder):
+    (folder / "_config.yml").write_text(BROKEN_CONFIG.format(ext=ROOT / "book" / "_ext"))
+    (folder / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: raised\n")
+    (folder / "intro.md").write_text(textwrap.dedent(BROKEN_PAGE))
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    error = nbformat.v4.new_output("error", ename="ValueError", evalue="epsilon must be > 0",
+                                   traceback=["Traceback (most recent call last)",
+                                              "ValueError: epsilon must be > 0"])
+    warning = nbformat.v4.new_output("stream", name="stderr", text="/home/me/x.py:3: FutureWarning: old\n")
+    nb.cells = [nbformat.v4.new_markdown_cell("# A notebook whose cell raised"),
+                nbformat.v4.new_code_cell("import x", outputs=[warning], execution_count=1),
+                nbformat.v4.new_code_cell("fit(epsilon=-1)", outputs=[error], execution_count=2)]
+    nbformat.write(nb, folder / "raised.ipynb")
+
+
+def test_the_checks_report_each_kind_of_defect(tmp_path, browser):
+    make_broken_book(tmp_path)
+    html_dir = build_allowing_warnings(tmp_path)
+    with serve(html_dir) as base_url:
+        problems, _ = check_book(browser, base_url, html_dir)
+    intro = "\n".join(problems.get("intro.html", []))
+    raised = "\n".join(problems.get("raised.html", []))
+    assert "raw TeX in the text" in intro and "alpha_1" in intro
+    assert "broken image: no-such-figure.png" in intro
+    assert "loads a remote resource: http://example.invalid/remote.png" in intro
+    assert "link to missing no-such-page.html" in intro
+    assert "link to missing anchor intro.html#no-such-anchor" in intro
+    assert "console error: boom from the page" in intro
+    assert "a notebook cell raised" in raised and "epsilon must be > 0" in raised
+    assert "a notebook cell wrote to stderr: /home/me/x.py:3: FutureWarning" in raised
+    # The formula MyST did render is not reported.
+    assert "varepsilon" not in intro
+
+
+def build_allowing_warnings(folder):
+    """Sphinx warns about the dead image; here only the rendered pages matter."""
+    done = subprocess.run([*JUPYTER_BOOK, "build", str(folder), "--quiet"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return folder / "_build" / "html"

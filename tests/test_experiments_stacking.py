@@ -1,0 +1,217 @@
+"""PST / PPTL experiment drivers: shapes and columns, determinism across n_jobs, the claim test, paper values.
+
+Everything runs on the offline synthetic tasks (``dataset="SYNTH"``), so no data files are needed.
+"""
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpstack.experiments import paper_values as pv
+from dpstack.experiments import stacking as est
+from dpstack.experiments import transfer as etr
+
+LAM = [1e-2, 1e-1]
+
+
+def _stack_cells(methods=est.STACKING_METHODS, eps=(1.0, np.inf), repeats=2, **extra):
+    return [dict(dataset="SYNTH", method=m, epsilon=float(e), repeat=r, lam_grid=LAM, **extra)
+            for r in range(repeats) for m in methods for e in eps]
+
+
+def test_stacking_driver_rows_and_columns():
+    df = est.run_stacking(_stack_cells())
+    assert len(df) == 2 * 4 * 2
+    assert {"dataset", "method", "epsilon", "repeat", "auc", "val_auc", "lam", "combiner"} <= set(df.columns)
+    assert df["auc"].between(0, 1).all() and set(df["lam"]) <= set(LAM)
+    # non-private PLR on a well-separated task is far above chance
+    assert df.query("method == 'PLR' and epsilon == inf")["auc"].min() > 0.9
+
+
+def test_combiner_cell_returns_every_combiner_once():
+    df = est.run_stacking(_stack_cells(methods=("PST-F(W)",), eps=(1.0,), repeats=1, combiners=True, n_groups=4))
+    assert sorted(df["combiner"]) == sorted(["C-0", "C-1", "C-2", "C-3", "C-mv", "C-wmv", "C-hl"])
+
+
+def test_alpha_importance_orders_groups():
+    # v_i = α^i: α < 1 gives the first PCA features the largest q; α > 1 the last ones
+    v = np.ones(10)
+    assert np.all(np.diff(est._importance("PST-F(W)", 0.5, v)) < 0)
+    assert np.all(np.diff(est._importance("PST-F(W)", 2.0, v)) > 0)
+    assert est._importance("PST-F(U)", 0.5, v) is None
+
+
+def test_stacking_results_identical_for_one_and_two_jobs():
+    cells = _stack_cells(methods=("PLR", "PST-F(U)"), eps=(1.0,))
+    a = est.run_stacking(cells, seed=3, n_jobs=1)
+    b = est.run_stacking(cells, seed=3, n_jobs=2)
+    pd.testing.assert_frame_equal(a, b)
+    # a different root seed changes the noise, hence the AUCs
+    c = est.run_stacking(cells, seed=4, n_jobs=1)
+    assert not np.allclose(a["auc"], c["auc"])
+
+
+def test_ablation_private_max_variant_runs_and_is_labelled():
+    variants = {"default": {}, "row_bound=private_max (NOT DP)": {"row_bound": "private_max"}}
+    df = est.ablation(dataset="SYNTH", methods=("PLR", "PST-F(W)"), variants=variants, n_repeats=1)
+    assert set(df["variant"]) == set(variants) and len(df) == 4
+
+
+def _transfer_cells(methods=etr.TRANSFER_METHODS, repeats=2, **extra):
+    return [dict(dataset="SYNTH", method=m, epsilon=1.0, repeat=r, lam_grid=LAM, eta_grid=[0.5], **extra)
+            for r in range(repeats) for m in methods]
+
+
+def test_transfer_driver_rows_columns_and_tuned_values():
+    df = etr.run_transfer(_transfer_cells())
+    assert len(df) == 10
+    assert {"method", "auc", "val_auc", "lam", "eta"} <= set(df.columns)
+    # Direct and SourceD have no η to tune; the transfer methods use the grid's
+    assert (df.query("method in ['Direct', 'SourceD']")["eta"] == 1.0).all()
+    assert (df.query("method in ['SimComb', 'PPTL-FS(W)']")["eta"] == 0.5).all()
+
+
+def test_transfer_results_identical_for_one_and_two_jobs():
+    cells = _transfer_cells(methods=("SimComb", "PPTL-FS(R)"))
+    a = etr.run_transfer(cells, seed=1, n_jobs=1)
+    etr._SOURCE_CACHE.clear()
+    b = etr.run_transfer(cells, seed=1, n_jobs=2)
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_source_cache_does_not_change_results():
+    cells = _transfer_cells(methods=("PPTL-FS(W)",), repeats=1)
+    etr._SOURCE_CACHE.clear()
+    fresh = etr.run_transfer(cells)
+    cached = etr.run_transfer(cells)  # second run hits the in-process source cache
+    pd.testing.assert_frame_equal(fresh, cached)
+
+
+def test_profiles_are_validated():
+    with pytest.raises(ValueError, match="profile"):
+        est.fig1_epsilon(profile="huge")
+    with pytest.raises(ValueError, match="profile"):
+        etr.pptl_table1(profile="huge")
+
+
+# --- the claim test on inputs where the answer is known ---------------------------------------------
+
+def _paired(diffs, base=0.8):
+    rows = []
+    for r, d in enumerate(diffs):
+        rows += [dict(method="A", repeat=r, auc=base + d), dict(method="B", repeat=r, auc=base)]
+    return pd.DataFrame(rows)
+
+
+def test_check_claim_agrees_when_a_is_consistently_better():
+    res = est.check_claim(_paired([0.02, 0.03, 0.025, 0.018, 0.03]), "A", "B")
+    assert res["verdict"] == "agrees" and res["p_value"] < 0.01 and res["n_pairs"] == 5
+    assert res["mean_diff"] == pytest.approx(0.0246)
+
+
+def test_check_claim_reversed_and_not_significant():
+    assert est.check_claim(_paired([-0.02, -0.03, -0.025, -0.018]), "A", "B")["verdict"] == "disagrees (reversed)"
+    noisy = est.check_claim(_paired([0.05, -0.04, 0.01, -0.02, 0.0]), "A", "B")
+    assert noisy["verdict"] == "disagrees (no significant difference)"
+    # the same data read the other way round
+    assert est.check_claim(_paired([-0.02, -0.03, -0.025, -0.018]), "A", "B", alternative="less")["verdict"] == "agrees"
+
+
+def test_check_claim_matches_scipy_and_handles_ties():
+    from scipy import stats
+
+    d = np.array([0.01, 0.03, -0.005, 0.02])
+    res = est.check_claim(_paired(d), "A", "B")
+    assert res["p_value"] == pytest.approx(stats.ttest_rel(0.8 + d, np.full(4, 0.8), alternative="greater").pvalue)
+    assert est.check_claim(_paired([0.0, 0.0, 0.0]), "A", "B")["verdict"] == "disagrees (no significant difference)"
+    assert est.check_claim(_paired([0.01, 0.01, 0.01]), "A", "B")["verdict"] == "agrees"
+    assert est.check_claim(_paired([0.01]), "A", "B")["verdict"].startswith("untestable")
+
+
+def test_check_claim_pairs_on_keys_and_filters():
+    df = pd.concat([_paired([0.02, 0.03, 0.01]).assign(epsilon=1.0),
+                    _paired([-0.02, -0.03, -0.01]).assign(epsilon=2.0)])
+    assert est.check_claim(df, "A", "B", where={"epsilon": 1.0})["verdict"] == "agrees"
+    assert est.check_claim(df, "A", "B", where={"epsilon": [2.0]})["verdict"] == "disagrees (reversed)"
+    assert est.check_claim(df, "A", "B", pair_on=("repeat", "epsilon"))["n_pairs"] == 6
+
+
+# --- the transcribed paper values ------------------------------------------------------------------
+
+def test_pst_table2_equals_pptl_table4_under_the_name_map():
+    for pst, pptl in pv.PST_TO_PPTL.items():
+        a = np.array(pv.PST_TABLE2["rows"][pst])[:, 0]
+        b = np.array(pv.PPTL_TABLE4["rows"][pptl])[:, 0]
+        assert np.abs(a - b).max() <= 1e-3, pst
+
+
+def test_pptl_table2_is_centre_3_of_table4_at_epsilon_1():
+    for m, values in pv.PPTL_TABLE2["rows"].items():
+        assert values[1][0] == pytest.approx(pv.PPTL_TABLE4["rows"][m][0][0], abs=1e-4), m
+
+
+def test_paper_tables_are_complete_and_tidy():
+    df = pv.table_frame(pv.PPTL_TABLE1)
+    assert len(df) == 25 and set(df["epsilon"]) == set(pv.EPSILONS)
+    assert df["paper_mean"].between(0.5, 1).all()
+    assert all(len(v) == 16 for v in pv.PPTL_TABLE4["rows"].values())
+
+
+# --- claim sets and helpers on constructed results -------------------------------------------------
+
+def _fig1_frame(gap):
+    """PST-F(W) > PST-F(U) > PLR > PST-S by ``gap`` at every ε, AUC rising with ε, small noise."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for r in range(5):
+        for e in (0.5, 1.0, np.inf):
+            base = 0.7 + 0.1 * min(e, 2.0)
+            for k, m in enumerate(("PST-S", "PLR", "PST-F(U)", "PST-F(W)")):
+                rows.append(dict(dataset="X", method=m, epsilon=e, repeat=r, auc=base + k * gap + 1e-3 * rng.normal()))
+    return pd.DataFrame(rows)
+
+
+def test_fig1_claims_agree_on_a_constructed_ordering():
+    claims = est.fig1_claims(_fig1_frame(0.02))
+    assert len(claims) == 10 and (claims["verdict"] == "agrees").all()
+    # PST-S never below PLR and W == U: those claims must not agree
+    flipped = est.fig1_claims(_fig1_frame(-0.02))
+    assert (flipped["verdict"] != "agrees").sum() >= 5
+
+
+def test_table1_claims_and_beside_paper():
+    rows = []
+    for r in range(4):
+        for e in (0.5, 8.0):
+            for k, m in enumerate(("Direct", "SourceD", "SimComb", "PPTL-FS(R)", "PPTL-FS(W)")):
+                rows.append(dict(method=m, epsilon=e, repeat=r, auc=0.6 + 0.3 * (e > 1) + 0.02 * k + 0.001 * r * k))
+    df = pd.DataFrame(rows)
+    claims = etr.table1_claims(df)
+    assert len(claims) == 12 and (claims["verdict"] == "agrees").all()
+    reversed_df = df.assign(auc=np.where(df["method"] == "PPTL-FS(W)", 0.5, df["auc"]))
+    best = etr.table1_claims(reversed_df)
+    assert (best[best["claim"].str.startswith("PPTL-FS(W) is the best")]["verdict"] == "disagrees (reversed)").all()
+    side = etr.beside_paper(df, pv.PPTL_TABLE1)
+    assert len(side) == 10 and set(side["epsilon"]) == {0.5, 8.0}
+    row = side.set_index(["method", "epsilon"]).loc[("Direct", 0.5)]
+    assert row["paper_mean"] == 0.6467 and row["ours_mean"] == pytest.approx(0.6)
+
+
+def test_high_level_signal_has_no_noise_when_non_private():
+    X, y, _, _, v = est.synthetic_task()
+    clf = est._estimator("PST-F(W)", np.inf, 0.01, 4, v, None, 0).fit(X, y)
+    sig = est.high_level_signal(clf, X, y)
+    assert sig["noise"] == 0.0 and sig["signal"] > 0.01 and 0 < sig["meta_rms"] <= 1.0
+    diag = est.swing_diagnostics("SYNTH", "PST-F(U)", epsilon=1.0, lam=0.1, n_seeds=3)
+    assert len(diag) == 3 and (diag["noise"] > 0).all()
+
+
+def test_missing_data_stops_with_one_clear_message(tmp_path, monkeypatch):
+    from dpstack.datasets import DatasetNotFoundError
+
+    monkeypatch.setenv("DPSTACK_DATA", str(tmp_path))
+    est.load_task.cache_clear()
+    try:
+        with pytest.raises(DatasetNotFoundError, match="this page needs MNIST"):
+            est.require_data("MNIST")
+    finally:
+        est.load_task.cache_clear()
