@@ -36,7 +36,10 @@ __all__ = ["PrivateLogisticRegression", "FeatureSplitLogisticRegression"]
 
 
 class _BinaryLinearMixin(ClassifierMixin):
-    """predict / predict_proba / tags shared by the binary linear models."""
+    """predict / predict_proba / tags / input checks shared by the binary models."""
+
+    #: fewest training samples ``fit`` accepts (stacking needs more: it splits the data)
+    _min_samples = 2
 
     def predict_proba(self, X):
         """Probabilities of ``classes_[0]`` and ``classes_[1]``, shape (n, 2)."""
@@ -55,7 +58,7 @@ class _BinaryLinearMixin(ClassifierMixin):
         return tags
 
     def _validate_fit_inputs(self, X, y):
-        X, y = _validate_data(self, X, y, dtype=float, ensure_min_samples=2)
+        X, y = _validate_data(self, X, y, dtype=float, ensure_min_samples=self._min_samples)
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
         classes, y_signed = check_binary_y(y, X.shape[0])

@@ -29,13 +29,12 @@ import warnings
 
 import numpy as np
 from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_binary_y, check_epsilon, check_positive, check_random_state
+from ._validation import check_epsilon, check_positive, check_random_state
 from .accounting import PrivacyLedger
-from .linear import FeatureSplitLogisticRegression, PrivateLogisticRegression, _validate_data
+from .linear import FeatureSplitLogisticRegression, PrivateLogisticRegression, _BinaryLinearMixin, _validate_data
 from .mechanisms import check_importance, clip_rows
 
 __all__ = [
@@ -251,15 +250,10 @@ def _seed(rng):
     return int(rng.integers(0, 2**63 - 1))
 
 
-class _StackingMixin(ClassifierMixin):
+class _StackingMixin(_BinaryLinearMixin):
     """Combiners, prediction and input checks shared by PST and PPTL-FS."""
 
-    def _validate_fit_inputs(self, X, y):
-        X, y = _validate_data(self, X, y, dtype=float, ensure_min_samples=4)
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
-        classes, y_signed = check_binary_y(y, X.shape[0])
-        return X, y_signed, classes
+    _min_samples = 4  # D_l and D_h need two samples each
 
     def _check_common_params(self):
         check_positive(self.lam_high if self.lam_high is not None else 1.0, "lam_high")
@@ -385,13 +379,8 @@ class _StackingMixin(ClassifierMixin):
 
     def predict(self, X, combiner=None):
         """Class labels; ties of a vote go to ``classes_[1]``."""
-        return self.classes_[(self.decision_function(X, combiner) >= 0).astype(int)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        tags.input_tags.sparse = False
-        return tags
+        margins = self.decision_function(X, combiner)  # checks fitted state before classes_ is read
+        return self.classes_[(margins >= 0).astype(int)]
 
 
 class PrivateStackingClassifier(_StackingMixin, BaseEstimator):

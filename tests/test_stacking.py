@@ -269,3 +269,13 @@ def test_public_design_and_meta_features_feed_the_fitted_models():
     np.testing.assert_allclose(clf.low_level_.decision_function_blocks(Z), clf.decision_function_low(X))
     M = clf.high_level_inputs(X)
     np.testing.assert_allclose(clf.high_level_.decision_function(M), clf.decision_function(X))
+
+
+def test_predict_before_fit_raises_not_fitted():
+    from sklearn.exceptions import NotFittedError
+
+    from dpstack import PrivateTransferStacking
+
+    for est in (PrivateStackingClassifier(), PrivateTransferStacking()):
+        with pytest.raises(NotFittedError):
+            est.predict(np.ones((3, 4)))

@@ -95,7 +95,18 @@ def code_version():
 
 
 def cache_dir(cache=True):
-    """Folder of the result cache: ``cache`` if it is a path, else ``$DPSTACK_CACHE`` or ``~/.cache/dpstack``."""
+    """Folder of the result cache.
+
+    Parameters
+    ----------
+    cache : bool or path-like, default=True
+        A path is used as is; otherwise ``$DPSTACK_CACHE`` when set, else
+        ``~/.cache/dpstack``.
+
+    Returns
+    -------
+    pathlib.Path
+    """
     if isinstance(cache, (str, os.PathLike)):
         return Path(cache)
     env = os.environ.get("DPSTACK_CACHE")
@@ -103,7 +114,13 @@ def cache_dir(cache=True):
 
 
 def clear_cache(cache=True):
-    """Delete every cached cell result (the whole ``cells`` folder of :func:`cache_dir`)."""
+    """Delete every cached cell result (the ``cells`` folder of :func:`cache_dir`).
+
+    Parameters
+    ----------
+    cache : bool or path-like, default=True
+        Which cache, as in :func:`cache_dir`.
+    """
     shutil.rmtree(cache_dir(cache) / "cells", ignore_errors=True)
 
 

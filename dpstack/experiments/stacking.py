@@ -44,7 +44,7 @@ STACKING_METHODS = ("PLR", "PST-S", "PST-F(U)", "PST-F(W)")
 
 #: The open choices (DESIGN.md §4) and their defaults: all DP-correct.
 DEFAULT_OPTIONS = {"row_bound": "clip", "row_scale": 1.0, "meta_features": "centred", "lam_high": "tied",
-                   "low_intercept": False, "high_intercept": True}
+                   "lam_blocks": "same", "low_intercept": False, "high_intercept": True}
 
 #: Repeats and grids. "paper": the papers' repeats (10; 30 for the K sweeps) and denser grids.
 PROFILES = {
@@ -122,7 +122,8 @@ def _estimator(method, epsilon, lam, n_groups, importance, options, seed):
     partition = "samples" if method == "PST-S" else "features"
     return PrivateStackingClassifier(
         epsilon=epsilon, partition=partition, n_groups=n_groups, feature_importance=importance, lam=lam,
-        lam_high=lam_high, row_bound=opts["row_bound"], row_scale=opts["row_scale"],
+        lam_blocks=opts["lam_blocks"] if partition == "features" else "same", lam_high=lam_high,
+        row_bound=opts["row_bound"], row_scale=opts["row_scale"],
         meta_features=opts["meta_features"],
         low_intercept=opts["low_intercept"], high_intercept=opts["high_intercept"], random_state=seed)
 
@@ -258,6 +259,7 @@ ABLATION_VARIANTS = {
     "rows ÷ 4 (public constant)": {"row_scale": 4.0},
     "meta_features=sigmoid": {"meta_features": "sigmoid"},
     "meta_features=sigmoid, no high intercept": {"meta_features": "sigmoid", "high_intercept": False},
+    "lam_blocks=importance": {"lam_blocks": "importance"},
     "lam_high=1e-3": {"lam_high": 1e-3},
     "lam_high=1e-1": {"lam_high": 1e-1},
     "low_intercept": {"low_intercept": True},

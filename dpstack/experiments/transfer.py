@@ -11,7 +11,7 @@ Protocol (PPTL §4.2; DESIGN.md §4):
   target training set. The papers use 3-fold cross-validation; one split keeps the
   runtime down. **Choosing λ, η on private validation data is outside the privacy
   guarantee** (the papers do not say so).
-* MNIST (the steps of :func:`dpstack.datasets.mnist_transfer`, see :func:`_mnist`): source 0 vs 8 (2,000), target
+* MNIST (:func:`dpstack.datasets.mnist_transfer`): source 0 vs 8 (2,000), target
   0 vs 9 (1,000), PCA to 100 fitted on source ∪ target (outside both guarantees, as
   in PPTL); importances = PCA variances. RUIJIN-like
   (:func:`dpstack.datasets.make_ruijin_like`): a **synthetic** cohort; main centre =
@@ -73,29 +73,12 @@ def _ruijin(cohort_seed):
 
 
 @functools.lru_cache(maxsize=4)
-def _mnist(data_seed, n_source=2000, n_target=1000, n_components=100):
-    """PPTL §4.1's MNIST tasks: source 0 vs 8 (2,000), target 0 vs 9 (1,000), disjoint, PCA to 100.
+def _mnist(data_seed):
+    """PPTL §4.1's MNIST tasks (:func:`dpstack.datasets.mnist_transfer`), cached per process."""
+    from ..datasets import mnist_transfer
 
-    Same steps as :func:`dpstack.datasets.mnist_transfer`, whose draw is currently biased:
-    it scans one permutation for the source first and then for the target, so the
-    target's first images are those the source skipped (almost only 9s: 3 zeros in
-    1,000 with its default seed). Here the target is drawn by a fresh permutation of
-    the images the source did not take. PCA is fitted on source ∪ target (as in PPTL:
-    outside both guarantees); rows are clipped to norm 1 (inside).
-    """
-    from ..datasets import load_mnist
-    from ..datasets.preprocessing import fit_pca, scale_and_clip
-
-    rng = np.random.default_rng(data_seed)
-    pool = load_mnist((0, 8, 9), "all")
-    perm = rng.permutation(len(pool.target))
-    src = perm[np.isin(pool.target[perm], (0, 8))][:n_source]
-    rest = rng.permutation(np.setdiff1d(perm, src))
-    tgt = rest[np.isin(pool.target[rest], (0, 9))][:n_target]
-    pca = fit_pca(pool.data[np.concatenate([src, tgt])], n_components, 0)
-    Xs, Xt = (scale_and_clip(pca.transform(pool.data[i]))[0] for i in (src, tgt))
-    return Xs, (pool.target[src] == 8).astype(int), Xt, (pool.target[tgt] == 9).astype(int), \
-        pca.explained_variance_.copy()
+    d = mnist_transfer(random_state=data_seed)
+    return d.X_source, d.y_source, d.X_target, d.y_target, d.feature_variance
 
 
 def load_transfer_task(dataset, branch=None, data_seed=0):
@@ -217,11 +200,12 @@ def transfer_cell(dataset, method, epsilon, repeat=0, branch=None, n_groups=5, l
         est = PrivateTransferStacking(
             epsilon_source=epsilon, epsilon_target=epsilon, n_groups=n_groups,
             feature_importance=importance if method == "PPTL-FS(W)" else None, lam_source=lam, lam=lam,
-            lam_high=lam_high, eta=eta, row_bound=opts["row_bound"], row_scale=row_scale,
+            lam_blocks=opts["lam_blocks"], lam_high=lam_high, eta=eta, row_bound=opts["row_bound"],
+            row_scale=row_scale,
             meta_features=opts["meta_features"], low_intercept=opts["low_intercept"],
             high_intercept=opts["high_intercept"], random_state=source_seed)
         key = ("pptl", method, dataset, data_seed, epsilon, lam, n_groups, opts["row_bound"], row_scale,
-               opts["low_intercept"], source_seed, s_train.size)
+               opts["low_intercept"], opts["lam_blocks"], source_seed, s_train.size)
         model = _fitted_source(key, est, Xs[s_train], ys[s_train])
         model.set_params(eta=eta, lam_high=lam_high, meta_features=opts["meta_features"],
                          high_intercept=opts["high_intercept"], random_state=target_seed)

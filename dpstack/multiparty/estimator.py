@@ -164,6 +164,8 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
     ----------
     classes_ : ndarray of shape (K,)
     n_parties_ : int
+    party_sizes_ : ndarray of shape (M,)
+    n_features_in_ : int
     coef_ : ndarray of shape (K_out, d)
         The released parameters (K_out = 1 for two classes, else K). Not set
         for ``"indiv"``.
