@@ -39,10 +39,24 @@ def notebooks_in_toc():
     return found
 
 
+def _merge_streams(outputs):
+    """Join consecutive stdout (or stderr) chunks: how prints are chunked depends on timing."""
+    merged = []
+    for out in outputs:
+        if (out.get("output_type") == "stream" and merged and merged[-1].get("output_type") == "stream"
+                and merged[-1].get("name") == out.get("name")):
+            merged[-1]["text"] = merged[-1]["text"] + out["text"]
+        else:
+            merged.append(out)
+    return merged
+
+
 def strip_volatile(nb):
     nb.metadata.pop("papermill", None)
     nb.metadata.get("widgets", None) and nb.metadata.pop("widgets")
     for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = _merge_streams(cell.outputs)
         cell.metadata.pop("papermill", None)
         cell.metadata.pop("execution", None)
         tags = cell.metadata.get("tags", [])

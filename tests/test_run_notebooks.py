@@ -61,3 +61,13 @@ def test_parse_value():
     assert run_notebooks.parse_value("paper") == "paper"
     with pytest.raises(SystemExit):
         run_notebooks.main(["-p", "only-name"])
+
+
+def test_consecutive_stream_chunks_are_merged():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1); print(2)")])
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n"),
+                           nbformat.v4.new_output("stream", name="stdout", text="2\n"),
+                           nbformat.v4.new_output("stream", name="stderr", text="w\n"),
+                           nbformat.v4.new_output("stream", name="stdout", text="3\n")]
+    outputs = run_notebooks.strip_volatile(nb).cells[0].outputs
+    assert [(o["name"], o["text"]) for o in outputs] == [("stdout", "1\n2\n"), ("stderr", "w\n"), ("stdout", "3\n")]
