@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ._validation import check_binary_y, check_epsilon, check_positive, check_random_state
+from ._validation import check_binary_y, check_epsilon, check_feature_groups, check_positive, check_random_state
 from .accounting import PrivacyLedger
 from .mechanisms import (
     check_importance,
@@ -287,19 +287,8 @@ class FeatureSplitLogisticRegression(_BinaryLinearMixin, BaseEstimator):
         self.random_state = random_state
 
     def _check_groups(self, n_features):
-        groups = self.groups if self.groups is not None else [np.arange(n_features)]
-        groups = [np.asarray(g, dtype=int).ravel() for g in groups]
-        if len(groups) > n_features:
-            raise ValueError(f"n_groups (K = {len(groups)}) cannot exceed the number of features ({n_features})")
-        seen = np.zeros(n_features, dtype=bool)
-        for k, g in enumerate(groups):
-            if g.size == 0:
-                raise ValueError(f"group {k} is empty; every feature group needs at least one feature")
-            if g.min() < 0 or g.max() >= n_features:
-                raise ValueError(f"group {k} has feature indices outside [0, {n_features})")
-            if np.any(seen[g]) or np.unique(g).size != g.size:
-                raise ValueError(f"groups must be disjoint; group {k} repeats a feature")
-            seen[g] = True
+        groups = check_feature_groups(self.groups if self.groups is not None else [np.arange(n_features)],
+                                      n_features)
         K = len(groups)
         q = np.full(K, 1.0 / K) if self.importance is None else check_importance(self.importance)
         if q.size != K:

@@ -32,7 +32,7 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_epsilon, check_positive, check_random_state
+from ._validation import check_epsilon, check_feature_groups, check_positive, check_random_state
 from .accounting import PrivacyLedger
 from .linear import FeatureSplitLogisticRegression, PrivateLogisticRegression, _BinaryLinearMixin, _validate_data
 from .mechanisms import check_importance, clip_rows
@@ -90,21 +90,7 @@ def resolve_groups(n_features, n_groups=5, groups=None, feature_importance=None,
                  else check_random_state(random_state).permutation(n_features))
         groups = [np.sort(g) if v is None else g for g in np.array_split(order, int(n_groups))]
     else:
-        groups = [np.asarray(g).ravel() for g in groups]
-        if len(groups) > n_features:
-            raise ValueError(f"n_groups (K = {len(groups)}) cannot exceed the number of features ({n_features})")
-        seen = np.zeros(n_features, dtype=bool)
-        for k, g in enumerate(groups):
-            if g.size == 0:
-                raise ValueError(f"group {k} is empty; every feature group needs at least one feature")
-            if g.dtype.kind not in "iu":
-                raise ValueError(f"group {k} must hold integer feature indices, got dtype {g.dtype}")
-            if g.min() < 0 or g.max() >= n_features:
-                raise ValueError(f"group {k} has feature indices outside [0, {n_features})")
-            if np.any(seen[g]) or np.unique(g).size != g.size:
-                raise ValueError(f"groups must be disjoint; group {k} repeats a feature")
-            seen[g] = True
-        groups = [g.astype(int) for g in groups]
+        groups = check_feature_groups(groups, n_features)
     K = len(groups)
     if group_importance is not None:
         q = check_importance(group_importance)
