@@ -49,6 +49,14 @@ from .stacking import (
 __all__ = ["PrivateTransferStacking", "SimComb", "transfer_centre"]
 
 
+def _ensure_source(estimator, X_source, y_source):
+    """Fit the source now if it is given, else require an earlier :meth:`fit_source`."""
+    if X_source is not None:
+        estimator.fit_source(X_source, y_source)
+    elif not hasattr(estimator, "source_"):
+        raise ValueError("fit the source first: call fit_source(X_source, y_source) or pass X_source, y_source")
+
+
 def transfer_centre(w_source, eta):
     """Centre (1 − η)·w_s of the target regulariser, as an array.
 
@@ -205,10 +213,7 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
 
     def fit(self, X, y, X_source=None, y_source=None):
         """Fit the target (after :meth:`fit_source`, or fitting the source first). Returns self."""
-        if X_source is not None:
-            self.fit_source(X_source, y_source)
-        elif not hasattr(self, "source_"):
-            raise ValueError("fit the source first: call fit_source(X_source, y_source) or pass X_source, y_source")
+        _ensure_source(self, X_source, y_source)
         eps_t = check_epsilon(self.epsilon_target, "epsilon_target")
         self._check_common_params()
         n_source_features = self.n_features_in_
@@ -337,10 +342,7 @@ class SimComb(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y, X_source=None, y_source=None):
         """Fit the target PLR centred at (1 − η)w_s (after or with the source). Returns self."""
-        if X_source is not None:
-            self.fit_source(X_source, y_source)
-        elif not hasattr(self, "source_"):
-            raise ValueError("fit the source first: call fit_source(X_source, y_source) or pass X_source, y_source")
+        _ensure_source(self, X_source, y_source)
         X, y = _validate_data(self, X, y, dtype=float, ensure_min_samples=2, reset=False)
         rng = np.random.default_rng(_domain_seeds(self.random_state)[1])
         self.block_max_ = self._max(X)

@@ -18,7 +18,7 @@ from sklearn.utils import Bunch
 
 from .._validation import check_random_state
 from ..mechanisms import clip_rows
-from .kddcup99 import KDD_CATEGORIES, KDD_COLUMNS
+from .kddcup99 import KDD_COLUMNS
 from .mnist import load_mnist
 from .news20 import NEWS20_GROUPS, SCI_GROUPS, TALK_GROUPS, load_news20
 
@@ -36,6 +36,17 @@ __all__ = [
 
 STEP_COLUMNS = ["step", "fitted on", "uses private data", "inside DP guarantee"]
 
+
+
+def _mnist_pca_steps(selection, importances, n_components, fitted, fit_on, scale):
+    """The steps table of the MNIST pipelines: which steps use private data, which are inside the guarantee."""
+    private = fit_on == "private"
+    return pd.DataFrame([
+        [selection, "-", False, True],
+        [f"PCA to {n_components}", fitted, private, not private],
+        [importances, fitted, private, not private],
+        [f"multiply by {scale}, clip rows to norm 1", "per row", True, True],
+    ], columns=STEP_COLUMNS)
 
 def _check_fit_on(fit_on):
     if fit_on not in ("private", "public"):
@@ -130,12 +141,8 @@ def mnist_pst(digits=(0, 8), n_samples=5000, n_train=3000, n_components=100, fit
     pca = fit_pca(X[:n_train] if fit_on == "private" else pool.data[public], n_components, 0)
     Z, clipped = scale_and_clip(pca.transform(X), scale)
     fitted = "training samples" if fit_on == "private" else f"{n_public:,} held-out images"
-    steps = pd.DataFrame([
-        ["select digits, sample 5,000, split 3,000/2,000", "-", False, True],
-        [f"PCA to {n_components}", fitted, fit_on == "private", fit_on == "public"],
-        ["feature variances v_i (PST eq. 6 importances)", fitted, fit_on == "private", fit_on == "public"],
-        [f"multiply by {scale}, clip rows to norm 1", "per row", True, True],
-    ], columns=STEP_COLUMNS)
+    steps = _mnist_pca_steps("select digits, sample 5,000, split 3,000/2,000",
+                             "feature variances v_i (PST eq. 6 importances)", n_components, fitted, fit_on, scale)
     return Bunch(
         X_train=Z[:n_train], y_train=y[:n_train], X_test=Z[n_train:], y_test=y[n_train:],
         feature_variance=pca.explained_variance_.copy(), pca=pca, clipped_fraction=clipped,
@@ -185,12 +192,8 @@ def mnist_transfer(source_digits=(0, 8), target_digits=(0, 9), n_source=2000, n_
     Zs, c1 = scale_and_clip(pca.transform(pool.data[src]), scale)
     Zt, c2 = scale_and_clip(pca.transform(pool.data[tgt]), scale)
     fitted = "source + target samples" if fit_on == "private" else f"{len(public):,} held-out images"
-    steps = pd.DataFrame([
-        ["select digits, draw disjoint source/target samples", "-", False, True],
-        [f"PCA to {n_components}", fitted, fit_on == "private", fit_on == "public"],
-        ["feature variances (importances for PPTL-FS(W))", fitted, fit_on == "private", fit_on == "public"],
-        [f"multiply by {scale}, clip rows to norm 1", "per row", True, True],
-    ], columns=STEP_COLUMNS)
+    steps = _mnist_pca_steps("select digits, draw disjoint source/target samples",
+                             "feature variances (importances for PPTL-FS(W))", n_components, fitted, fit_on, scale)
     return Bunch(
         X_source=Zs, y_source=_binary(pool.target[src], source_digits[1]),
         X_target=Zt, y_target=_binary(pool.target[tgt], target_digits[1]),
