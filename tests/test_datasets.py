@@ -19,6 +19,7 @@ import pytest
 
 import dpstack.datasets as ds
 from dpstack.datasets import _home
+from dpstack.datasets.url import URL_N_FEATURES
 from dpstack.datasets.kddcup99 import KDD_CATEGORIES, KDD_COLUMNS, kddcup99_feature_names
 from dpstack.datasets.preprocessing import fit_pca, scale_and_clip
 
@@ -478,12 +479,23 @@ def manifest_sha256():
 @need_real
 def test_real_files_match_manifest_and_registry():
     pins = manifest_sha256()
-    assert len(pins) == 18
+    assert len(pins) == 19  # 18 files of the original copy + the genuine URL Day45.svm
     registry = {f.path: f for info in ds.REGISTRY.values() for f in info.files}
     for path, sha in pins.items():
         assert _home.file_checksum(REAL / path) == sha, path
         if path in registry:
             assert sha in registry[path].sha256, path
+
+
+@pytest.mark.realdata
+@need_real
+def test_real_url_day45_loads_with_its_pins():
+    """The one genuine URL day file we hold: 130 rows, 41 malicious, 15,020 non-zeros."""
+    b = ds.load_url(days=[45], data_home=REAL)  # verify=True: sha256 and git blob id
+    assert b.data.shape == (130, URL_N_FEATURES) and b.data.nnz == 15020
+    assert int(b.target.sum()) == 41 and set(np.unique(b.target)) == {0, 1}
+    assert b.data.indices.max() == 3231931 - 1  # max 1-based index 3,231,931
+    assert (b.day == 45).all()
 
 
 @pytest.mark.realdata

@@ -78,7 +78,7 @@ _HAR_ZIP = (
 )
 _URL_TAR = ("http://www.sysnet.ucsd.edu/projects/url/url_svmlight.tar.gz",)
 _URL_BLOBS = (
-    "4d776ce833b4e4bfa1261d295fdd1e86b28d7617", "0278e110842fe5a3d9b3d94807cd4f7cee854d09",
+    "71b394a5430e9386a4d97d8ddd850155b9905b8b", "0278e110842fe5a3d9b3d94807cd4f7cee854d09",
     "0bc8e2dcfaf8e0e8b7c702b564c1f75a3b3d29ef", "f49a42d67f50bdc7993ee0fae85908a41a6b66b5",
     "95852083751c4fd9f605f0e68d293c43ad1e54fc", "2dbcd0f8f847d16676282f94bea98110323c29d5",
     "779d5e58de986ff9f02a5dc7eb64f96b5c3e4032", "6fb749033f33f6ae067c7fcef3faaf0e34f8efe4",
@@ -89,6 +89,9 @@ _URL_BLOBS = (
     "2f33515620e3e004aeada63c63fb4623e626973c", "e350a0085c7f8509e6fc91781ca88d4c98409e7a",
     "850702fc6bd0ab1b1e759d4ece1455b72b32b51e", "6f9cb6af28b919b8988d030e46f81a41c35f8079",
 )
+
+_URL_LATER_BLOBS = {45: "654394c782d5361d08f69b89239ef9c2a2762c9d"}
+_URL_SHA256 = {45: ("4136f74965ef86fc0c9a2dc0d75faa75ece0425f20cea18e85535d99341a1eb3",)}
 
 
 def _mnist(name, sha):
@@ -161,10 +164,13 @@ REGISTRY = {
     "url": DatasetInfo(
         "url", "Malicious URL (URL Reputation) svmlight day files", "ma2009identifying",
         "check the UCI entry before redistributing",
-        # days 0-19 (the ones MPL uses) have pinned git blob ids; days 20-120 are not pinned
+        # Days 0-19 (the ones MPL uses) are pinned by the git blob ids of the genuine files;
+        # Day45 by its sha256 (the one later day whose genuine bytes we hold); the other days are
+        # not used by any experiment and have no published checksum to pin.
         tuple(
-            RawFile(f"url_svmlight/Day{d}.svm", git_blob=_URL_BLOBS[d] if d < 20 else None,
-                    archive=_URL_TAR, member=f"url_svmlight/Day{d}.svm")
+            RawFile(f"url_svmlight/Day{d}.svm", sha256=_URL_SHA256.get(d, ()),
+                    git_blob=_URL_BLOBS[d] if d < 20 else (_URL_LATER_BLOBS.get(d)),
+                    archive=_URL_TAR, member=f"url_svmlight/Day{d}.svm", required=d < 20)
             for d in range(121)
         ),
     ),
@@ -289,14 +295,14 @@ def dataset_status(home=None):
     -------
     status : pandas.DataFrame
         One row per raw file: ``dataset``, ``file`` (path in the data home),
-        ``present``, and ``path`` (the absolute path it is, or should be, at).
+        ``required`` (read by the book's experiments), ``present``, and ``path`` (the absolute path it is, or should be, at).
     """
     home = data_home(home)
     rows = []
     for info in REGISTRY.values():
         for f in info.files:
-            rows.append({"dataset": info.name, "file": f.path, "present": (home / f.path).is_file(),
-                         "path": str(home / f.path)})
+            rows.append({"dataset": info.name, "file": f.path, "required": f.required,
+                         "present": (home / f.path).is_file(), "path": str(home / f.path)})
     return pd.DataFrame(rows)
 
 

@@ -15,8 +15,13 @@ __all__ = ["file_summary", "kdd_encoding_counts", "loaded_shapes", "paper_sizes"
 
 
 def file_summary(data_home=None):
-    """Per dataset: raw files expected, present, and the missing ones (paths inside the data home)."""
+    """Per dataset: raw files the experiments read, how many are present, and the missing ones.
+
+    Only files marked ``required`` in the registry are counted, so further files in the data home
+    (e.g. URL days the experiments do not use) do not change the table.
+    """
     st = dataset_status(data_home)
+    st = st[st.required]
     rows = []
     for name, g in st.groupby("dataset", sort=False):
         missing = list(g.loc[~g.present, "file"])

@@ -23,8 +23,8 @@ def load_url(days=range(10), data_home=None, download=False, verify=True, n_feat
     Parameters
     ----------
     days : iterable of int, default=range(10)
-        Day numbers 0..120. Days 0-19 are checked against pinned git blob ids
-        (``verify=True``); later days have no pinned checksum.
+        Day numbers 0..120. Days 0-19 and Day 45 are checked against pinned checksums
+        (``verify=True``); the other days have no published checksum to pin.
     data_home : str or path-like, optional
         Folder holding ``url_svmlight/DayN.svm``.
     download : bool, default=False
