@@ -15,8 +15,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ._validation import check_binary_y, check_epsilon, check_feature_groups, check_positive, check_random_state
+from ._validation import check_epsilon, check_feature_groups, check_positive, check_random_state
 from .accounting import PrivacyLedger
+from .base import atomic_fit, check_diagnostics, record_classes, record_diagnostics, resolve_classes
 from .mechanisms import (
     check_importance,
     clip_rows,
@@ -58,11 +59,13 @@ class _BinaryLinearMixin(ClassifierMixin):
         return tags
 
     def _validate_fit_inputs(self, X, y):
+        """Checked (X, y in {-1, +1}, classes, whether classes were read from the data)."""
+        check_diagnostics(self.diagnostics)
         X, y = _validate_data(self, X, y, dtype=float, ensure_min_samples=self._min_samples)
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
-        classes, y_signed = check_binary_y(y, X.shape[0])
-        return X, y_signed, classes
+        classes, from_data = resolve_classes(self.classes, y, binary=True, estimator=type(self).__name__)
+        return X, np.where(y == classes[1], 1.0, -1.0), classes, from_data
 
 
 class PrivateLogisticRegression(_BinaryLinearMixin, BaseEstimator):
@@ -104,6 +107,14 @@ class PrivateLogisticRegression(_BinaryLinearMixin, BaseEstimator):
         Newton iterations.
     random_state : None, int or numpy.random.Generator
         Source of the noise ``b``.
+    classes : array-like of shape (2,) or None, default=None
+        The public label set; ``classes[1]`` is the positive class. ``None`` reads it from
+        ``y``, which is outside the guarantee: a
+        :class:`~dpstack.base.PrivacyLeakWarning` is raised and the ledger records the step.
+    diagnostics : bool, default=False
+        Keep the noise and the solver's iteration count in ``diagnostics_`` (for audits and
+        teaching). Such an object is not private (its ledger says ε = ∞); publish its
+        release with :func:`dpstack.release.save_release` instead.
 
     Attributes
     ----------
@@ -115,15 +126,20 @@ class PrivateLogisticRegression(_BinaryLinearMixin, BaseEstimator):
     w_ : ndarray of shape (n_features + fit_intercept,)
         The released parameter vector on the clipped, augmented rows.
     calibration_ : ObjectivePerturbationCalibration
+        Public: computed from ε, λ, the bound and n. The number of samples n is public in the
+        "replace one record" unit of privacy (neighbouring datasets have the same size).
     epsilon_noise_ : float
         ε' actually used for the noise.
     delta_ : float
         Δ actually added to the ridge.
-    noise_norm_ : float
-        ‖b‖ of the draw used.
-    n_iter_ : int
     privacy_ : PrivacyLedger
         ε spent on the training data and the privacy unit.
+    diagnostics_ : sklearn.utils.Bunch
+        Only with ``diagnostics=True``: ``noise`` (the vector b), ``noise_norm`` (‖b‖) and
+        ``n_iter``.
+
+    The fitted object holds nothing else derived from the data or the noise: what it
+    releases is listed in ``_release_attributes``.
 
     References
     ----------
@@ -139,13 +155,17 @@ class PrivateLogisticRegression(_BinaryLinearMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(500, 3)) / 3
     >>> y = (X[:, 0] > 0).astype(int)
-    >>> clf = PrivateLogisticRegression(epsilon=1.0, lam=0.01, random_state=0).fit(X, y)
+    >>> clf = PrivateLogisticRegression(epsilon=1.0, lam=0.01, random_state=0, classes=[0, 1]).fit(X, y)
     >>> clf.delta_, clf.privacy_.total()
     (0.0, 1.0)
     """
 
+    _release_attributes = ("classes_", "n_features_in_", "coef_", "intercept_", "w_", "calibration_",
+                           "epsilon_noise_", "delta_", "privacy_")
+
     def __init__(self, epsilon=1.0, lam=0.01, norm_bound=1.0, w0=None, fit_intercept=False,
-                 intercept_scaling=None, tol=1e-10, max_iter=100, random_state=None):
+                 intercept_scaling=None, tol=1e-10, max_iter=100, random_state=None, classes=None,
+                 diagnostics=False):
         self.epsilon = epsilon
         self.lam = lam
         self.norm_bound = norm_bound
@@ -155,6 +175,8 @@ class PrivateLogisticRegression(_BinaryLinearMixin, BaseEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.classes = classes
+        self.diagnostics = diagnostics
 
     def _scaling(self):
         bound = check_positive(self.norm_bound, "norm_bound")
@@ -173,11 +195,13 @@ class PrivateLogisticRegression(_BinaryLinearMixin, BaseEstimator):
         Xc = clip_rows(X, np.sqrt(bound**2 - s**2))
         return np.hstack([Xc, np.full((Xc.shape[0], 1), s)])
 
+    @atomic_fit
     def fit(self, X, y):
         """Fit the private model on (X, y). Returns self."""
         epsilon = check_epsilon(self.epsilon)
         lam = check_positive(self.lam, "lam")
-        X, y_signed, self.classes_ = self._validate_fit_inputs(X, y)
+        self._scaling()
+        X, y_signed, classes, from_data = self._validate_fit_inputs(X, y)
         Z = self._design_matrix(X)
         n, d = Z.shape
         w0 = None
@@ -192,9 +216,10 @@ class PrivateLogisticRegression(_BinaryLinearMixin, BaseEstimator):
                 raise ValueError("w0 contains NaN or infinity")
         cal = objective_perturbation_calibration(epsilon, n, lam, self._scaling()[0])
         b = isotropic_noise(d, cal.noise_scale, check_random_state(self.random_state))
-        w, self.n_iter_ = minimize_perturbed_logistic(
+        w, n_iter = minimize_perturbed_logistic(
             Z, y_signed, lam, b=b, delta=cal.delta, w0=w0, tol=self.tol, max_iter=self.max_iter
         )
+        self.classes_ = classes
         self.w_ = w
         p = X.shape[1]
         self.coef_ = w[None, :p].copy()
@@ -202,9 +227,10 @@ class PrivateLogisticRegression(_BinaryLinearMixin, BaseEstimator):
         self.calibration_ = cal
         self.epsilon_noise_ = cal.epsilon_noise
         self.delta_ = cal.delta
-        self.noise_norm_ = float(np.linalg.norm(b))
         self.privacy_ = PrivacyLedger()
         self.privacy_.add("PLR (objective perturbation)", "D", epsilon, "one sample")
+        record_classes(self.privacy_, from_data)
+        record_diagnostics(self, self.privacy_, noise=b, noise_norm=float(np.linalg.norm(b)), n_iter=n_iter)
         return self
 
     def decision_function(self, X):
@@ -240,7 +266,7 @@ class FeatureSplitLogisticRegression(_BinaryLinearMixin, BaseEstimator):
         λ_k per block.
     w0 : array-like of shape (n_features,) or None
         Regulariser centre; block k uses ``w0[groups[k]]`` (PPTL-FS target).
-    tol, max_iter, random_state
+    tol, max_iter, random_state, classes, diagnostics
         As in :class:`PrivateLogisticRegression`.
 
     Attributes
@@ -252,10 +278,13 @@ class FeatureSplitLogisticRegression(_BinaryLinearMixin, BaseEstimator):
     groups_ : list of K ndarrays
     importance_ : ndarray of shape (K,)
     calibration_ : FeatureSplitCalibration
+        Public (from ε, λ_k, q_k and the public n).
     epsilon_k_ : ndarray of shape (K,)
     delta_k_ : ndarray of shape (K,)
-    noise_norms_ : ndarray of shape (K,)
     privacy_ : PrivacyLedger
+    diagnostics_ : sklearn.utils.Bunch
+        Only with ``diagnostics=True``: ``noises`` (the K vectors b_k), ``noise_norms`` (K,)
+        and ``n_iter`` (K,).
 
     References
     ----------
@@ -269,14 +298,17 @@ class FeatureSplitLogisticRegression(_BinaryLinearMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(400, 4)) / 4
     >>> y = (X[:, 0] + X[:, 2] > 0).astype(int)
-    >>> fs = FeatureSplitLogisticRegression(epsilon=1.0, groups=[[0, 1], [2, 3]],
-    ...                                     importance=[0.7, 0.3], random_state=0).fit(X, y)
+    >>> fs = FeatureSplitLogisticRegression(epsilon=1.0, groups=[[0, 1], [2, 3]], importance=[0.7, 0.3],
+    ...                                     random_state=0, classes=[0, 1]).fit(X, y)
     >>> fs.decision_function_blocks(X).shape
     (400, 2)
     """
 
+    _release_attributes = ("classes_", "n_features_in_", "coef_", "block_coefs_", "groups_", "importance_",
+                           "calibration_", "epsilon_k_", "delta_k_", "privacy_")
+
     def __init__(self, epsilon=1.0, groups=None, importance=None, lam=0.01, w0=None,
-                 tol=1e-10, max_iter=100, random_state=None):
+                 tol=1e-10, max_iter=100, random_state=None, classes=None, diagnostics=False):
         self.epsilon = epsilon
         self.groups = groups
         self.importance = importance
@@ -285,6 +317,8 @@ class FeatureSplitLogisticRegression(_BinaryLinearMixin, BaseEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.classes = classes
+        self.diagnostics = diagnostics
 
     def _check_groups(self, n_features):
         groups = check_feature_groups(self.groups if self.groups is not None else [np.arange(n_features)],
@@ -299,42 +333,46 @@ class FeatureSplitLogisticRegression(_BinaryLinearMixin, BaseEstimator):
         """Block k of X, rows clipped to ‖x_(k)‖ ≤ q_k."""
         return clip_rows(X[:, self.groups_[k]], self.importance_[k])
 
+    @atomic_fit
     def fit(self, X, y):
         """Fit the K private block models. Returns self."""
         epsilon = check_epsilon(self.epsilon)
-        X, y_signed, self.classes_ = self._validate_fit_inputs(X, y)
+        X, y_signed, classes, from_data = self._validate_fit_inputs(X, y)
         n, p = X.shape
-        self.groups_, self.importance_ = self._check_groups(p)
-        K = len(self.groups_)
+        groups, importance = self._check_groups(p)
+        K = len(groups)
         w0 = None
         if self.w0 is not None:
             w0 = np.asarray(self.w0, dtype=float).ravel()
             if w0.shape != (p,):
                 raise ValueError(f"w0 must have length n_features = {p}, got {w0.shape[0]}")
-        cal = feature_split_calibration(epsilon, n, self.lam, self.importance_)
+        cal = feature_split_calibration(epsilon, n, self.lam, importance)
         lam_k = np.broadcast_to(np.asarray(self.lam, dtype=float), (K,))
         rng = check_random_state(self.random_state)
-        self.block_coefs_, norms, n_iter = [], np.zeros(K), []
-        for k, g in enumerate(self.groups_):
-            Zk = self.block_design(X, k)
+        block_coefs, noises, n_iter = [], [], []
+        for k, g in enumerate(groups):
+            Zk = clip_rows(X[:, g], importance[k])
             b = isotropic_noise(g.size, cal.noise_scale_k[k], rng)
-            norms[k] = np.linalg.norm(b)
             wk, it = minimize_perturbed_logistic(
                 Zk, y_signed, lam_k[k], b=b, delta=cal.delta_k[k],
                 w0=None if w0 is None else w0[g], tol=self.tol, max_iter=self.max_iter,
             )
-            self.block_coefs_.append(wk)
+            block_coefs.append(wk)
+            noises.append(b)
             n_iter.append(it)
+        self.classes_, self.groups_, self.importance_ = classes, groups, importance
+        self.block_coefs_ = block_coefs
         self.coef_ = np.zeros((1, p))
-        for g, wk in zip(self.groups_, self.block_coefs_):
+        for g, wk in zip(groups, block_coefs):
             self.coef_[0, g] = wk
         self.calibration_ = cal
         self.epsilon_k_ = cal.epsilon_k
         self.delta_k_ = cal.delta_k
-        self.noise_norms_ = norms
-        self.n_iter_ = np.array(n_iter)
         self.privacy_ = PrivacyLedger()
         self.privacy_.add(f"PLR-FS (K={K})", "D", epsilon, "one sample")
+        record_classes(self.privacy_, from_data)
+        record_diagnostics(self, self.privacy_, noises=noises,
+                           noise_norms=np.array([np.linalg.norm(b) for b in noises]), n_iter=np.array(n_iter))
         return self
 
     def decision_function_blocks(self, X):

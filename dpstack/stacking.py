@@ -34,6 +34,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_epsilon, check_feature_groups, check_positive, check_random_state
 from .accounting import PrivacyLedger
+from .base import record_classes, record_diagnostics
 from .linear import FeatureSplitLogisticRegression, PrivateLogisticRegression, _BinaryLinearMixin, _validate_data
 from .mechanisms import check_importance, clip_rows
 
@@ -232,6 +233,10 @@ def meta_features(margins, kind="centred"):
     raise ValueError(f"meta_features must be one of {META_FEATURES}, got {kind!r}")
 
 
+#: the label set of the inner models, which are fitted on y in {-1, +1}
+SIGNED = np.array([-1.0, 1.0])
+
+
 def _seed(rng):
     return int(rng.integers(0, 2**63 - 1))
 
@@ -283,7 +288,8 @@ class _StackingMixin(_BinaryLinearMixin):
     def _fit_high(self, M, y_signed, epsilon, rng):
         self.high_level_ = PrivateLogisticRegression(
             epsilon=epsilon, lam=self._high_lam(), norm_bound=1.0, fit_intercept=self.high_intercept,
-            tol=self.tol, max_iter=self.max_iter, random_state=_seed(rng),
+            tol=self.tol, max_iter=self.max_iter, random_state=_seed(rng), classes=SIGNED,
+            diagnostics=self.diagnostics,
         ).fit(M, y_signed)
 
     def _blockwise_intercept(self):
@@ -466,7 +472,8 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
     def __init__(self, epsilon=1.0, partition="features", n_groups=5, feature_importance=None, groups=None,
                  group_importance=None, combiner="stack", lam=0.01, lam_blocks="same", lam_high=None, low_fraction=0.5,
                  row_bound="clip", row_scale=1.0, meta_features="centred", low_intercept=False,
-                 high_intercept=True, tol=1e-10, max_iter=100, random_state=None):
+                 high_intercept=True, tol=1e-10, max_iter=100, random_state=None, classes=None,
+                 diagnostics=False):
         self.epsilon = epsilon
         self.partition = partition
         self.n_groups = n_groups
@@ -486,6 +493,8 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.classes = classes
+        self.diagnostics = diagnostics
 
     def fit(self, X, y):
         """Fit the low level on D_l and the high level on D_h. Returns self."""
@@ -493,7 +502,7 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         self._check_common_params()
         if self.partition not in ("features", "samples"):
             raise ValueError(f"partition must be 'features' or 'samples', got {self.partition!r}")
-        X, y_signed, self.classes_ = self._validate_fit_inputs(X, y)
+        X, y_signed, self.classes_, classes_from_data = self._validate_fit_inputs(X, y)
         n, p = X.shape
         rng = check_random_state(self.random_state)
         if self.partition == "features":
@@ -518,7 +527,7 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
             self.low_level_ = FeatureSplitLogisticRegression(
                 epsilon=epsilon, groups=self._z_groups(), importance=self.importance_,
                 lam=block_lambdas(self.lam, self.importance_, self.lam_blocks),
-                tol=self.tol, max_iter=self.max_iter, random_state=_seed(rng)).fit(Zl, yl)
+                tol=self.tol, max_iter=self.max_iter, random_state=_seed(rng), classes=SIGNED).fit(Zl, yl)
             self.privacy_.add(f"PLR-FS (low level, K={len(self.groups_)})", "D_l", epsilon)
         else:
             K = int(self.n_groups)
@@ -530,7 +539,7 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
             for k, rows in enumerate(positions):
                 plr = PrivateLogisticRegression(
                     epsilon=epsilon, lam=self.lam, norm_bound=1.0, fit_intercept=self.low_intercept,
-                    tol=self.tol, max_iter=self.max_iter, random_state=_seed(rng))
+                    tol=self.tol, max_iter=self.max_iter, random_state=_seed(rng), classes=SIGNED)
                 try:
                     plr.fit(Zl[rows], yl[rows])
                 except ValueError as err:
@@ -540,6 +549,8 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         Zh, yh = Z[self.high_index_], y_signed[self.high_index_]
         self._fit_high(meta_features(self._low_margins(Zh), self.meta_features), yh, epsilon, rng)
         self.privacy_.add("PLR (high level)", "D_h", epsilon)
+        record_classes(self.privacy_, classes_from_data)
+        record_diagnostics(self, self.privacy_, "D_h", high_level=getattr(self.high_level_, "diagnostics_", None))
         self._note_non_private_scaling("D")
         return self
 

@@ -34,9 +34,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_epsilon, check_random_state
 from .accounting import PrivacyLedger
+from .base import record_classes, record_diagnostics
 from .linear import FeatureSplitLogisticRegression, PrivateLogisticRegression, _validate_data
 from .stacking import (
     ROW_BOUNDS,
+    SIGNED,
     _block_norm_max,
     _seed,
     _StackingMixin,
@@ -160,7 +162,8 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
                  group_importance=None, combiner="stack", lam_source=0.01, lam=0.01, lam_blocks="same",
                  lam_high=None, eta=0.5,
                  low_fraction=0.5, row_bound="clip", row_scale=1.0, meta_features="centred",
-                 low_intercept=False, high_intercept=True, tol=1e-10, max_iter=100, random_state=None):
+                 low_intercept=False, high_intercept=True, tol=1e-10, max_iter=100, random_state=None,
+                 classes=None, diagnostics=False):
         self.epsilon_source = epsilon_source
         self.epsilon_target = epsilon_target
         self.n_groups = n_groups
@@ -182,6 +185,8 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.classes = classes
+        self.diagnostics = diagnostics
 
     def _blockwise_intercept(self):
         return bool(self.low_intercept)
@@ -190,7 +195,7 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         """Fit the private source blocks (PLR-FS(ε_s), g = ½‖w‖²) and fix the groups. Returns self."""
         eps_s = check_epsilon(self.epsilon_source, "epsilon_source")
         self._check_common_params()
-        X, y_signed, classes = self._validate_fit_inputs(X, y)
+        X, y_signed, classes, classes_from_data = self._validate_fit_inputs(X, y)
         rng = np.random.default_rng(_domain_seeds(self.random_state)[0])
         self.groups_, self.importance_ = resolve_groups(
             X.shape[1], self.n_groups, self.groups, self.feature_importance, self.group_importance, rng)
@@ -202,10 +207,11 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         self.source_ = FeatureSplitLogisticRegression(
             epsilon=eps_s, groups=self._z_groups(), importance=self.importance_,
             lam=block_lambdas(self.lam_source, self.importance_, self.lam_blocks),
-            tol=self.tol, max_iter=self.max_iter, random_state=_seed(rng)).fit(Z, y_signed)
+            tol=self.tol, max_iter=self.max_iter, random_state=_seed(rng), classes=SIGNED).fit(Z, y_signed)
         self.source_classes_ = classes
         self.source_privacy_ = PrivacyLedger()
         self.source_privacy_.add(f"PLR-FS (source, K={len(self.groups_)})", "D_s", eps_s)
+        record_classes(self.source_privacy_, classes_from_data, "D_s")
         if self.row_bound == "private_max":
             self.source_privacy_.add("row scaling by the private maximum norm", "D_s", np.inf,
                                      note="data-dependent scaling: outside the DP guarantee")
@@ -217,7 +223,7 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         eps_t = check_epsilon(self.epsilon_target, "epsilon_target")
         self._check_common_params()
         n_source_features = self.n_features_in_
-        X, y_signed, self.classes_ = self._validate_fit_inputs(X, y)
+        X, y_signed, self.classes_, classes_from_data = self._validate_fit_inputs(X, y)
         if X.shape[1] != n_source_features:
             raise ValueError(f"target has {X.shape[1]} features, the source {n_source_features}")
         if not np.array_equal(self.classes_, self.source_classes_):
@@ -233,7 +239,7 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         self.low_level_ = FeatureSplitLogisticRegression(
             epsilon=eps_t, groups=z_groups, importance=self.importance_,
             lam=block_lambdas(self.lam, self.importance_, self.lam_blocks), w0=w0,
-            tol=self.tol, max_iter=self.max_iter, random_state=_seed(rng),
+            tol=self.tol, max_iter=self.max_iter, random_state=_seed(rng), classes=SIGNED,
         ).fit(Z[self.low_index_], y_signed[self.low_index_])
         Zh = Z[self.high_index_]
         self._fit_high(meta_features(self._low_margins(Zh), self.meta_features),
@@ -242,6 +248,8 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         self.privacy_.extend(self.source_privacy_)
         self.privacy_.add(f"PLR-FS (target level 0, K={K}, centred at (1-eta) w_s)", "D_t/D_t0", eps_t)
         self.privacy_.add("PLR (target level 1)", "D_t/D_t1", eps_t)
+        record_classes(self.privacy_, classes_from_data, "D_t")
+        record_diagnostics(self, self.privacy_, "D_t/D_t1", high_level=getattr(self.high_level_, "diagnostics_", None))
         self._note_non_private_scaling("D_t")
         return self
 
@@ -303,7 +311,8 @@ class SimComb(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, epsilon_source=1.0, epsilon_target=1.0, lam_source=0.01, lam=0.01, eta=0.5,
-                 fit_intercept=False, row_bound="clip", row_scale=1.0, tol=1e-10, max_iter=100, random_state=None):
+                 fit_intercept=False, row_bound="clip", row_scale=1.0, tol=1e-10, max_iter=100, random_state=None,
+                 classes=None, diagnostics=False):
         self.epsilon_source = epsilon_source
         self.epsilon_target = epsilon_target
         self.lam_source = lam_source
@@ -315,6 +324,8 @@ class SimComb(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.classes = classes
+        self.diagnostics = diagnostics
 
     def _rows(self, X, block_max):
         return bound_blocks(X, [np.arange(X.shape[1])], np.ones(1), self.row_bound, self.row_scale,
@@ -323,7 +334,7 @@ class SimComb(ClassifierMixin, BaseEstimator):
     def _plr(self, epsilon, lam, w0, seed):
         return PrivateLogisticRegression(epsilon=epsilon, lam=lam, norm_bound=1.0, w0=w0,
                                          fit_intercept=self.fit_intercept, tol=self.tol,
-                                         max_iter=self.max_iter, random_state=seed)
+                                         max_iter=self.max_iter, random_state=seed, classes=self.classes)
 
     def _max(self, X):
         if self.row_bound not in ROW_BOUNDS:

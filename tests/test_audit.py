@@ -64,11 +64,11 @@ def test_branches_are_the_intended_ones():
 @pytest.mark.parametrize("name", ["plr-delta0", "plr-intercept-w0-delta>0"])
 def test_noise_read_back_from_the_output_is_the_noise_drawn(name):
     X, y = _data()
-    est = _fitted(name, PLR_CASES[name], X, y, seed=3)
+    est = _fitted(name, {**PLR_CASES[name], "diagnostics": True}, X, y, seed=3)
     Z = est._design_matrix(X)
     w0 = np.zeros(Z.shape[1]) if est.w0 is None else est.w0
     b, _ = _noise_from_output(Z, np.where(y == 1, 1.0, -1.0), est.w_[None], est.lam, est.delta_, w0)
-    assert np.linalg.norm(b) == pytest.approx(est.noise_norm_, rel=1e-6)
+    assert np.linalg.norm(b) == pytest.approx(est.diagnostics_.noise_norm, rel=1e-6)
 
 
 def _reference_loss(est, blocks_D, blocks_Dp, y, yp, w):
@@ -249,7 +249,7 @@ def test_stacking_parts_are_disjoint_and_data_independent():
 
     X, y = _data(n=80, p=4)
     for partition in ("samples", "features"):
-        res = composition_checks(PrivateStackingClassifier(partition=partition, n_groups=2), X, y)
+        res = composition_checks(PrivateStackingClassifier(partition=partition, n_groups=2, classes=[0, 1]), X, y)
         assert res["disjoint"] and res["data_independent_split"] and res["ledger_total"] == 1.0
 
 

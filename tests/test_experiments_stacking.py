@@ -198,7 +198,7 @@ def test_table1_claims_and_beside_paper():
 
 def test_high_level_signal_has_no_noise_when_non_private():
     X, y, _, _, v = est.synthetic_task()
-    clf = est._estimator("PST-F(W)", np.inf, 0.01, 4, v, None, 0).fit(X, y)
+    clf = est._estimator("PST-F(W)", np.inf, 0.01, 4, v, None, 0, diagnostics=True).fit(X, y)
     sig = est.high_level_signal(clf, X, y)
     assert sig["noise"] == 0.0 and sig["signal"] > 0.01 and 0 < sig["meta_rms"] <= 1.0
     diag = est.swing_diagnostics("SYNTH", "PST-F(U)", epsilon=1.0, lam=0.1, n_seeds=3)

@@ -208,14 +208,15 @@ def test_private_max_is_flagged_as_not_private():
 @pytest.mark.parametrize("eps", [0.5, 1.0, np.inf])
 def test_ledger_pst_f_spends_epsilon_on_each_disjoint_part(eps):
     X, y = _data()
-    clf = PrivateStackingClassifier(epsilon=eps, random_state=0).fit(X, y)
+    clf = PrivateStackingClassifier(epsilon=eps, random_state=0, classes=[0, 1]).fit(X, y)
     assert clf.privacy_.per_part() == {"D_l": eps, "D_h": eps}
     assert clf.privacy_.total() == eps
 
 
 def test_ledger_pst_s_spends_epsilon_on_each_sample_set():
     X, y = _data()
-    clf = PrivateStackingClassifier(epsilon=0.7, partition="samples", n_groups=3, random_state=0).fit(X, y)
+    clf = PrivateStackingClassifier(epsilon=0.7, partition="samples", n_groups=3, random_state=0,
+                                    classes=[0, 1]).fit(X, y)
     assert clf.privacy_.per_part() == {"D_l/S_1": 0.7, "D_l/S_2": 0.7, "D_l/S_3": 0.7, "D_h": 0.7}
     assert clf.privacy_.total() == 0.7
 

@@ -25,7 +25,7 @@ def test_transfer_centre_is_one_minus_eta_times_w_s():
 def test_pptl_fs_shapes_ledger_and_guarantees():
     Xs, ys = _domain(600, 0)
     Xt, yt = _domain(300, 1)
-    m = PrivateTransferStacking(epsilon_source=2.0, epsilon_target=0.5, n_groups=3, random_state=0)
+    m = PrivateTransferStacking(epsilon_source=2.0, epsilon_target=0.5, n_groups=3, random_state=0, classes=[0, 1])
     m.fit(Xt, yt, X_source=Xs, y_source=ys)
     assert m.decision_function_low(Xt).shape == (300, 3)
     assert set(m.decision_functions(Xt)) == {"C-0", "C-1", "C-2", "C-mv", "C-wmv", "C-hl"}

@@ -104,7 +104,7 @@ def adversarial_case(estimator, n_samples=40, n_features=None, margin=12.0, angl
     y = np.arange(n_samples) % 2
     y[0] = 1
     yp = y.copy()
-    est = clone(estimator).set_params(w0=None).fit(X, y)
+    est = clone(estimator).set_params(w0=None, classes=[0, 1]).fit(X, y)
     ys, ysp = _signed(est, y), _signed(est, yp)
     blocks, blocks_p = mechanism_blocks(est, X), mechanism_blocks(est, Xp)
     d_out = est.w_.size if not is_fs else p

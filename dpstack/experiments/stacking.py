@@ -113,19 +113,21 @@ def _importance(method, alpha, feature_variance):
     return float(alpha) ** np.arange(1, feature_variance.size + 1)
 
 
-def _estimator(method, epsilon, lam, n_groups, importance, options, seed):
+def _estimator(method, epsilon, lam, n_groups, importance, options, seed, diagnostics=False):
+    """The estimator of one grid cell; the tasks' labels are 0/1, a public label set."""
     opts = {**DEFAULT_OPTIONS, **(options or {})}
     lam_high = lam if opts["lam_high"] == "tied" else float(opts["lam_high"])
     if method == "PLR":
         return PrivateLogisticRegression(epsilon=epsilon, lam=lam, fit_intercept=opts["low_intercept"],
-                                         random_state=seed)
+                                         random_state=seed, classes=[0, 1], diagnostics=diagnostics)
     partition = "samples" if method == "PST-S" else "features"
     return PrivateStackingClassifier(
         epsilon=epsilon, partition=partition, n_groups=n_groups, feature_importance=importance, lam=lam,
         lam_blocks=opts["lam_blocks"] if partition == "features" else "same", lam_high=lam_high,
         row_bound=opts["row_bound"], row_scale=opts["row_scale"],
         meta_features=opts["meta_features"],
-        low_intercept=opts["low_intercept"], high_intercept=opts["high_intercept"], random_state=seed)
+        low_intercept=opts["low_intercept"], high_intercept=opts["high_intercept"], random_state=seed,
+        classes=[0, 1], diagnostics=diagnostics)
 
 
 def _scores(est, method, X, combiners):
@@ -470,7 +472,7 @@ def high_level_signal(est, X, y):
     M = meta_features(est.decision_function_low(X[rows]), est.meta_features)
     ys = np.where(y[rows] == est.classes_[1], 1.0, -1.0)
     signal = float(np.linalg.norm((ys[:, None] * M).mean(axis=0)) / 2)
-    noise = float(est.high_level_.noise_norm_ / rows.size)
+    noise = float(est.high_level_.diagnostics_.noise_norm / rows.size)
     return dict(meta_rms=float(np.sqrt((M ** 2).sum(axis=1).mean())), signal=signal, noise=noise,
                 high_coef_norm=float(np.linalg.norm(est.high_level_.coef_)))
 
@@ -485,7 +487,8 @@ def swing_diagnostics(dataset="MNIST", method="PST-F(U)", epsilon=0.25, lam=0.1,
     X, y, X_test, y_test, variance = load_task(dataset)
     rows = []
     for s in range(n_seeds):
-        est = _estimator(method, epsilon, lam, 5, _importance(method, None, variance), options, s).fit(X, y)
+        est = _estimator(method, epsilon, lam, 5, _importance(method, None, variance), options, s,
+                         diagnostics=True).fit(X, y)
         d = est.decision_functions(X_test)
         singles = [_auc(y_test, v) for k, v in d.items() if k not in ("C-mv", "C-wmv", "C-hl")]
         rows.append(dict(seed=s, auc_hl=_auc(y_test, d["C-hl"]), auc_best_single=max(singles),

@@ -419,7 +419,8 @@ def transfer_swing_diagnostics(method="PPTL-FS(W)", epsilon=1.0, lam=1.0, eta=0.
         est = PrivateTransferStacking(
             epsilon_source=epsilon, epsilon_target=epsilon, feature_importance=importance if method == "PPTL-FS(W)"
             else None, lam_source=lam, lam=lam, lam_high=lam if opts["lam_high"] == "tied" else opts["lam_high"],
-            eta=eta, meta_features=opts["meta_features"], row_bound=opts["row_bound"], random_state=s)
+            eta=eta, meta_features=opts["meta_features"], row_bound=opts["row_bound"], random_state=s,
+            classes=[0, 1], diagnostics=True)
         est.fit(Xt[train], yt[train], X_source=Xs, y_source=ys)
         d = est.decision_functions(Xt[test])
         singles = [_auc(yt[test], v) for k, v in d.items() if k not in ("C-mv", "C-wmv", "C-hl")]

@@ -1,0 +1,82 @@
+"""Exporting what an estimator releases (JSON, no pickle) and loading it back as a predictor."""
+import json
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+
+from dpstack import FeatureSplitLogisticRegression, PrivacyLedger, PrivateLogisticRegression
+from dpstack.release import ReleaseFormatError, load_release, save_release
+
+
+def _data(n=300, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) / 3
+    return X, np.where(X[:, 0] - X[:, 1] > 0, "spam", "ham")
+
+
+@pytest.mark.parametrize("est", [
+    PrivateLogisticRegression(epsilon=1.0, lam=0.01, fit_intercept=True, random_state=0, classes=["ham", "spam"]),
+    FeatureSplitLogisticRegression(epsilon=0.5, groups=[[0, 1], [2, 3]], importance=[0.7, 0.3], lam=[0.01, 0.02],
+                                   random_state=0, classes=["ham", "spam"], diagnostics=True),
+], ids=["PLR", "PLR-FS"])
+def test_release_round_trip_predicts_identically(est, tmp_path):
+    X, y = _data()
+    est.fit(X, y)
+    path = save_release(est, tmp_path / "model.json")
+    text = path.read_text()
+    assert "diagnostics_" not in text and "noise_norm" not in text
+    model = load_release(path)
+    assert type(model) is type(est)
+    np.testing.assert_array_equal(model.decision_function(X), est.decision_function(X))
+    np.testing.assert_array_equal(model.predict(X), est.predict(X))
+    assert list(model.classes_) == ["ham", "spam"]
+    # the exported ledger is that of the release: a diagnostics entry is not carried over
+    assert model.privacy_.total() == est.privacy_.mechanism_total()
+    assert not hasattr(model, "diagnostics_") and model.diagnostics is False and model.random_state is None
+
+
+def test_release_integrity_and_refusals(tmp_path):
+    X, y = _data()
+    est = PrivateLogisticRegression(epsilon=1.0, random_state=0, classes=["ham", "spam"]).fit(X, y)
+    path = save_release(est, tmp_path / "m.json")
+    doc = json.loads(path.read_text())
+    doc["release"]["attributes"]["w_"]["__array__"][0] += 1.0  # an edited coefficient
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ReleaseFormatError, match="sha256"):
+        load_release(path)
+    (tmp_path / "bad.json").write_bytes(b"\x80\x03cos\nsystem\n")  # a pickle is not a release
+    with pytest.raises(ReleaseFormatError, match="not JSON"):
+        load_release(tmp_path / "bad.json")
+    with pytest.raises(NotFittedError):
+        save_release(PrivateLogisticRegression(), tmp_path / "x.json")
+    with pytest.raises(TypeError, match="dpstack's estimators"):
+        save_release(object(), tmp_path / "x.json")
+
+
+def test_release_names_only_dpstack_classes(tmp_path):
+    X, y = _data()
+    est = PrivateLogisticRegression(epsilon=1.0, random_state=0, classes=["ham", "spam"]).fit(X, y)
+    path = save_release(est, tmp_path / "m.json")
+    doc = json.loads(path.read_text())
+    from dpstack.release import _digest
+
+    doc["release"]["__estimator__"] = "subprocess.Popen"
+    doc["sha256"] = _digest(doc["release"])
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ReleaseFormatError, match="unknown estimator"):
+        load_release(path)
+
+
+@pytest.mark.parametrize("bad", [-0.1, float("nan"), "1", True])
+def test_ledger_refuses_impossible_epsilons(bad):
+    with pytest.raises(ValueError, match="epsilon must be a real number >= 0"):
+        PrivacyLedger().add("PLR", "D", bad)
+
+
+def test_ledger_records_round_trip_with_infinite_steps():
+    led = PrivacyLedger()
+    led.add("PLR", "D_l", 1.0)
+    led.add_outside("PCA fitted on the private data", "D_l", "outside the guarantee")
+    back = PrivacyLedger.from_records(json.loads(json.dumps(led.to_records())))
+    assert back.entries == led.entries and back.total() == np.inf and back.mechanism_total() == 1.0
