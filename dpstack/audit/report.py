@@ -200,30 +200,31 @@ def audit_mechanisms(profile="quick", epsilon=1.0, random_state=0):
     groups, q = [[0, 1, 2], [3, 4], [5]], [0.5, 0.35, 0.15]
     eps = float(epsilon)
     rows = [
-        _audit_single("PLR (Δ = 0)", PrivateLogisticRegression(epsilon=eps, lam=0.05), X, y, "one sample",
+        _audit_single("PLR (Δ = 0)", PrivateLogisticRegression(epsilon=eps, lam=0.05, classes=[0, 1]), X, y, "one sample",
                       profile, rng),
-        _audit_single("PLR (Δ > 0)", PrivateLogisticRegression(epsilon=eps, lam=0.002, fit_intercept=True), X, y,
+        _audit_single("PLR (Δ > 0)", PrivateLogisticRegression(epsilon=eps, lam=0.002, fit_intercept=True, classes=[0, 1]), X, y,
                       "one sample", profile, rng),
         _audit_single("PLR-FS (Δ = 0, unequal q_k)",
-                      FeatureSplitLogisticRegression(epsilon=eps, groups=groups, importance=q, lam=0.05), X, y,
+                      FeatureSplitLogisticRegression(epsilon=eps, groups=groups, importance=q, lam=0.05, classes=[0, 1]), X, y,
                       "one sample", profile, rng),
         _audit_single("PLR-FS (Δ > 0, unequal q_k)",
-                      FeatureSplitLogisticRegression(epsilon=eps, groups=groups, importance=q, lam=0.001), X, y,
+                      FeatureSplitLogisticRegression(epsilon=eps, groups=groups, importance=q, lam=0.001, classes=[0, 1]), X, y,
                       "one sample", profile, rng),
     ]
-    stack = dict(epsilon=eps, n_groups=2, lam=0.05)
+    stack = dict(epsilon=eps, n_groups=2, lam=0.05, classes=[0, 1])
     rows.append(_audit_composed("PST-S", PrivateStackingClassifier(partition="samples", **stack), X, y, None,
                                 "one sample", profile, rng))
     rows.append(_audit_composed("PST-F (W: unequal q_k)",
                                 PrivateStackingClassifier(groups=[[0, 1, 2], [3, 4, 5]], group_importance=[0.7, 0.3],
                                                           **stack), X, y, None, "one sample", profile, rng))
     transfer = PrivateTransferStacking(epsilon_source=eps, epsilon_target=eps, groups=[[0, 1, 2], [3, 4, 5]],
-                                       group_importance=[0.7, 0.3], lam_source=0.05, lam=0.05)
+                                       group_importance=[0.7, 0.3], lam_source=0.05, lam=0.05,
+                                       classes=[0, 1])
     src = dict(X_source=Xs, y_source=ys)
     rows.append(_audit_composed("PST-H / PPTL-FS (target)", transfer, X, y, src, "one target sample", profile, rng))
     rows.append(_audit_composed("PST-H / PPTL-FS (source)", transfer, X, y, src, "one source sample", profile, rng,
                                 domain="source", X_source=Xs, y_source=ys))
-    simcomb = SimComb(epsilon_source=eps, epsilon_target=eps, lam_source=0.05, lam=0.05)
+    simcomb = SimComb(epsilon_source=eps, epsilon_target=eps, lam_source=0.05, lam=0.05, classes=[0, 1])
     rows.append(_audit_composed("SimComb (target)", simcomb, X, y, src, "one target sample", profile, rng))
     rows.append(_audit_composed("SimComb (source)", simcomb, X, y, src, "one source sample", profile, rng,
                                 domain="source", X_source=Xs, y_source=ys))

@@ -125,7 +125,7 @@ def adversarial_case(estimator, n_samples=40, n_features=None, margin=12.0, angl
         R = u.size * blk["noise_scale"]  # the mean of ‖b‖: outputs near w* are typical
         w0[blk["cols"]] = (-R * db / np.linalg.norm(db) - b0[0]) / (n * blk["lam"])
         w_star[blk["cols"]] = wk
-    est = clone(estimator).set_params(w0=w0).fit(X, y)
+    est = clone(estimator).set_params(w0=w0, classes=[0, 1]).fit(X, y)
     loss = exact_privacy_loss(est, X, y, Xp, yp, w_star)
     return AdversarialCase(est, X, y, Xp, yp, w_star, loss)
 
