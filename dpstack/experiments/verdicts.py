@@ -1,0 +1,173 @@
+"""One rule for every claim of the papers: an effect size, its 95 % interval and three outcomes.
+
+A claim of a paper ("PST-F(W) beats PST-F(U)", "SimComb is about as good as Direct") is
+tested on paired repeats: the same split and seeds for both methods, one difference per
+repeat. The rule is the same for every page:
+
+* **directional claims** (``better > worse``): the mean paired difference with a two-sided
+  95 % t-interval. *Supported* when the interval lies above 0, *contradicted* when it lies
+  below 0, *inconclusive* otherwise — never "agrees" or "disagrees" for a test without power.
+  An inconclusive verdict says roughly how many repeats would decide it at the observed effect
+  and spread (``repeats_to_decide``), or that no number would (no effect observed).
+* **"≈" claims** (two methods are about as good): an equivalence test with a stated margin
+  (two one-sided tests, TOST, at 5 %, i.e. the 90 % interval inside ``(−margin, margin)``).
+  *Supported* when equivalent, *contradicted* when the 95 % interval lies entirely outside the
+  margin, *inconclusive* otherwise.
+
+References
+----------
+D. J. Schuirmann. A comparison of the two one-sided tests procedure and the power approach for
+assessing the equivalence of average bioavailability. J. Pharmacokinetics and
+Biopharmaceutics 15(6), 1987.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+__all__ = ["Verdict", "OUTCOMES", "directional_verdict", "equivalence_verdict", "verdict_frame", "verdict_counts",
+           "verdict_sentence"]
+
+#: the three outcomes, in the order tables list them
+OUTCOMES = ("supported", "contradicted", "inconclusive")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one claim on paired differences (``better − worse`` or ``a − b``)."""
+
+    claim: str
+    kind: str  # "directional" or "equivalence"
+    n: int
+    effect: float  # mean paired difference
+    ci_low: float  # 95 % interval of the mean difference
+    ci_high: float
+    p_value: float  # one-sided p for the claimed direction; TOST p for equivalence
+    outcome: str  # one of OUTCOMES
+    margin: float = float("nan")  # equivalence margin (nan for directional claims)
+    repeats_to_decide: float = float("nan")  # for inconclusive verdicts; inf: no number would
+
+    def to_dict(self):
+        return asdict(self)
+
+
+def _paired(diff, name):
+    d = np.asarray(diff, dtype=float).ravel()
+    if d.size == 0 or not np.all(np.isfinite(d)):
+        raise ValueError(f"{name} must be a non-empty array of finite paired differences, got {diff!r}")
+    return d
+
+
+def _interval(d, level):
+    n = d.size
+    mean = float(d.mean())
+    if n < 2:
+        return mean, -math.inf, math.inf
+    se = float(d.std(ddof=1) / math.sqrt(n))
+    if se == 0.0:
+        return mean, mean, mean
+    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * se
+    return mean, mean - half, mean + half
+
+
+def _repeats_needed(d, target):
+    """Repeats at which the 95 % half-width would reach ``target`` at the observed spread."""
+    if d.size < 2 or target <= 0:
+        return math.inf
+    sd = float(d.std(ddof=1))
+    if sd == 0.0:
+        return float(d.size)
+    return float(math.ceil((1.96 * sd / target) ** 2))
+
+
+def directional_verdict(diff, claim="", alpha=0.05):
+    """Verdict on the claim ``mean(diff) > 0`` from paired differences (``better − worse``).
+
+    Parameters
+    ----------
+    diff : array-like of shape (n_repeats,)
+        Paired differences, one per repeat.
+    claim : str
+        Text of the claim, carried into the result.
+    alpha : float, default=0.05
+        1 − the interval's level.
+
+    Returns
+    -------
+    Verdict
+        ``outcome`` is "supported" if the 95 % interval is above 0, "contradicted" if below,
+        else "inconclusive" with ``repeats_to_decide`` (≈ repeats for the interval to exclude
+        0 at the observed mean and spread; ``inf`` when the observed mean is 0).
+
+    Examples
+    --------
+    >>> directional_verdict([0.02, 0.03, 0.01, 0.025, 0.02], "A beats B").outcome
+    'supported'
+    """
+    d = _paired(diff, "diff")
+    mean, lo, hi = _interval(d, 1 - alpha)
+    if d.size >= 2 and d.std(ddof=1) > 0:
+        p = float(stats.ttest_1samp(d, 0.0, alternative="greater").pvalue)
+    else:
+        p = 0.0 if mean > 0 else 1.0 if d.size >= 2 else float("nan")
+    outcome = "supported" if lo > 0 else "contradicted" if hi < 0 else "inconclusive"
+    need = _repeats_needed(d, abs(mean)) if outcome == "inconclusive" else float("nan")
+    return Verdict(claim, "directional", int(d.size), mean, lo, hi, p, outcome, repeats_to_decide=need)
+
+
+def equivalence_verdict(diff, margin, claim="", alpha=0.05):
+    """Verdict on the claim ``|mean(diff)| < margin`` (two methods about as good), by TOST.
+
+    Supported when the (1 − 2α) interval lies inside ``(−margin, margin)``; contradicted when
+    the (1 − α) interval lies entirely outside it; inconclusive otherwise, with
+    ``repeats_to_decide`` ≈ repeats for the interval to fit inside the margin at the observed
+    mean and spread (``inf`` when the observed |mean| is already ≥ margin).
+    """
+    d = _paired(diff, "diff")
+    if not (isinstance(margin, (int, float, np.floating)) and math.isfinite(margin) and margin > 0):
+        raise ValueError(f"margin must be a finite number > 0, got {margin!r}")
+    mean, lo90, hi90 = _interval(d, 1 - 2 * alpha)
+    _, lo, hi = _interval(d, 1 - alpha)
+    if d.size >= 2 and d.std(ddof=1) > 0:
+        p = max(float(stats.ttest_1samp(d, -margin, alternative="greater").pvalue),
+                float(stats.ttest_1samp(d, margin, alternative="less").pvalue))
+    else:
+        p = 0.0 if abs(mean) < margin and d.size >= 2 else 1.0
+    if -margin < lo90 and hi90 < margin:
+        outcome = "supported"
+    elif lo >= margin or hi <= -margin:
+        outcome = "contradicted"
+    else:
+        outcome = "inconclusive"
+    need = _repeats_needed(d, margin - abs(mean)) if outcome == "inconclusive" else float("nan")
+    return Verdict(claim, "equivalence", int(d.size), mean, lo, hi, p, outcome, margin=float(margin),
+                   repeats_to_decide=need)
+
+
+def verdict_frame(verdicts):
+    """The verdicts as a table, one row per claim."""
+    return pd.DataFrame([v.to_dict() for v in verdicts], columns=list(Verdict.__dataclass_fields__))
+
+
+def verdict_counts(verdicts):
+    """How many claims are supported, contradicted and inconclusive (all three keys present)."""
+    outcomes = [v.outcome for v in verdicts]
+    return {o: outcomes.count(o) for o in OUTCOMES}
+
+
+def verdict_sentence(v, digits=3):
+    """One sentence stating a verdict from its numbers (for prose built from results)."""
+    ci = f"{v.effect:+.{digits}f} (95 % CI {v.ci_low:+.{digits}f} to {v.ci_high:+.{digits}f}, {v.n} repeats)"
+    if v.kind == "equivalence":
+        head = f"within ±{v.margin:g}" if v.outcome == "supported" else f"not within ±{v.margin:g}"
+    else:
+        head = "in the claimed direction" if v.outcome == "supported" else "against the claim"
+    if v.outcome == "inconclusive":
+        more = ("no number of repeats would decide it at the observed effect" if math.isinf(v.repeats_to_decide)
+                else f"about {int(v.repeats_to_decide)} repeats would decide it")
+        return f"{v.claim}: inconclusive, mean difference {ci}; {more}."
+    return f"{v.claim}: {v.outcome}, mean difference {ci}, {head}."
