@@ -4,38 +4,95 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["style", "plot_mean_with_spread", "plot_privacy_loss_histogram"]
+__all__ = ["COLORS", "color_for", "style", "plot_mean_with_spread", "mean_interval", "set_grid_ticks",
+           "plot_privacy_loss_histogram"]
 
-#: One colour per method, stable across pages.
+#: One colour per method, stable across the whole book (every page draws through this table).
 COLORS = {
     "PLR": "#1f77b4", "PST-S": "#ff7f0e", "PST-F(U)": "#2ca02c", "PST-F(W)": "#d62728",
+    "PPTL-FS(U)": "#2ca02c", "PPTL-FS(W)": "#d62728", "PST-H": "#d62728",
+    "SimComb": "#9467bd", "PPHTL": "#9467bd", "Direct": "#1f77b4", "SourceD": "#17becf",
     "non-private": "#444444", "vote": "#9467bd", "soft": "#8c564b", "avg": "#e377c2",
     "batch": "#444444", "indiv": "#7f7f7f",
+    "C-hl": "#d62728", "C-mv": "#bcbd22", "C-wmv": "#17becf",
 }
+_FALLBACK = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+             "#bcbd22", "#17becf")
+
+#: metrics bounded to [0, 1]: their intervals are clipped to that range
+BOUNDED_METRICS = ("auc", "accuracy", "error", "acc")
+
+
+def color_for(label):
+    """The book's colour for a method (a stable fallback for labels not in :data:`COLORS`)."""
+    if label in COLORS:
+        return COLORS[label]
+    import zlib
+
+    return _FALLBACK[zlib.crc32(str(label).encode()) % len(_FALLBACK)]
 
 
 def style():
-    """Apply the book's matplotlib style (call once per notebook)."""
+    """Apply the book's matplotlib style (call once per notebook).
+
+    SVG output is deterministic (a fixed ``svg.hashsalt``) so re-executed notebooks are
+    byte-stable, and keeps text as text.
+    """
     plt.rcParams.update({
         "figure.figsize": (6.4, 3.8), "figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3,
         "axes.spines.top": False, "axes.spines.right": False, "legend.frameon": False,
-        "font.size": 10,
+        "font.size": 10, "svg.hashsalt": "dpstack", "svg.fonttype": "none", "savefig.dpi": 200,
     })
 
 
-def plot_mean_with_spread(ax, df, x, y, group, label_fmt="{}", logx=False, colors=None):
-    """Mean of ``y`` against ``x``, one line per value of ``group``, ±1 s.d. band across repeats."""
+def mean_interval(values, level=0.95):
+    """Mean and two-sided t-interval of the mean of ``values`` (the interval is the mean for n < 2)."""
+    from scipy import stats
+
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    mean = float(v.mean()) if v.size else np.nan
+    if v.size < 2:
+        return mean, mean, mean
+    half = float(stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
+    return mean, mean - half, mean + half
+
+
+def plot_mean_with_spread(ax, df, x, y, group, label_fmt="{}", logx=False, colors=None, bounds=None, level=0.95):
+    """Mean of ``y`` against ``x``, one line per value of ``group``, with a ``level`` confidence band.
+
+    The band is the t-interval of the mean over repeats (not ±1 s.d.), clipped to ``bounds``;
+    ``bounds`` defaults to (0, 1) for a metric named like an AUC or an accuracy. With ``logx``
+    the x ticks are the grid values themselves.
+    """
+    if bounds is None and any(k in str(y).lower() for k in BOUNDED_METRICS):
+        bounds = (0.0, 1.0)
     for key, part in df.groupby(group, sort=True):
-        stats = part.groupby(x)[y].agg(["mean", "std"]).reset_index()
+        rows = [(xv, *mean_interval(g[y], level)) for xv, g in part.groupby(x)]
+        xs, mean, lo, hi = (np.array(c, dtype=float) for c in zip(*rows))
+        if bounds is not None:
+            lo, hi = np.clip(lo, *bounds), np.clip(hi, *bounds)
         label = label_fmt.format(key)
-        color = (colors or COLORS).get(label)
-        ax.plot(stats[x], stats["mean"], marker="o", ms=3, label=label, color=color)
-        ax.fill_between(stats[x], stats["mean"] - stats["std"], stats["mean"] + stats["std"],
-                        alpha=0.15, color=ax.lines[-1].get_color())
+        color = (colors or {}).get(label) or color_for(label)
+        ax.plot(xs, mean, marker="o", ms=3, label=label, color=color)
+        ax.fill_between(xs, lo, hi, alpha=0.15, color=color, lw=0)
     if logx:
         ax.set_xscale("log")
+        set_grid_ticks(ax, sorted(df[x].unique()))
     ax.set_xlabel(x)
     ax.set_ylabel(y)
+    return ax
+
+
+def set_grid_ticks(ax, values, axis="x", fmt="{:g}"):
+    """Ticks at the grid's own values, labelled plainly (no "6×10⁻¹" or lone minor labels)."""
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    values = [float(v) for v in values]
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_locator(FixedLocator(values))
+    target.set_minor_locator(NullLocator())
+    (ax.set_xticklabels if axis == "x" else ax.set_yticklabels)([fmt.format(v) for v in values])
     return ax
 
 

@@ -1,0 +1,31 @@
+"""The book's figure style: confidence bands clipped to the metric's range, grid ticks, one colour per method."""
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from scipy import stats  # noqa: E402
+
+from dpstack.plotting import color_for, mean_interval, plot_mean_with_spread  # noqa: E402
+
+
+def test_band_is_the_clipped_confidence_interval_of_the_mean():
+    df = pd.DataFrame({"eps": [0.1] * 3 + [1.0] * 3, "auc": [0.95, 0.99, 1.0, 0.5, 0.7, 0.6],
+                       "method": "PLR"})
+    fig, ax = plt.subplots()
+    plot_mean_with_spread(ax, df, "eps", "auc", "method", logx=True)
+    verts = ax.collections[0].get_paths()[0].vertices
+    assert verts[:, 1].max() <= 1.0  # clipped at AUC 1
+    m, lo, hi = mean_interval([0.5, 0.7, 0.6])
+    assert (lo, hi) == pytest.approx(stats.t.interval(0.95, 2, loc=0.6, scale=stats.sem([0.5, 0.7, 0.6])))
+    assert np.isclose(verts[:, 1], lo).any() and np.isclose(verts[:, 1], hi).any()
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0.1", "1"]
+    assert ax.lines[0].get_color() == color_for("PLR")
+    plt.close(fig)
+
+
+def test_colours_are_stable_for_unknown_labels():
+    assert color_for("some new method") == color_for("some new method")
+    assert color_for("PST-F(W)") == color_for("PPTL-FS(W)")
