@@ -218,7 +218,7 @@ def test_a_writer_killed_mid_write_leaves_no_temp_file_after_the_next_run(tmp_pa
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
     assert [p.suffix for p in _entries(cache)] == [".tmp"]  # the orphan
     # a temp file of a live writer (this process) must survive the clean-up
-    live = next(iter(_entries(cache))).parent / f"x.abc.{runner._HOST}.{os.getpid()}.0000.tmp"
+    live = next(iter(_entries(cache))).parent / f"x.abc.{runner.HOST}.{os.getpid()}.0000.tmp"
     live.write_bytes(b"in progress")
     CALLS.clear()
     run_cells(mixed_cell, [{"scale": 1.0, "repeat": 0}], seed=0, cache=cache)

@@ -44,11 +44,9 @@ import json
 import os
 import platform
 import shutil
-import socket
 import sys
 import sysconfig
 import tempfile
-import time
 import types
 import warnings
 from numbers import Integral
@@ -59,6 +57,8 @@ import pandas as pd
 from joblib import Parallel, delayed
 from threadpoolctl import ThreadpoolController
 from tqdm import tqdm  # not tqdm.auto: without ipywidgets it warns into notebook outputs
+
+from .._files import HOST, remove_orphans, temp_suffix, user_cache_dir
 
 __all__ = ["cell_seed", "run_cells", "code_version", "cache_dir", "clear_cache", "progress_disabled"]
 
@@ -137,10 +137,7 @@ def cache_dir(cache=True):
     """
     if isinstance(cache, (str, os.PathLike)):
         return Path(cache)
-    env = os.environ.get("DPSTACK_CACHE")
-    if env:
-        return Path(env).expanduser()
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "dpstack"
+    return user_cache_dir()
 
 
 def clear_cache(cache=True):
@@ -433,8 +430,6 @@ def _versions():
 # The on-disk entries: JSON that cannot run code, with a sha256 over everything after line 1.
 # ---------------------------------------------------------------------------------------------
 _FORMAT = "dpstack-cells/2"
-_HOST = socket.gethostname().replace(".", "_") or "host"
-_TMP_MAX_AGE = 3600.0  # s: a temp file of another host is orphaned once this old
 
 
 class UncacheableValueError(TypeError):
@@ -484,36 +479,6 @@ def _decode(tree):
     raise ValueError("unknown tag in a cache entry")
 
 
-def _pid_alive(pid):
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True
-    return True
-
-
-def _remove_orphaned_temp_files(folder):
-    """Delete ``*.tmp`` left by writers that died mid-write (same host: pid gone; other host: old)."""
-    now = time.time()
-    for tmp in folder.glob("*.tmp"):
-        parts = tmp.name.split(".")
-        try:
-            host, pid = parts[-4], int(parts[-3])
-        except (IndexError, ValueError):
-            host, pid = None, None
-        try:
-            if host == _HOST and pid is not None:
-                orphaned = not _pid_alive(pid)
-            else:
-                orphaned = now - tmp.stat().st_mtime > _TMP_MAX_AGE
-            if orphaned:
-                tmp.unlink()
-        except OSError:
-            pass  # vanished meanwhile, or not ours to delete
-
-
 class _CellStore:
     """Result rows of one (func, seed) as JSON files ``<dir>/cells/<func name>/<key>.json``.
 
@@ -531,7 +496,7 @@ class _CellStore:
                        "code": code_version(), "versions": _versions()}
         self._warned = False
         if self.folder.is_dir():
-            _remove_orphaned_temp_files(self.folder)
+            remove_orphans(self.folder)
 
     def _key(self, cell):
         return json.dumps({**self.prefix, "cell": cell}, sort_keys=True, default=_json_default)
@@ -584,8 +549,7 @@ class _CellStore:
             path.parent.mkdir(parents=True, exist_ok=True)
             # Unique temp name (host, pid: a later run can tell an orphan) + os.replace: atomic, so
             # neither a crash nor a concurrent writer leaves a half-written entry under the final name.
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".",
-                                       suffix=f".{_HOST}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=temp_suffix())
         except OSError as err:
             if not self._warned:
                 warnings.warn(f"results cache {self.folder} is not writable ({err}); not caching",
