@@ -34,8 +34,8 @@ def write_idx(path, array):
 
 @pytest.fixture
 def home(tmp_path, monkeypatch):
-    """An empty data home; the user cache also points into tmp_path so nothing leaks out."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "usercache"))
+    """An empty data home; the cache folder also points into tmp_path so nothing leaks out."""
+    monkeypatch.setenv("DPSTACK_CACHE", str(tmp_path / "usercache" / "dpstack"))
     monkeypatch.delenv("DPSTACK_DATA", raising=False)
     h = tmp_path / "home"
     h.mkdir()
@@ -383,23 +383,17 @@ def test_loader_never_downloads_unless_asked(home, monkeypatch):
 
 
 # ----------------------------------------------------------------------------- cache
-def test_read_only_home_is_never_written_and_cache_goes_elsewhere(news_home, tmp_path):
-    first = ds.load_news20(data_home=news_home, verify=False)  # writable home: cache lands in it
-    for p in (news_home / ".cache").glob("*"):
-        p.unlink()
-    os.chmod(news_home, 0o555)  # now marked read-only (root could still write: the bits must decide)
-    try:
-        again = ds.load_news20(data_home=news_home, verify=False)
-    finally:
-        os.chmod(news_home, 0o755)
+def test_the_data_home_is_never_written_and_the_cache_goes_to_dpstack_cache(news_home, tmp_path):
+    first = ds.load_news20(data_home=news_home, verify=False)  # writable, and still not written
+    assert sorted(p.name for p in news_home.rglob("*")) == ["20news-bydate.tar.gz", "20newsgroups"]
+    assert list((tmp_path / "usercache" / "dpstack" / "datasets").glob("news20-*.npz"))
+    again = ds.load_news20(data_home=news_home, verify=False)
     assert again.data == first.data
-    assert not any((news_home / ".cache").glob("*"))
-    assert list((tmp_path / "usercache" / "dpstack").glob("news20-*.npz"))
 
 
-def test_cache_in_writable_home_gives_identical_result(news_home):
+def test_cache_hit_gives_identical_result(news_home, tmp_path):
     a = ds.load_news20("all", data_home=news_home, verify=False)
-    assert list((news_home / ".cache").glob("news20-*.npz"))
+    assert list((tmp_path / "usercache" / "dpstack" / "datasets").glob("news20-*.npz"))
     b = ds.load_news20("all", data_home=news_home, verify=False)
     assert a.data == b.data and np.array_equal(a.target, b.target)
     c = ds.load_news20("all", data_home=news_home, verify=False, cache=False)
@@ -614,11 +608,7 @@ def test_har_loader_on_the_real_label_files_with_stand_in_features(home):
 
 def test_no_writable_cache_anywhere_still_loads(news_home, tmp_path, monkeypatch):
     blocker = tmp_path / "not_a_folder"
-    blocker.write_text("x")  # a file where the user cache folder would go: mkdir fails
-    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
-    os.chmod(news_home, 0o555)
-    try:
-        b = ds.load_news20("test", data_home=news_home, verify=False)
-    finally:
-        os.chmod(news_home, 0o755)
+    blocker.write_text("x")  # a file where the cache folder would go: mkdir fails
+    monkeypatch.setenv("DPSTACK_CACHE", str(blocker))
+    b = ds.load_news20("test", data_home=news_home, verify=False)
     assert len(b.data) == 24 and not (news_home / ".cache").exists()

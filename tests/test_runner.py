@@ -104,7 +104,7 @@ def test_cache_misses_when_a_parameter_seed_or_code_changes(tmp_path, monkeypatc
 def test_cache_folder_from_environment_and_clear_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("DPSTACK_CACHE", str(tmp_path))
     run_cells(private_fit_cell, GRID[:2], seed=0, cache=True)
-    assert len(list((tmp_path / "cells").rglob("*.pkl"))) == 2
+    assert len(list((tmp_path / "cells").rglob("*.json"))) == 2
     clear_cache()
     assert not (tmp_path / "cells").exists()
     CALLS.clear()

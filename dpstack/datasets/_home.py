@@ -8,16 +8,23 @@ unless :func:`fetch` is called (or a loader gets ``download=True``).
 """
 from __future__ import annotations
 
+import glob
 import hashlib
+import http.client
 import os
 import shutil
+import tarfile
 import tempfile
 import urllib.error
 import urllib.request
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+
+from .._files import remove_orphans, temp_suffix
+from ._archives import UnsafeArchiveError
 
 __all__ = [
     "ChecksumError",
@@ -76,7 +83,11 @@ _HAR_ZIP = (
     "https://archive.ics.uci.edu/ml/machine-learning-databases/00240/UCI%20HAR%20Dataset.zip",
     "https://archive.ics.uci.edu/static/public/240/human+activity+recognition+using+smartphones.zip",
 )
-_URL_TAR = ("http://www.sysnet.ucsd.edu/projects/url/url_svmlight.tar.gz",)
+# The authors' page, then UCI's copy of the same archive (the legacy "machine-learning-databases"
+# path that UCI's URL Reputation entry links to, as used by several public loaders). The
+# archive itself has no published checksum; every member is verified by its pin.
+_URL_TAR = ("http://www.sysnet.ucsd.edu/projects/url/url_svmlight.tar.gz",
+            "https://archive.ics.uci.edu/ml/machine-learning-databases/url/url_svmlight.tar.gz")
 _URL_BLOBS = (
     "71b394a5430e9386a4d97d8ddd850155b9905b8b", "0278e110842fe5a3d9b3d94807cd4f7cee854d09",
     "0bc8e2dcfaf8e0e8b7c702b564c1f75a3b3d29ef", "f49a42d67f50bdc7993ee0fae85908a41a6b66b5",
@@ -306,25 +317,73 @@ def dataset_status(home=None):
     return pd.DataFrame(rows)
 
 
+class DownloadInterrupted(ConnectionError):
+    """The connection closed before the announced number of bytes arrived."""
+
+
 def _download(url, dest, timeout=60):
-    """Stream ``url`` to ``dest`` (no progress bar when DPSTACK_QUIET is set)."""
+    """Stream ``url`` to ``dest`` (no progress bar when DPSTACK_QUIET is set).
+
+    Raises :class:`DownloadInterrupted` when fewer bytes arrive than the server announced
+    (a dropped connection), so a truncated file is never taken for a whole one.
+    """
     quiet = os.environ.get("DPSTACK_QUIET")
-    with urllib.request.urlopen(url, timeout=timeout) as resp, open(dest, "wb") as out:
-        total = int(resp.headers.get("Content-Length") or 0)
-        done = 0
-        for chunk in iter(lambda: resp.read(1 << 20), b""):
-            out.write(chunk)
-            done += len(chunk)
-            if not quiet:
-                print(f"\r{url}: {done / 1e6:.1f}/{total / 1e6:.1f} MB", end="", flush=True)
-    if not quiet:
-        print()
+    done, total = 0, 0
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp, open(dest, "wb") as out:
+            total = int(resp.headers.get("Content-Length") or 0)
+            for chunk in iter(lambda: resp.read(1 << 20), b""):
+                out.write(chunk)
+                done += len(chunk)
+                if not quiet:
+                    print(f"\r{url}: {done / 1e6:.1f}/{total / 1e6:.1f} MB", end="", flush=True)
+    except http.client.HTTPException as exc:  # IncompleteRead, RemoteDisconnected...: not OSErrors
+        raise DownloadInterrupted(f"{url}: transfer interrupted after {done} bytes ({exc!r})") from exc
+    finally:
+        if not quiet and done:
+            print()
+    if total and done != total:
+        raise DownloadInterrupted(f"{url}: transfer interrupted: {done} of {total} bytes")
+
+
+# What a failed mirror can raise: unreachable or interrupted (OSError covers URLError,
+# ConnectionError and timeouts), or bytes that are not the published file.
+_ARCHIVE_ERRORS = (OSError, EOFError, KeyError, zipfile.BadZipFile, tarfile.TarError, ChecksumError)
+
+
+def _raise_all_failed(what, info, home, errors):
+    """One error for a file that no mirror could deliver, of the most telling kind."""
+    detail = "; ".join(f"{url}: {exc}" for url, exc in errors)
+    for kind in (UnsafeArchiveError, ChecksumError):
+        hits = [exc for _, exc in errors if isinstance(exc, kind)]
+        if hits:
+            raise kind(f"no mirror delivered a valid copy of {what} for {info.title}: {detail}") from hits[-1]
+    raise ConnectionError(
+        f"could not download {what} for {info.title} into data home {home} (offline?). "
+        f"Tried: {detail}. Copy the file(s) there by hand instead."
+    )
+
+
+def _part_name(dest):
+    """``<dest>.<host>.<pid>.<random>.part``: unique, and a later run can tell that its writer died."""
+    return dest.with_name(dest.name + temp_suffix()[:-4] + ".part")
+
+
+def _clean_parts(dest):
+    """Remove the partial downloads of ``dest`` left by an interrupted or killed earlier fetch."""
+    dest.with_name(dest.name + ".part").unlink(missing_ok=True)  # the older fixed name
+    remove_orphans(dest.parent, glob.escape(dest.name) + ".*.part")
 
 
 def fetch(name, data_home=None, only=None, opener=None):
     """Download a dataset's raw files into the data home, verified against pinned checksums.
 
     Called only on explicit request: loaders never download unless given ``download=True``.
+    Each source is tried in turn until one delivers a verified copy: an unreachable mirror,
+    an interrupted transfer, a damaged archive or a checksum mismatch moves on to the next.
+    Downloads go to a uniquely named ``.part`` file (or a temporary folder for archives)
+    renamed into place only once verified; those left by an interrupted or killed earlier
+    fetch are removed first, so every download restarts cleanly.
 
     Parameters
     ----------
@@ -348,7 +407,10 @@ def fetch(name, data_home=None, only=None, opener=None):
     ConnectionError
         When no source could be reached (offline): names the files and the data home.
     ChecksumError
-        When a downloaded file does not match its pinned checksum (it is then deleted).
+        When no source delivered a file matching its pinned checksum (nothing is kept).
+    UnsafeArchiveError
+        When the sources' archives had members escaping the extraction folder (and none
+        delivered a valid copy).
     """
     info = _get_info(name)
     home = _home_path(data_home)
@@ -368,50 +430,47 @@ def fetch(name, data_home=None, only=None, opener=None):
     for f in direct:
         dest = home / f.path
         dest.parent.mkdir(parents=True, exist_ok=True)
+        _clean_parts(dest)
         errors = []
         for url in f.urls:
-            tmp = dest.with_name(dest.name + ".part")
+            tmp = _part_name(dest)
             try:
                 opener(url, tmp)
-                break
-            except (urllib.error.URLError, OSError) as exc:
-                errors.append(f"{url}: {exc}")
+                verify_file(tmp, f)
+            except (OSError, ChecksumError) as exc:
+                tmp.unlink(missing_ok=True)
+                errors.append((url, exc))
+                continue
+            os.replace(tmp, dest)
+            done.append(dest)
+            break
         else:
-            tmp.unlink(missing_ok=True)
-            raise ConnectionError(
-                f"could not download {f.path} for {info.title} into data home {home} "
-                f"(offline?). Tried: {'; '.join(errors)}. Copy the file there by hand instead."
-            )
-        try:
-            verify_file(tmp, f)
-        except ChecksumError:
-            tmp.unlink()
-            raise
-        os.replace(tmp, dest)
-        done.append(dest)
+            _raise_all_failed(f.path, info, home, errors)
     for urls, files in by_archive.items():
         home.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=home) as tmpdir:
-            archive, errors = Path(tmpdir) / "download", []
-            for url in urls:
-                try:
-                    opener(url, archive)
-                    break
-                except (urllib.error.URLError, OSError) as exc:
-                    errors.append(f"{url}: {exc}")
-            else:
-                raise ConnectionError(
-                    f"could not download the archive holding {', '.join(f.path for f in files)} "
-                    f"for {info.title} into data home {home} (offline?). Tried: {'; '.join(errors)}. "
-                    "Copy the files there by hand instead."
-                )
-            extracted = _extract_possibly_nested(archive, Path(tmpdir) / "x", [f.member for f in files])
-            for f in files:
-                verify_file(extracted[f.member], f)
-                dest = home / f.path
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.move(str(extracted[f.member]), dest)
-                done.append(dest)
+        remove_orphans(home, ".dpstack-fetch.*.tmp")
+        errors = []
+        for url in urls:
+            tmpdir = Path(tempfile.mkdtemp(prefix=".dpstack-fetch.", suffix=temp_suffix(), dir=home))
+            try:
+                archive = tmpdir / "download"
+                opener(url, archive)
+                extracted = _extract_possibly_nested(archive, tmpdir / "x", [f.member for f in files])
+                for f in files:
+                    verify_file(extracted[f.member], f)
+                for f in files:
+                    dest = home / f.path
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.move(str(extracted[f.member]), dest)
+                    done.append(dest)
+                break
+            except (*_ARCHIVE_ERRORS, UnsafeArchiveError) as exc:
+                errors.append((url, exc))
+            finally:
+                shutil.rmtree(tmpdir, ignore_errors=True)
+        else:
+            _raise_all_failed(f"the archive holding {', '.join(f.path for f in files[:4])}"
+                              f"{' ...' if len(files) > 4 else ''}", info, home, errors)
     return done
 
 
@@ -422,8 +481,6 @@ def _extract_possibly_nested(archive, dest, members):
     try:
         return extract_members(archive, dest, members)
     except KeyError:
-        import zipfile
-
         if not zipfile.is_zipfile(archive):
             raise
         with zipfile.ZipFile(archive) as zf:

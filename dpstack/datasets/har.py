@@ -12,6 +12,7 @@ from ._home import data_home as _home_path
 __all__ = ["load_har"]
 
 _DIR = "uci_har/UCI_HAR_Dataset/"
+LOADER_VERSION = 2  # bump when the parsed matrix changes: cached parses of older versions are not used
 
 
 def _read_matrix(path, n_cols=None):
@@ -38,7 +39,9 @@ def load_har(subset="train", data_home=None, download=False, verify=True, cache=
         Check the files: sha256 for the small files, the git blob id of the genuine
         ``X_train.txt``/``X_test.txt`` (the only checksum known for them).
     cache : bool, default=True
-        Keep the parsed feature matrix as ``.npz`` where a cache folder is writable.
+        Keep the parsed feature matrix as ``.npz`` in the user cache folder
+        (``$DPSTACK_CACHE``, else ``~/.cache/dpstack``; never the data home), bound to
+        the file's sha256 and the loader's version; a damaged entry is ignored.
 
     Returns
     -------
@@ -74,10 +77,13 @@ def load_har(subset="train", data_home=None, download=False, verify=True, cache=
     Xs, ys, subjects, which = [], [], [], []
     for p in parts:
         x_path, x_sha = found[f"{_DIR}{p}/X_{p}.txt"]
-        cached = _cache.load(home, f"har-{p}", x_sha) if cache else None
-        X = cached["X"] if cached is not None else _read_matrix(x_path, len(names))
-        if cache and cached is None:
-            _cache.save(home, f"har-{p}", x_sha, {"X": X})
+        key = {"source_sha256": x_sha, "loader_version": LOADER_VERSION, "n_features": len(names)}
+        cached = _cache.load(f"har-{p}", key) if cache else None
+        X = cached.get("X") if cached is not None else None
+        if X is None or X.dtype != np.float64 or X.ndim != 2 or X.shape[1] != len(names):
+            X = _read_matrix(x_path, len(names))
+            if cache:
+                _cache.save(f"har-{p}", key, {"X": X})
         y = _read_matrix(found[f"{_DIR}{p}/y_{p}.txt"][0], 1).ravel().astype(np.int64)
         s = _read_matrix(found[f"{_DIR}{p}/subject_{p}.txt"][0], 1).ravel().astype(np.int64)
         if not len(X) == len(y) == len(s):

@@ -19,6 +19,7 @@ NEWS20_GROUPS = (
     "rec.sport.baseball", "rec.sport.hockey", *SCI_GROUPS, "soc.religion.christian", *TALK_GROUPS,
 )
 _TAR = "20newsgroups/20news-bydate.tar.gz"
+LOADER_VERSION = 2  # bump when the parsed arrays change: cached parses of older versions are not used
 _SPLIT_DIRS = {"20news-bydate-train": "train", "20news-bydate-test": "test"}
 
 
@@ -80,8 +81,9 @@ def load_news20(subset="train", positive=SCI_GROUPS, negative=TALK_GROUPS, data_
         Check the tarball against the accepted sha256 values (the original tarball
         or the verified re-pack of the shared data folder).
     cache : bool, default=True
-        Keep the parsed posts as ``.npz`` (data home ``.cache/`` if writable, else the
-        user cache folder, else nowhere).
+        Keep the parsed posts as ``.npz`` in the user cache folder (``$DPSTACK_CACHE``,
+        else ``~/.cache/dpstack``; never the data home), bound to the tarball's sha256
+        and the loader's version; a damaged entry is ignored and the tarball re-parsed.
 
     Returns
     -------
@@ -112,12 +114,19 @@ def load_news20(subset="train", positive=SCI_GROUPS, negative=TALK_GROUPS, data_
     found = resolve_files("news20", data_home, download, verify)
     path, sha = found[_TAR]
     home = _home_path(data_home)
-    arrays = _cache.load(home, "news20", sha) if cache else None
-    if arrays is None:
+    key = {"source_sha256": sha, "loader_version": LOADER_VERSION}
+    arrays = _cache.load("news20", key) if cache else None
+    texts = None
+    if arrays is not None:
+        try:
+            texts, groups, splits, ids = _from_arrays(arrays)
+        except (KeyError, ValueError, IndexError):  # inconsistent entry: parse the source instead
+            texts = None
+    if texts is None:
         arrays = _to_arrays(*_parse_tar(path))
         if cache:
-            _cache.save(home, "news20", sha, arrays)
-    texts, groups, splits, ids = _from_arrays(arrays)
+            _cache.save("news20", key, arrays)
+        texts, groups, splits, ids = _from_arrays(arrays)
     keep = np.isin(groups, positive + negative)
     if subset != "all":
         keep &= splits == subset

@@ -23,9 +23,17 @@ Design choices, and why:
   ``dask.distributed`` cluster (see ``book/reproducing.md``); there is no
   home-made distribution layer.
 * **Cache key = everything the result depends on**: the function's qualified
-  name (and its source when it lives outside dpstack), the cell, the seed and
-  :func:`code_version` (a hash of every ``.py`` file of the installed dpstack).
-  Editing any dpstack module therefore invalidates the whole cache.
+  name (and, when it lives outside dpstack, its source and that of the helpers,
+  modules and constants it refers to, with the values of its immutable constants), the cell, the seed, the versions of
+  dpstack, numpy, scipy, scikit-learn and Python, and :func:`code_version` (a
+  hash of every ``.py`` file of the installed dpstack). Editing any dpstack
+  module therefore invalidates the whole cache.
+* **Cache entries cannot run code and are checked.** The cache folder may be
+  shared (a cluster's scratch space), so an entry is JSON with a closed set of
+  value types, never a pickle, and carries the sha256 of its content and its
+  full key: a corrupt, truncated, planted or colliding entry is discarded and
+  the cell recomputed. Writes go to a unique temporary file renamed into place;
+  temporary files orphaned by a killed writer are removed by the next run.
 """
 from __future__ import annotations
 
@@ -34,10 +42,13 @@ import hashlib
 import inspect
 import json
 import os
-import pickle
+import platform
 import shutil
 import sys
+import sysconfig
 import tempfile
+import types
+import warnings
 from numbers import Integral
 from pathlib import Path
 
@@ -46,6 +57,8 @@ import pandas as pd
 from joblib import Parallel, delayed
 from threadpoolctl import ThreadpoolController
 from tqdm import tqdm  # not tqdm.auto: without ipywidgets it warns into notebook outputs
+
+from .._files import HOST, remove_orphans, temp_suffix, user_cache_dir
 
 __all__ = ["cell_seed", "run_cells", "code_version", "cache_dir", "clear_cache", "progress_disabled"]
 
@@ -78,20 +91,34 @@ def cell_seed(seed, cell):
     return np.random.SeedSequence(int(seed), spawn_key=(int(repeat),))
 
 
-@functools.lru_cache(maxsize=1)
 def code_version():
     """SHA-256 (hex, 16 chars) of the source of every ``.py`` file in dpstack.
 
-    Computed once per process: a cache written by an older version of the
-    code is never returned.
+    Re-hashed whenever a file's size or modification time changes (an edit in a running
+    session counts), so a cache written by other code is never returned.
     """
-    digest = hashlib.sha256()
+    fingerprint = []
     for path in sorted(_PACKAGE_ROOT.rglob("*.py")):
-        digest.update(path.relative_to(_PACKAGE_ROOT).as_posix().encode())
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        fingerprint.append((path.relative_to(_PACKAGE_ROOT).as_posix(), st.st_size, st.st_mtime_ns))
+    return _hash_sources(_PACKAGE_ROOT, tuple(fingerprint))
+
+
+@functools.lru_cache(maxsize=4)
+def _hash_sources(root, fingerprint):
+    digest = hashlib.sha256()
+    for rel, _, _ in fingerprint:
+        digest.update(rel.encode())
         digest.update(b"\0")
-        digest.update(path.read_bytes())
+        digest.update((root / rel).read_bytes())
         digest.update(b"\0")
     return digest.hexdigest()[:16]
+
+
+code_version.cache_clear = _hash_sources.cache_clear  # forget the memo (benchmarks use it)
 
 
 def cache_dir(cache=True):
@@ -100,8 +127,9 @@ def cache_dir(cache=True):
     Parameters
     ----------
     cache : bool or path-like, default=True
-        A path is used as is; otherwise ``$DPSTACK_CACHE`` when set, else
-        ``~/.cache/dpstack``.
+        A path is used as is; otherwise ``$DPSTACK_CACHE`` when set, else the
+        user cache folder ``$XDG_CACHE_HOME/dpstack`` (default ``~/.cache/dpstack``).
+        Never the data home, which is read-only input.
 
     Returns
     -------
@@ -109,8 +137,7 @@ def cache_dir(cache=True):
     """
     if isinstance(cache, (str, os.PathLike)):
         return Path(cache)
-    env = os.environ.get("DPSTACK_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "dpstack"
+    return user_cache_dir()
 
 
 def clear_cache(cache=True):
@@ -277,7 +304,7 @@ def _func_name(func):
 
 
 def _func_identity(func):
-    """Name, bound partial arguments, and the source of functions defined outside dpstack."""
+    """Name, bound partial arguments, and the code of functions defined outside dpstack (with their helpers)."""
     ident = {"name": _func_name(func)}
     if isinstance(func, functools.partial):
         ident["partial"] = {"args": func.args, "kwargs": func.keywords, "inner": _func_identity(func.func)}
@@ -288,39 +315,252 @@ def _func_identity(func):
             ident["source"] = hashlib.sha256(inspect.getsource(func).encode()).hexdigest()
         except (OSError, TypeError):
             ident["source"] = None
+        ident["depends"] = _dependency_sources(func)
     return ident
 
 
+def _dependency_sources(func):
+    """Hashes of the code outside dpstack that ``func`` depends on (dpstack: see :func:`code_version`).
+
+    Walks what the function's code refers to: global functions and classes (their source,
+    recursively), the source file of modules outside the installed packages (a project's own
+    helper module), closure cells, and global constants of immutable plain types (their value). A
+    helper edited in a notebook or in a user module therefore changes the key.
+    """
+    out, seen = {}, set()
+
+    def visit(obj, label):
+        if id(obj) in seen:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, functools.partial):
+            visit(obj.func, label)
+            return
+        if isinstance(obj, types.ModuleType):
+            path = _local_module_file(obj)
+            if path is not None:
+                out[f"module:{obj.__name__}"] = hashlib.sha256(path.read_bytes()).hexdigest()
+            return
+        if isinstance(obj, (types.FunctionType, type)):
+            module = getattr(obj, "__module__", "") or ""
+            if module.split(".")[0] == "dpstack" or _is_installed_module(module):
+                return
+            try:
+                out[f"source:{label}"] = hashlib.sha256(inspect.getsource(obj).encode()).hexdigest()
+            except (OSError, TypeError):
+                out[f"source:{label}"] = None
+            mod = sys.modules.get(module)
+            if mod is not None:
+                visit(mod, module)
+            if isinstance(obj, types.FunctionType):
+                visit_code(obj.__code__, obj.__globals__)
+                for i, cell in enumerate(obj.__closure__ or ()):
+                    try:
+                        visit(cell.cell_contents, f"{label}.<closure {i}>")
+                    except ValueError:  # empty cell
+                        pass
+            return
+        scalars = (bool, int, float, complex, str, bytes, type(None), np.generic)
+        if isinstance(obj, scalars) or (isinstance(obj, (tuple, frozenset))
+                                        and all(isinstance(v, scalars) for v in obj)):
+            out[f"value:{label}"] = repr(obj)  # immutable constants; mutable globals are state, not code
+
+    def visit_code(code, namespace):
+        for name in code.co_names:
+            if name in namespace:
+                visit(namespace[name], name)
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                visit_code(const, namespace)
+
+    visit(func, _func_name(func))
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _installed_roots():
+    import site
+
+    paths = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    try:
+        paths |= set(site.getsitepackages()) | {site.getusersitepackages()}
+    except AttributeError:  # some virtualenv versions lack them
+        pass
+    roots = (str(Path(p).resolve()) for p in paths if p)
+    return tuple(r + os.sep for r in roots if r != os.sep)
+
+
+def _is_installed_module(name):
+    """True for the standard library and installed packages (numpy, sklearn...): versioned, not hashed.
+
+    A module without a file (a notebook's ``__main__``, ``exec``'d code) is the user's code.
+    """
+    if name in sys.builtin_module_names:
+        return True
+    path = getattr(sys.modules.get(name), "__file__", None)
+    if not name or not path:
+        return False
+    return str(Path(path).resolve()).startswith(_installed_roots())
+
+
+def _local_module_file(mod):
+    """The source file of a module outside the standard library and site-packages, else None."""
+    path = getattr(mod, "__file__", None)
+    if not path or not str(path).endswith(".py"):
+        return None
+    path = Path(path).resolve()
+    if str(path).startswith(str(_PACKAGE_ROOT) + os.sep):
+        return None  # dpstack: covered by code_version()
+    if str(path).startswith(_installed_roots()):
+        return None
+    return path if path.is_file() else None
+
+
+def _versions():
+    import scipy
+    import sklearn
+
+    import dpstack
+
+    return {"dpstack": dpstack.__version__, "numpy": np.__version__, "scipy": scipy.__version__,
+            "scikit-learn": sklearn.__version__, "python": platform.python_version()}
+
+
+# ---------------------------------------------------------------------------------------------
+# The on-disk entries: JSON that cannot run code, with a sha256 over everything after line 1.
+# ---------------------------------------------------------------------------------------------
+_FORMAT = "dpstack-cells/2"
+
+
+class UncacheableValueError(TypeError):
+    """A result value that the JSON cache cannot store exactly."""
+
+
+def _encode(value):
+    """A JSON tree that :func:`_decode` turns back into an equal value of the same type."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int) and not isinstance(value, np.integer):
+        return value
+    if isinstance(value, float) and not isinstance(value, np.floating):
+        return value if np.isfinite(value) else {"__float__": repr(value)}
+    if isinstance(value, np.generic) and value.dtype.kind in "biufU":
+        return {"__np__": value.dtype.str, "v": _encode(value.item())}
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biufU":
+        return {"__nd__": value.dtype.str, "shape": list(value.shape),
+                "data": [_encode(v) for v in value.ravel().tolist()]}
+    if isinstance(value, tuple):
+        return {"__tuple__": [_encode(v) for v in value]}
+    if isinstance(value, list):
+        return [_encode(v) for v in value]
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        return {"__dict__": [[k, _encode(v)] for k, v in value.items()]}
+    raise UncacheableValueError(f"cannot store a value of type {type(value).__name__} in the results cache")
+
+
+def _decode(tree):
+    if isinstance(tree, list):
+        return [_decode(v) for v in tree]
+    if not isinstance(tree, dict):
+        return tree
+    if "__float__" in tree:
+        return float(tree["__float__"])
+    if "__np__" in tree:
+        return np.dtype(tree["__np__"]).type(_decode(tree["v"]))
+    if "__nd__" in tree:
+        dtype = np.dtype(tree["__nd__"])
+        if dtype.kind not in "biufU":
+            raise ValueError(f"refusing dtype {dtype}")
+        return np.array([_decode(v) for v in tree["data"]], dtype=dtype).reshape(tree["shape"])
+    if "__tuple__" in tree:
+        return tuple(_decode(v) for v in tree["__tuple__"])
+    if "__dict__" in tree:
+        return {k: _decode(v) for k, v in tree["__dict__"]}
+    raise ValueError("unknown tag in a cache entry")
+
+
 class _CellStore:
-    """Pickled result rows of one (func, seed) in ``<dir>/cells/<func name>/<key>.pkl``."""
+    """Result rows of one (func, seed) as JSON files ``<dir>/cells/<func name>/<key>.json``.
+
+    An entry is two lines: the sha256 (hex) of the second line, then the JSON document
+    ``{"format", "key", "rows"}``. On read the checksum, the format and the full key are
+    checked; any mismatch or parse failure is a miss (the entry is deleted and the cell
+    recomputed). Nothing in an entry is ever executed: values are rebuilt from JSON with a
+    closed set of types (Python scalars, numpy scalars and numeric/str arrays, tuples, lists,
+    dicts with str keys).
+    """
 
     def __init__(self, root, func, seed):
         self.folder = Path(root) / "cells" / _func_name(func).replace("<", "_").replace(">", "_")
-        self.prefix = {"func": _func_identity(func), "seed": int(seed), "code": code_version()}
+        self.prefix = {"format": _FORMAT, "func": _func_identity(func), "seed": int(seed),
+                       "code": code_version(), "versions": _versions()}
+        self._warned = False
+        if self.folder.is_dir():
+            remove_orphans(self.folder)
 
-    def _path(self, cell):
-        text = json.dumps({**self.prefix, "cell": cell}, sort_keys=True, default=_json_default)
-        return self.folder / (hashlib.sha256(text.encode()).hexdigest()[:32] + ".pkl")
+    def _key(self, cell):
+        return json.dumps({**self.prefix, "cell": cell}, sort_keys=True, default=_json_default)
+
+    def _path(self, key):
+        return self.folder / (hashlib.sha256(key.encode()).hexdigest()[:32] + ".json")
 
     def load(self, cell):
-        path = self._path(cell)
+        key = self._key(cell)
+        path = self._path(key)
         try:
-            with open(path, "rb") as fh:
-                return pickle.load(fh)
+            data = path.read_bytes()
         except FileNotFoundError:
             return None
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-            return None  # unreadable or stale entry: recompute and overwrite
+        except OSError:
+            return None
+        rows = self._parse(data, key)
+        if rows is None:
+            path.unlink(missing_ok=True)  # corrupt, foreign or stale: recompute and rewrite
+        return rows
+
+    @staticmethod
+    def _parse(data, key):
+        head, sep, body = data.partition(b"\n")
+        if not sep or len(head) != 64 or hashlib.sha256(body).hexdigest().encode() != head:
+            return None
+        try:
+            doc = json.loads(body.decode("utf-8"))
+            if not isinstance(doc, dict) or doc.get("format") != _FORMAT or doc.get("key") != key:
+                return None
+            rows = _decode(doc["rows"])
+        except (ValueError, KeyError, TypeError, IndexError, OverflowError):
+            return None
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            return None
+        return rows
 
     def save(self, cell, rows):
-        path = self._path(cell)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Write-then-rename, so a crash or a concurrent run never leaves a half-written entry.
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        key = self._key(cell)
+        try:
+            body = json.dumps({"format": _FORMAT, "key": key, "rows": _encode(rows)},
+                              separators=(",", ":"), allow_nan=False).encode("utf-8")
+        except UncacheableValueError as err:
+            if not self._warned:
+                warnings.warn(f"results of {self.folder.name} are not cached: {err}", RuntimeWarning, stacklevel=3)
+                self._warned = True
+            return
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # Unique temp name (host, pid: a later run can tell an orphan) + os.replace: atomic, so
+            # neither a crash nor a concurrent writer leaves a half-written entry under the final name.
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=temp_suffix())
+        except OSError as err:
+            if not self._warned:
+                warnings.warn(f"results cache {self.folder} is not writable ({err}); not caching",
+                              RuntimeWarning, stacklevel=3)
+                self._warned = True
+            return
         try:
             with os.fdopen(fd, "wb") as fh:
-                pickle.dump(rows, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                fh.write(hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
             os.replace(tmp, path)
-        except BaseException:
+        except BaseException as err:
             Path(tmp).unlink(missing_ok=True)
-            raise
+            if not isinstance(err, OSError):
+                raise
