@@ -46,6 +46,9 @@ def clip_rows(X, bound):
     returned (as a float array: no copy if it already is one, memory-mapped
     arrays included); otherwise the result is one new array, written in a
     single pass as ``X`` times a per-row factor (1 for rows inside the bound).
+    A row scaled to norm exactly ``bound`` may measure a rounding error above it
+    and is then clipped (a copy of ``X``): scale to slightly below the bound,
+    e.g. ``bound · (1 − 1e-9)``, to keep large arrays uncopied.
     Norms are computed without overflow: a row whose squared norm overflows
     float64 (entries beyond about 1e154) is measured after dividing it by its
     largest absolute entry.
