@@ -52,7 +52,9 @@ def synthetic(n=200_000, d=100, seed=1):
     """Gaussian rows scaled into the unit ball, labels from a logistic model (Bayes accuracy ≈ 0.8)."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d))
-    X /= np.linalg.norm(X, axis=1).max()
+    # strictly inside the unit ball: a row normalised to norm 1 can measure 1 + 1 ulp,
+    # and clipping it would make PLR copy X (clip_rows returns X itself only when no row is clipped)
+    X /= np.linalg.norm(X, axis=1).max() * (1 + 1e-9)
     w_true = rng.standard_normal(d) * 30 / np.sqrt(d)
     y = np.where(rng.random(n) < 1 / (1 + np.exp(-X @ w_true)), 1, -1)
     return X, y

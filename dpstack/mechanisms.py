@@ -23,6 +23,7 @@ from ._validation import check_epsilon, check_positive, check_random_state
 
 __all__ = [
     "clip_rows",
+    "row_norms_squared",
     "isotropic_noise",
     "ObjectivePerturbationCalibration",
     "objective_perturbation_calibration",
@@ -39,18 +40,36 @@ def clip_rows(X, bound):
     This is how rows are brought under the norm bound the privacy proofs
     assume. ``bound`` must be *public* (fixed before seeing the data); dividing
     by the largest norm found in the private data instead would make the scale
-    depend on one person's record and void the guarantee (DESIGN.md §4).
+    depend on one person's record and void the guarantee.
+
+    The input is never modified. When no row exceeds the bound, ``X`` itself is
+    returned (as a float array: no copy if it already is one, memory-mapped
+    arrays included); otherwise the result is one new array, written in a
+    single pass as ``X`` times a per-row factor (1 for rows inside the bound).
+    A row scaled to norm exactly ``bound`` may measure a rounding error above it
+    and is then clipped (a copy of ``X``): scale to slightly below the bound,
+    e.g. ``bound · (1 − 1e-9)``, to keep large arrays uncopied.
+    Norms are computed without overflow: a row whose squared norm overflows
+    float64 (entries beyond about 1e154) is measured after dividing it by its
+    largest absolute entry.
 
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
+        Finite values.
     bound : float
         Public norm bound, ``bound >= 0``.
 
     Returns
     -------
     X_clipped : ndarray of shape (n_samples, n_features)
-        A new float array; rows already inside the bound are unchanged.
+        ``X`` itself when no row is clipped, else a new float array; rows
+        already inside the bound are unchanged.
+
+    Raises
+    ------
+    ValueError
+        If ``bound`` is negative or not finite, or if ``X`` contains NaN or infinity.
 
     Examples
     --------
@@ -58,15 +77,49 @@ def clip_rows(X, bound):
     array([[0.6, 0.8],
            [0.3, 0.4]])
     """
-    X = np.array(X, dtype=float, copy=True, ndmin=2)
+    X = np.asarray(X, dtype=float)
+    if X.ndim < 2:
+        X = X.reshape(1, -1)
     bound = float(bound)
     if not bound >= 0 or not np.isfinite(bound):
         raise ValueError(f"bound must be a finite number >= 0, got {bound!r}")
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    norms = np.sqrt(row_norms_squared(X))
+    # Rows whose squared norm overflowed (or is NaN), and, under a tiny bound, rows whose
+    # squared norm may have underflowed: measured again on the row divided by its peak.
+    unsafe = ~np.isfinite(norms)
+    if bound < _TINY_NORM:
+        unsafe |= norms < _TINY_NORM
+    rescaled = None
+    if np.any(unsafe):
+        rows = np.flatnonzero(unsafe)
+        sub = X[rows]
+        peak = np.max(np.abs(sub), axis=1)
+        if not np.all(np.isfinite(peak)):
+            raise ValueError("X contains NaN or infinity: such rows have no norm to clip")
+        peak[peak == 0] = 1.0
+        sub /= peak[:, None]
+        rel = np.sqrt(row_norms_squared(sub))  # ‖x‖ / peak, in [1, √d] for non-zero rows
+        long_rows = rel > bound / peak  # ‖x‖ > bound, without forming ‖x‖ (it may overflow)
+        norms[rows] = np.where(long_rows, np.inf, 0.0)
+        rescaled = (rows[long_rows], sub[long_rows] * (bound / rel[long_rows])[:, None])
     too_long = norms > bound
-    if np.any(too_long):
-        X[too_long] *= (bound / norms[too_long])[:, None]
-    return X
+    if not np.any(too_long):
+        return X
+    factor = np.ones(X.shape[0])
+    factor[too_long] = bound / norms[too_long]
+    out = np.multiply(X, factor[:, None])
+    if rescaled is not None:
+        out[rescaled[0]] = rescaled[1]
+    return out
+
+
+def row_norms_squared(X):
+    """Squared L2 norm of every row of a 2-D float array, in one pass without a temporary copy of ``X``."""
+    return np.einsum("ij,ij->i", X, X)
+
+
+# Below this norm a row's squared norm may underflow (sub-normal or zero in float64).
+_TINY_NORM = 1e-150
 
 
 def isotropic_noise(dim, scale, random_state=None, size=None):

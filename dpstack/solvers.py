@@ -17,11 +17,13 @@ How (``method="auto"``), and why:
    ``solver="lbfgs"``) from ``w_init``. With rows in the unit ball the loss
    Hessian has trace ≤ 1/4, so these problems are well conditioned and L-BFGS
    needs a handful of passes over the data; each pass is one fused
-   value-and-gradient evaluation (``X @ w`` once, ``Xᵀr`` once).
+   value-and-gradient evaluation: ``X_b @ w`` and ``r_b @ X_b`` on each block
+   of rows while it is in cache (plain BLAS products, so X is read from
+   memory once per evaluation and never copied).
 2. **Newton polish** when L-BFGS stops above ``tol`` (its line search works on
    function values, which stop changing in float64 around ‖∇J‖ ≈ 1e-8):
-   damped Newton with a Cholesky solve; the Hessian is one BLAS ``syrk`` on
-   the √weight-scaled rows, and ``X @ w`` of the accepted point is reused.
+   damped Newton with a Cholesky solve; the Hessian is a sum of BLAS
+   ``syrk`` on the √weight-scaled blocks of rows (one block-sized temporary).
    From the L-BFGS point one or two Newton steps reach 1e-12. Above
    :data:`NEWTON_MAX_FEATURES` features the Newton system is solved by
    conjugate gradients with Hessian-vector products instead.
@@ -47,7 +49,11 @@ __all__ = [
 #: Above this many features the d×d Newton system costs more than conjugate gradients.
 NEWTON_MAX_FEATURES = 1500
 _METHODS = ("auto", "newton", "lbfgs")
-_EINSUM_MIN_BYTES = 24 * 2**20
+#: Rows of X are processed in blocks of about this many bytes: small enough that a block
+#: read for ``X_b @ w`` is still in cache for ``r_b @ X_b`` (the L2/L3 caches of current
+#: CPUs), large enough that the Python loop over blocks costs < 1 % of the arithmetic.
+_BLOCK_BYTES = 2**20
+_MIN_BLOCK_ROWS = 64
 
 
 class ConvergenceError(RuntimeError):
@@ -60,7 +66,16 @@ def logistic_objective(w, X, y, lam, b=None, delta=0.0, w0=None):
 
 
 class _Problem:
-    """J(w) with its data; remembers the margins of the last evaluation for the Hessian."""
+    """J(w) with its data, evaluated block by block over the rows of X.
+
+    Every pass over X (value and gradient, Hessian, Hessian-vector product)
+    walks it in blocks of about :data:`_BLOCK_BYTES`: the block's product with
+    ``w`` and its transposed product with the residuals both run while the
+    block sits in cache, so X is read from memory once per evaluation instead of
+    twice, and no temporary larger than a block (or than an n-vector) is
+    created. X is never copied: a C- or Fortran-ordered array or a memory map
+    is used as given.
+    """
 
     def __init__(self, X, y, lam, b, delta, w0):
         self.X = np.asarray(X, dtype=float)
@@ -69,26 +84,39 @@ class _Problem:
         self.lam, self.delta = float(lam), float(delta)
         self.b = None if b is None else np.asarray(b, dtype=float)
         self.w0 = None if w0 is None else np.asarray(w0, dtype=float)
-        # Measured (OpenBLAS 0.3, one thread): on C-ordered X larger than the L3 cache,
-        # gemv is about twice as slow as einsum; below it, gemv is 2-3x faster.
-        self._c_order = (self.X.flags.c_contiguous and not self.X.flags.f_contiguous
-                         and self.X.nbytes > _EINSUM_MIN_BYTES)
-        self.last_w = self.last_z = None
+        self.block = max(_MIN_BLOCK_ROWS, _BLOCK_BYTES // (8 * max(self.d, 1)))
+        # Passes that make a block-sized temporary (Hessian, CG preconditioner) use blocks of
+        # at most 1/16 of the rows, so that the temporary stays small next to X itself.
+        self.small_block = min(self.block, max(_MIN_BLOCK_ROWS, -(-self.n // 16)))
         self.n_evals = 0
 
-    def matvec(self, w):
-        return np.einsum("ij,j->i", self.X, w) if self._c_order else self.X @ w
-
-    def rmatvec(self, r):
-        return np.einsum("ij,i->j", self.X, r) if self._c_order else r @ self.X
+    def _blocks(self, size=None):
+        size = size or self.block
+        for start in range(0, self.n, size):
+            stop = min(start + size, self.n)
+            yield self.X[start:stop], self.y[start:stop]
 
     def value_grad(self, w):
         self.n_evals += 1
-        z = self.y * self.matvec(w)
-        self.last_w, self.last_z = w.copy(), z
+        loss, grad = 0.0, np.zeros(self.d)
+        for Xb, yb in self._blocks():
+            m = Xb @ w
+            m *= yb  # margins y_i wᵀx_i
+            # ℓ(m) = log(1 + e^{−m}) = log1p(e) − min(m, 0) and −ℓ'(m) = 1/(1 + e^{m}) from
+            # the one exponential e = e^{−|m|} (stable for any m; one exp and one log1p per row).
+            e = np.abs(m)
+            np.negative(e, out=e)
+            np.exp(e, out=e)
+            loss += np.log1p(e).sum() - np.minimum(m, 0.0).sum()
+            r = np.where(m >= 0, e, 1.0)
+            e += 1.0
+            r /= e
+            r *= yb
+            grad -= r @ Xb
         diff = w if self.w0 is None else w - self.w0
-        value = -log_expit(z).sum() / self.n + 0.5 * self.delta * (w @ w) + 0.5 * self.lam * (diff @ diff)
-        grad = self.rmatvec(self.y * expit(-z)) * (-1.0 / self.n) + self.delta * w + self.lam * diff
+        value = loss / self.n + 0.5 * self.delta * (w @ w) + 0.5 * self.lam * (diff @ diff)
+        grad /= self.n
+        grad += self.delta * w + self.lam * diff
         if self.b is not None:
             value += (self.b @ w) / self.n
             grad += self.b / self.n
@@ -112,20 +140,33 @@ class _Problem:
         """
         return np.max(np.abs(grad)) <= tol * self.scale(w)
 
-    def _weights(self, w):
-        z = self.last_z if self.last_w is not None and np.array_equal(w, self.last_w) else self.y * self.matvec(w)
-        p = expit(z)
+    def _block_weights(self, Xb, yb, w):
+        p = expit(yb * (Xb @ w))
         return p * (1.0 - p) / self.n
 
+    def weights(self, w):
+        """Loss curvature ℓ''(y_i wᵀx_i)/n of every row (an n-vector)."""
+        return np.concatenate([self._block_weights(Xb, yb, w) for Xb, yb in self._blocks()])
+
     def hessian_lower(self, w):
-        """Lower triangle of ∇²J(w): one syrk on the √weight-scaled rows."""
-        scaled = self.X * np.sqrt(self._weights(w))[:, None]
-        if scaled.flags.c_contiguous:
-            H = blas.dsyrk(1.0, scaled.T, trans=0, lower=1)
-        else:
-            H = blas.dsyrk(1.0, scaled, trans=1, lower=1)
+        """Lower triangle of ∇²J(w): one syrk per block of √weight-scaled rows, summed in place."""
+        H = np.zeros((self.d, self.d), order="F")
+        for Xb, yb in self._blocks(self.small_block):
+            scaled = Xb * np.sqrt(self._block_weights(Xb, yb, w))[:, None]
+            if scaled.flags.c_contiguous:
+                H = blas.dsyrk(1.0, scaled.T, beta=1.0, c=H, trans=0, lower=1, overwrite_c=1)
+            else:
+                H = blas.dsyrk(1.0, scaled, beta=1.0, c=H, trans=1, lower=1, overwrite_c=1)
         H.flat[:: self.d + 1] += self.lam + self.delta
         return H
+
+    def hess_vec(self, weights, p):
+        """∇²J p with the curvature ``weights``: one fused pass over the blocks of X."""
+        out = (self.lam + self.delta) * p
+        for start in range(0, self.n, self.block):
+            Xb = self.X[start:start + self.block]
+            out += (weights[start:start + self.block] * (Xb @ p)) @ Xb
+        return out
 
     def newton_step(self, w, grad, target=None):
         """Newton direction: Cholesky of the full Hessian, or preconditioned CG.
@@ -137,10 +178,11 @@ class _Problem:
         if self.d > NEWTON_MAX_FEATURES:
             s, _ = self._cg_step(w, grad, 10 * self.d, target)
             return s
-        if target is not None:
-            # One syrk costs ~ n d² flops at gemm speed, one Hessian-vector product two
-            # memory-bound passes (~ 4 n d): about d / 8 products for one Hessian.
-            s, ok = self._cg_step(w, grad, max(5, self.d // 8), target)
+        # One syrk costs ~ n d² flops at gemm speed, one Hessian-vector product one
+        # memory-bound pass (~ 4 n d flops): about d / 8 products for one Hessian. Below
+        # 5 products (d < 40) the Hessian is cheaper than a CG attempt that may fail.
+        if target is not None and self.d >= 40:
+            s, ok = self._cg_step(w, grad, self.d // 8, target)
             if ok:
                 return s
         H = self.hessian_lower(w)
@@ -152,15 +194,18 @@ class _Problem:
         Stops when the residual ‖∇²J s − ∇J‖₂ is below ``target`` (default: the
         superlinear inexact-Newton forcing term min(0.1, √‖∇J‖∞)·‖∇J‖₂).
         """
-        weights, ridge = self._weights(w), self.lam + self.delta
-        diag = np.einsum("ij,ij,i->j", self.X, self.X, weights) + ridge
+        weights = self.weights(w)
+        diag = np.full(self.d, self.lam + self.delta)
+        for start in range(0, self.n, self.small_block):
+            Xb = self.X[start:start + self.small_block]
+            diag += weights[start:start + self.small_block] @ (Xb * Xb)
         if target is None:
             target = min(0.1, np.sqrt(np.max(np.abs(grad)))) * np.linalg.norm(grad)
         s, r = np.zeros(self.d), grad.copy()
         z = r / diag
         p, rz = z.copy(), r @ z
         for _ in range(max_iter):
-            Hp = self.rmatvec(weights * self.matvec(p)) + ridge * p
+            Hp = self.hess_vec(weights, p)
             alpha = rz / (p @ Hp)
             s += alpha * p
             r -= alpha * Hp

@@ -207,3 +207,47 @@ def test_clip_rows():
     assert np.array_equal(X[0], [3.0, 4.0])  # input not modified
     with pytest.raises(ValueError, match="bound"):
         clip_rows(X, -1.0)
+
+
+def test_clip_rows_returns_the_input_when_no_row_is_clipped():
+    X = np.array([[0.3, 0.4], [0.0, 0.0], [-0.6, 0.8]])
+    before = X.copy()
+    assert clip_rows(X, 1.0) is X  # no copy at all
+    assert clip_rows(X.T, 1.0).base is X  # a non-contiguous view is not copied either
+    C = clip_rows(X, 0.5)  # now the third row is clipped: a new array, input untouched
+    assert not np.shares_memory(C, X)
+    assert np.array_equal(X, before)
+    assert np.allclose(C, [[0.3, 0.4], [0.0, 0.0], [-0.3, 0.4]])
+
+
+def test_clip_rows_does_not_copy_a_memory_map(tmp_path):
+    path = tmp_path / "X.npy"
+    np.save(path, np.full((50, 4), 0.1))
+    X = np.load(path, mmap_mode="r")
+    assert np.shares_memory(clip_rows(X, 1.0), X)
+
+
+def test_clip_rows_huge_and_tiny_values():
+    # squared norms of these rows overflow float64: they must still be clipped to the bound
+    X = np.array([[3e160, 4e160], [1e308, -1e308], [0.3, 0.4]])
+    C = clip_rows(X, 1.0)
+    assert np.allclose(C, [[0.6, 0.8], [np.sqrt(0.5), -np.sqrt(0.5)], [0.3, 0.4]])
+    # and under a tiny bound, rows whose squared norm underflows are measured exactly
+    T = np.array([[3e-200, 4e-200], [3e-202, 4e-202]])
+    assert np.allclose(clip_rows(T, 1e-201) / 1e-201, [[0.6, 0.8], [0.3, 0.4]])
+    for bad in (np.nan, np.inf):
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            clip_rows([[1.0, bad]], 1.0)
+
+
+def test_plr_on_rows_near_1e160_is_not_silently_zero():
+    from dpstack import PrivateLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    unit = clip_rows(X / np.linalg.norm(X, axis=1, keepdims=True), 1.0)
+    big = PrivateLogisticRegression(epsilon=np.inf, lam=0.01).fit(X * 1e160, y)
+    ref = PrivateLogisticRegression(epsilon=np.inf, lam=0.01).fit(unit, y)
+    assert np.allclose(big.coef_, ref.coef_, atol=1e-8)
+    assert abs(big.coef_[0, 0]) > 1.0

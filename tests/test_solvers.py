@@ -81,14 +81,32 @@ def test_noise_free_solution_equals_scikit_learn():
     np.testing.assert_allclose(w, sk.coef_[0], atol=1e-7)
 
 
-def test_memory_layout_and_matvec_kernel_do_not_change_the_solution(monkeypatch):
+def test_memory_layout_and_row_blocks_do_not_change_the_solution(monkeypatch):
     X, y, b, w0 = make_problem(n=300, d=7, seed=4)
     w_c, _ = minimize_perturbed_logistic(X, y, 0.05, b=b, w0=w0, tol=1e-12)
     w_f, _ = minimize_perturbed_logistic(np.asfortranarray(X), y, 0.05, b=b, w0=w0, tol=1e-12)
-    monkeypatch.setattr(solvers, "_EINSUM_MIN_BYTES", 0)  # force the large-matrix kernel
+    # Blocks of 7 rows (300 = 42·7 + 6: a short last block): every pass sums over blocks.
+    monkeypatch.setattr(solvers, "_BLOCK_BYTES", 7 * 8 * 7)
+    monkeypatch.setattr(solvers, "_MIN_BLOCK_ROWS", 1)
     w_e, _ = minimize_perturbed_logistic(X, y, 0.05, b=b, w0=w0, tol=1e-12)
+    w_ef, _ = minimize_perturbed_logistic(np.asfortranarray(X), y, 0.05, b=b, w0=w0, tol=1e-12)
     np.testing.assert_allclose(w_f, w_c, atol=1e-9)
     np.testing.assert_allclose(w_e, w_c, atol=1e-9)
+    np.testing.assert_allclose(w_ef, w_c, atol=1e-9)
+    blocked = solvers._Problem(X, y, 0.05, b, 0.01, w0)
+    assert blocked.block == 7
+    # against the whole-array formulas
+    m = y * (X @ w_c)
+    value = np.mean(np.logaddexp(0, -m)) + b @ w_c / 300 + 0.005 * w_c @ w_c + 0.025 * (w_c - w0) @ (w_c - w0)
+    grad = -(y / (1 + np.exp(m))) @ X / 300 + b / 300 + 0.01 * w_c + 0.05 * (w_c - w0)
+    assert blocked.value_grad(w_c)[0] == pytest.approx(value, rel=1e-13)
+    np.testing.assert_allclose(blocked.value_grad(w_c)[1], grad, rtol=1e-10, atol=1e-14)
+    curvature = np.exp(-np.logaddexp(0, m) - np.logaddexp(0, -m)) / 300
+    H_whole = X.T @ (curvature[:, None] * X) + 0.06 * np.eye(7)
+    H = np.tril(blocked.hessian_lower(w_c))
+    np.testing.assert_allclose(H + np.tril(H, -1).T, H_whole, rtol=1e-12, atol=1e-15)
+    p = np.linspace(-1.0, 2.0, 7)
+    np.testing.assert_allclose(blocked.hess_vec(blocked.weights(w_c), p), H_whole @ p, rtol=1e-12)
 
 
 def test_conjugate_gradient_newton_for_many_features(monkeypatch):

@@ -13,10 +13,10 @@ import functools
 import numpy as np
 import pandas as pd
 from sklearn.datasets import load_digits
-from sklearn.metrics import roc_auc_score
 
 from ..linear import PrivateLogisticRegression
 from ..mechanisms import objective_perturbation_calibration
+from ..metrics import roc_auc_score
 from .runner import run_cells
 
 __all__ = ["load_digits_pair", "calibration_grid", "auc_vs_n", "auc_vs_n_cell", "privacy_loss_draws"]

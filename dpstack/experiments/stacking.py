@@ -26,9 +26,9 @@ import warnings
 import numpy as np
 import pandas as pd
 from scipy import stats
-from sklearn.metrics import roc_auc_score
 
 from ..linear import PrivateLogisticRegression
+from ..metrics import roc_auc_score
 from ..stacking import PrivateStackingClassifier, bound_rows
 from .runner import run_cells
 

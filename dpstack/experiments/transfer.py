@@ -28,9 +28,9 @@ import functools
 import warnings
 
 import numpy as np
-from sklearn.metrics import roc_auc_score
 
 from ..linear import PrivateLogisticRegression
+from ..metrics import roc_auc_score
 from ..stacking import bound_rows
 from ..transfer import PrivateTransferStacking, SimComb
 from .runner import run_cells
