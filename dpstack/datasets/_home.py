@@ -3,7 +3,7 @@
 The data home is ``DPSTACK_DATA`` when set, else a per-user folder
 (``$XDG_DATA_HOME/dpstack`` or ``~/.local/share/dpstack``). Every file a loader
 reads is listed in :data:`REGISTRY` with its path inside the data home and a
-pinned checksum taken from ``shared/data/MANIFEST.md``. Nothing is downloaded
+pinned checksum (sha256 of the verified file). Nothing is downloaded
 unless :func:`fetch` is called (or a loader gets ``download=True``).
 """
 from __future__ import annotations
