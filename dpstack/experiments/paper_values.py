@@ -13,7 +13,7 @@ its IJCAI 2019 version unless the arXiv number is given):
 * PPTL = Guo et al., §4.
 
 PST Table 2 and PPTL Table 4 are one experiment under two sets of names
-(erratum :ref:`erratum-names`): PST branch #b = PPTL centre b + 2; PST-H(W) = PPTL-FS(W),
+(:ref:`erratum 12 <erratum-names>`): PST branch #b = PPTL centre b + 2; PST-H(W) = PPTL-FS(W),
 PST-H(U) = PPTL-FS(R), PPHTL = SimComb, PLR(target) = Direct. PPTL Table 2 is
 PPTL centre 3 (= PST branch #1) against ε.
 """

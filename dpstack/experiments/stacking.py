@@ -1,7 +1,7 @@
 """PST experiments (Yao et al. 2019, §4.1): AUC vs ε, vs K, vs α, the combiners, and the open choices.
 
-Protocol (PST §4.1; errata :ref:`erratum-public-bound`, :ref:`erratum-pst-split`,
-:ref:`erratum-news20-sizes` of the book):
+Protocol (PST §4.1; errata :ref:`5 <erratum-public-bound>`, :ref:`6 <erratum-pst-split>`,
+:ref:`8 <erratum-news20-sizes>` of the book):
 
 * MNIST 0 vs 8 — :func:`dpstack.datasets.mnist_pst`: 5,000 images, 3,000 train /
   2,000 test, PCA to 100, rows clipped to norm 1. NEWS20 sci vs talk —
@@ -12,7 +12,7 @@ Protocol (PST §4.1; errata :ref:`erratum-public-bound`, :ref:`erratum-pst-split
   split of the training set into 2/3 fit / 1/3 validation and all the noise.
 * λ is chosen on the validation third by test-free AUC over a grid and the model fitted
   with that λ is scored on the test set. **Choosing λ on private validation data is
-  outside the privacy guarantee** (the papers do it without saying so, erratum 6).
+  outside the privacy guarantee** (the papers do it without saying so, :ref:`erratum 6 <erratum-pst-split>`).
 * K = 5, D_l/D_h = 50/50, ε = ∞ is the non-private version of each method.
 
 Every cell returns tidy rows (one per method × combiner) with the test AUC, the
