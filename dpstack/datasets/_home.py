@@ -43,7 +43,7 @@ class RawFile:
     """One raw file: path in the data home, accepted checksums, where to get it.
 
     ``sha256`` holds every accepted sha256 (20 Newsgroups: the original tarball and
-    the verified re-pack of MANIFEST.md). ``git_blob`` is used instead when only the
+    a verified re-pack of the same files). ``git_blob`` is used instead when only the
     git blob id of the genuine file is known (HAR X files, URL days).
     ``archive`` (alternative URLs of one archive) and ``member`` say that the file comes out
     of a downloaded archive; an archive that wraps the members in an inner zip (UCI's newer
@@ -122,7 +122,7 @@ REGISTRY = {
         (
             RawFile(
                 "20newsgroups/20news-bydate.tar.gz",
-                # the original tarball (scikit-learn's pin) and the verified re-pack of MANIFEST.md
+                # the original tarball (scikit-learn's pin) and a verified re-pack of the same files
                 ("8f1b2514ca22a5ade8fbb9cfa5727df95fa587f4c87b786e15c759fa66d95610",
                  "f934583ecd65eae06e4d23af0fcb72ade56b76bad2279c0aed7d520aa6527b02"),
                 urls=("http://qwone.com/~jason/20Newsgroups/20news-bydate.tar.gz",
