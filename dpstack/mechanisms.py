@@ -10,7 +10,7 @@ Objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011, Alg. 2; PLR,
 Alg. 1 of Yao et al. 2019) protects **one sample** (replace-one neighbours):
 the noise vector ``b`` in the objective ``(1/n) Σ ℓ + bᵀw/n + Δ‖w‖²/2 + λ g(w)``
 has density ∝ exp(−‖b‖ / scale), so ``‖b‖ ~ Gamma(d, scale)`` with a uniform
-direction. The papers print exp(+ε'‖b‖/2); the sign is a typo (DESIGN.md §5.1).
+direction. The papers print exp(+ε'‖b‖/2); the sign is a typo (:ref:`erratum 1 <erratum-noise-sign>`).
 """
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def clip_rows(X, bound):
     This is how rows are brought under the norm bound the privacy proofs
     assume. ``bound`` must be *public* (fixed before seeing the data); dividing
     by the largest norm found in the private data instead would make the scale
-    depend on one person's record and void the guarantee.
+    depend on one person's record and void the guarantee (:ref:`erratum 5 <erratum-public-bound>`).
 
     The input is never modified. When no row exceeds the bound, ``X`` itself is
     returned (as a float array: no copy if it already is one, memory-mapped
@@ -260,9 +260,9 @@ class FeatureSplitCalibration:
         branch is chosen (may be ≤ 0).
     epsilon_k : ndarray of shape (K,)
         Per-block noise budget: ε' if ε' > 0, else ε/2 (PST Alg. 3; *not* ε as
-        PPTL Alg. 3 prints, DESIGN.md §5.2).
+        PPTL Alg. 3 prints, :ref:`erratum 2 <erratum-pptl-epsilon-k>`).
     delta_k : ndarray of shape (K,)
-        Per-block extra ridge, clamped at 0 (DESIGN.md §5.4).
+        Per-block extra ridge, clamped at 0 (:ref:`erratum 4 <erratum-negative-delta>`).
     noise_scale_k : ndarray of shape (K,)
         ``‖b_k‖ ~ Gamma(d_k, 2/ε_k)``; ``inf``-free: 0 for blocks with q_k = 0.
     importance : ndarray of shape (K,)

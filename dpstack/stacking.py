@@ -7,14 +7,15 @@ high level is PLR(ε) on the meta-features σ(x_(k)ᵀw_k) of D_h. Because D_l,
 its sample sets and D_h are disjoint, parallel composition gives ε overall
 (PST Proposition 3, Theorem 4).
 
-The papers leave four choices open; each is a parameter here (DESIGN.md §4):
+The papers leave four choices open; each is a parameter here (the PST overview
+of the book, :ref:`pst-open-choices`, lists them with their defaults):
 
 * ``row_bound`` — how rows are brought under the norm bounds the proofs need.
   ``"clip"`` (default), ``"scale"`` and ``"normalize"`` are per-row maps fixed
   before seeing the data, so the guarantee holds; ``"private_max"`` divides by
   the largest norm in the training data and is **outside the guarantee**.
 * ``meta_features`` — ``"centred"`` (2σ − 1)/√K (default) or ``"sigmoid"`` σ/√K
-  (DESIGN.md); both keep ‖m‖ ≤ 1, the bound the high-level PLR assumes.
+  (the papers' σ(x_(k)ᵀw_k) scaled to the unit ball); both keep ‖m‖ ≤ 1, the bound the high-level PLR assumes.
 * ``lam_high`` — λ of the high level (default: the low level's λ).
 * ``low_intercept`` / ``high_intercept`` — a regularised constant feature
   inside the norm bound (half of the bound, as in
@@ -219,7 +220,7 @@ def meta_features(margins, kind="centred"):
     """High-level inputs from the K low-level margins x_(k)ᵀw_k, with ‖m‖ ≤ 1.
 
     ``"sigmoid"``: σ(z)/√K, the papers' σ(x_(k)ᵀw_k) scaled to the unit ball
-    (DESIGN.md §4); every entry lies in (0, 1/√K), so the high level sees
+    by 1/√K; every entry lies in (0, 1/√K), so the high level sees
     inputs centred near 1/(2√K) and has no intercept to absorb that offset.
     ``"centred"``: (2σ(z) − 1)/√K = tanh(z/2)/√K, the same information centred
     at 0 and using the whole unit ball.

@@ -2,7 +2,7 @@
 
 PST Algorithm 4 (PST-H) and PPTL Algorithm 4 (PPTL-FS) are one method, and
 PST Table 2 and PPTL Table 4 report one experiment under two sets of names
-(DESIGN.md §4): PST-H(W)/(U) = PPTL-FS(W)/(R), PPHTL = SimComb, PLR(target) = Direct.
+(:ref:`erratum 12 <erratum-names>`): PST-H(W)/(U) = PPTL-FS(W)/(R), PPHTL = SimComb, PLR(target) = Direct.
 
 * Source: PLR-FS(ε_s) on the source with g = ½‖w‖² → w_s^(k).
 * Target: D_t split at random into D_t0, D_t1; PLR-FS(ε_t) on D_t0 with

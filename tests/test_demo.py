@@ -1,25 +1,68 @@
-"""The offline demonstration runs on embedded data only and gives sane tables."""
+"""The offline demonstration runs on embedded data only, shows intervals, and says what to see."""
 import numpy as np
+import pytest
+from scipy import stats
 
-from dpstack.demo import digits_table, main, transfer_table
+from dpstack.demo import DIGITS_METHODS, TRANSFER_METHODS, digits_table, format_table, main, mean_ci, transfer_table
+
+
+def test_mean_ci_is_the_student_t_interval_clipped_to_the_metric():
+    values = np.array([0.62, 0.70, 0.55, 0.81, 0.66])
+    mean, low, high = mean_ci(values)
+    half = stats.t.ppf(0.975, 4) * values.std(ddof=1) / np.sqrt(5)
+    assert mean == pytest.approx(values.mean())
+    assert (low, high) == pytest.approx((values.mean() - half, values.mean() + half))
+    # Near the top of the range the interval stops at 1, never beyond.
+    assert mean_ci([0.8, 0.9, 1.0]) == pytest.approx((0.9, 0.9 - stats.t.ppf(0.975, 2) * 0.1 / np.sqrt(3), 1.0))
+    assert mean_ci([0.0, 1.0])[1:] == (0.0, 1.0)
+    assert mean_ci([0.7]) == (0.7, 0.7, 0.7)
 
 
 def test_digits_table_non_private_is_near_perfect():
-    table = digits_table(epsilons=(np.inf,), n_repeats=1)
-    assert list(table.index) == ["PLR", "PST-F(U)", "PST-S"]
-    assert (table[np.inf] > 0.95).all()  # 0 vs 8 is easy without noise
+    table = digits_table(epsilons=(np.inf,), n_repeats=3)
+    assert sorted(table.index.get_level_values("method")) == sorted(DIGITS_METHODS)
+    assert (table["mean"] > 0.95).all()  # 0 vs 8 is easy without noise
+    assert (table["ci_low"] <= table["mean"]).all() and (table["mean"] <= table["ci_high"]).all()
+    assert (table["ci_high"] <= 1.0).all() and (table["n"] == 3).all()
 
 
-def test_transfer_table_has_every_method():
-    table = transfer_table()
-    assert len(table) == 4
-    assert table.auc.between(0.5, 1.0).all()
+def test_the_digits_reading_holds():
+    # What the printed line tells the reader: AUC rises with ε for every method, close to chance
+    # at ε = 0.5 and 1 without noise, and plain PLR is best at ε = 4 on this small task.
+    table = digits_table(epsilons=(0.5, 4.0, np.inf), n_repeats=20)["mean"]
+    for method in DIGITS_METHODS:
+        curve = table.loc[method]
+        assert curve.is_monotonic_increasing, (method, curve)
+        assert 0.45 < curve[0.5] < 0.75 and curve[np.inf] > 0.99
+    assert table.loc[("PLR", 4.0)] > max(table.loc[("PST-S", 4.0)], table.loc[("PST-F(U)", 4.0)])
 
 
-def test_main_writes_the_figure(tmp_path, capsys, monkeypatch):
-    import dpstack.demo as demo
+def test_the_transfer_reading_holds():
+    table = transfer_table(n_repeats=12)
+    assert list(table.index) == list(TRANSFER_METHODS)
+    assert table["mean"].between(0.5, 1.0).all()
+    best = table.loc["PPTL-FS(W)"]
+    for other in ("Direct (PLR on the target)", "SourceD (source model on the target)"):
+        assert best["mean"] > table.loc[other, "ci_high"], other
+    assert table.loc["Direct (PLR on the target)", "mean"] < table.loc["SimComb", "mean"] < best["mean"]
 
-    monkeypatch.setattr(demo, "digits_table", lambda: digits_table(epsilons=(0.5, 1.0, 4.0, np.inf), n_repeats=1))
-    main(["--out", str(tmp_path)])
-    assert (tmp_path / "demo_digits_auc.png").stat().st_size > 1000
-    assert "PPTL-FS(W)" in capsys.readouterr().out
+
+def test_format_table_prints_the_mean_and_its_interval():
+    table = digits_table(epsilons=(1.0, np.inf), n_repeats=2)
+    text = format_table(table, columns="epsilon")
+    assert list(text.columns) == ["epsilon = 1", "epsilon = ∞"]
+    row = table.loc[("PLR", 1.0)]
+    assert text.loc["PLR", "epsilon = 1"] == f"{row['mean']:.3f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
+
+
+def test_main_prints_intervals_and_the_reading_and_writes_the_figure(tmp_path, capsys):
+    main(["--out", str(tmp_path), "--repeats", "2"])
+    out = capsys.readouterr().out
+    assert (tmp_path / "demo_digits_auc.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
+    assert "PPTL-FS(W)" in out and "95% confidence interval" in out and out.count("What to see:") == 2
+    assert "mean of 2 random 70/30 splits" in out
+
+
+def test_main_refuses_a_single_repeat(tmp_path):
+    with pytest.raises(SystemExit):
+        main(["--out", str(tmp_path), "--repeats", "1"])

@@ -1,7 +1,7 @@
 """Auditing the privacy claims: exact privacy loss, sensitivity and statistical checks.
 
 Every private mechanism in dpstack states an ε and a privacy unit. This
-subpackage checks those claims instead of trusting them (DESIGN.md §6):
+subpackage checks those claims instead of trusting them (the book's privacy-audit chapter runs them all):
 
 * :func:`exact_privacy_loss` — log p(w | D) − log p(w | D') of objective
   perturbation (PLR, PLR-FS with K blocks), exactly, at any output w, from the
@@ -13,7 +13,7 @@ subpackage checks those claims instead of trusting them (DESIGN.md §6):
 * :func:`worst_case_neighbours`, :func:`adversarial_case`, :func:`party_neighbours`
   — the neighbouring datasets the checks are run on;
 * :func:`audit_mechanisms` / :func:`audit_mutants` — every mechanism (and every
-  deliberately broken test double of :mod:`dpstack.audit.mutants`) as one table.
+  deliberately broken mechanism of :mod:`dpstack.audit.mutants`) as one table.
 """
 from .exact import (exact_privacy_loss, exact_privacy_loss_terms, max_privacy_loss, mechanism_blocks, output_vector,
                     sample_outputs, solve_perturbed_batch)

@@ -55,7 +55,7 @@ def output_perturbation_audit(estimator, D, D_prime, n_runs=2000, confidence=0.9
 
     Parameters
     ----------
-    estimator : MultipartyPrivateClassifier (or a test double)
+    estimator : MultipartyPrivateClassifier (or a deliberately broken variant of it)
         Must expose ``unperturbed_coef_``, ``noise_scale_``, ``sensitivity_``
         and ``release_noise(epsilon, random_state, size)`` after ``fit``.
     D, D_prime : dicts of ``fit`` keyword arguments (see :func:`party_neighbours`).

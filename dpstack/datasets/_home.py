@@ -3,7 +3,7 @@
 The data home is ``DPSTACK_DATA`` when set, else a per-user folder
 (``$XDG_DATA_HOME/dpstack`` or ``~/.local/share/dpstack``). Every file a loader
 reads is listed in :data:`REGISTRY` with its path inside the data home and a
-pinned checksum taken from ``shared/data/MANIFEST.md``. Nothing is downloaded
+pinned checksum (sha256 of the verified file). Nothing is downloaded
 unless :func:`fetch` is called (or a loader gets ``download=True``).
 """
 from __future__ import annotations
@@ -50,7 +50,7 @@ class RawFile:
     """One raw file: path in the data home, accepted checksums, where to get it.
 
     ``sha256`` holds every accepted sha256 (20 Newsgroups: the original tarball and
-    the verified re-pack of MANIFEST.md). ``git_blob`` is used instead when only the
+    a verified re-pack of the same files). ``git_blob`` is used instead when only the
     git blob id of the genuine file is known (HAR X files, URL days).
     ``archive`` (alternative URLs of one archive) and ``member`` say that the file comes out
     of a downloaded archive; an archive that wraps the members in an inner zip (UCI's newer
@@ -133,7 +133,7 @@ REGISTRY = {
         (
             RawFile(
                 "20newsgroups/20news-bydate.tar.gz",
-                # the original tarball (scikit-learn's pin) and the verified re-pack of MANIFEST.md
+                # the original tarball (scikit-learn's pin) and a verified re-pack of the same files
                 ("8f1b2514ca22a5ade8fbb9cfa5727df95fa587f4c87b786e15c759fa66d95610",
                  "f934583ecd65eae06e4d23af0fcb72ade56b76bad2279c0aed7d520aa6527b02"),
                 urls=("http://qwone.com/~jason/20Newsgroups/20news-bydate.tar.gz",

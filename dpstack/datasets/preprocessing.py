@@ -4,7 +4,7 @@ Each function returns a Bunch whose ``steps`` table says, step by step, whether 
 step looks at the private data and whether it is inside the ε-DP guarantee. Steps
 that fit something on the private data (PCA, TF-IDF vocabulary and weights, feature
 variances used as importances) are *outside* the guarantee, as in the papers
-(DESIGN.md §5.5). Where that is so, ``fit_on="public"`` offers the strict variant:
+(:ref:`erratum 5 <erratum-public-bound>`). Where that is so, ``fit_on="public"`` offers the strict variant:
 the same step fitted on a held-out part that plays the role of public data and is
 disjoint from every sample used for training or testing.
 """

@@ -6,14 +6,14 @@ transcribed: reading values off a plot would invent precision. For those the
 papers' verbal claims are recorded instead, in :data:`PST_CLAIMS` and
 :data:`PPTL_CLAIMS`, and the notebooks test each claim on our numbers.
 
-Sources (the text copies in ``shared/papers`` carry no page numbers, so
-section + table/figure is the locator):
+Sources (section + table/figure is the locator; figure numbers of PST are those of
+its IJCAI 2019 version unless the arXiv number is given):
 
-* PST = Yao et al., IJCAI 2019 (``001_d4a072d1db78f605.txt``), §4.
-* PPTL = Guo et al. (``002_1923c58c9f21aaa2.txt``), §4.
+* PST = Yao et al., IJCAI 2019, §4.
+* PPTL = Guo et al., §4.
 
 PST Table 2 and PPTL Table 4 are one experiment under two sets of names
-(DESIGN.md §4): PST branch #b = PPTL centre b + 2; PST-H(W) = PPTL-FS(W),
+(:ref:`erratum 12 <erratum-names>`): PST branch #b = PPTL centre b + 2; PST-H(W) = PPTL-FS(W),
 PST-H(U) = PPTL-FS(R), PPHTL = SimComb, PLR(target) = Direct. PPTL Table 2 is
 PPTL centre 3 (= PST branch #1) against ε.
 """
@@ -117,7 +117,7 @@ PST_TABLE1_SIZES = {"source": "PST §4.1, Table 1",
                     "MNIST": {"train": 3000, "test": 2000, "features": 100},
                     "NEWS20": {"train": 4321, "test": 643, "features": 100}}
 
-#: PST names → PPTL names (DESIGN.md §4).
+#: PST names → PPTL names (the book's errata page, item "Names").
 PST_TO_PPTL = {"PST-H(W)": "PPTL-FS(W)", "PST-H(U)": "PPTL-FS(R)", "PPHTL": "SimComb", "PLR(target)": "Direct"}
 
 #: Claims made about results the PST paper only plots (no numbers transcribed).
@@ -144,7 +144,7 @@ PST_CLAIMS = {
         ],
     },
     "fig3_combiners": {
-        "source": "PST §4.1 'Choice of High-Level Model', Figure 3 (the issue's 'Figure 4'; plot only), "
+        "source": "PST §4.1 'Choice of High-Level Model', Figure 3 (Figure 4 of the arXiv version; plot only), "
                   "NEWS20, ε = 1",
         "claims": [
             "C-0 is the best single low-level model in PST-F(W)",

@@ -1,17 +1,18 @@
 """PST experiments (Yao et al. 2019, §4.1): AUC vs ε, vs K, vs α, the combiners, and the open choices.
 
-Protocol (PST §4.1, DESIGN.md errata 5, 6, 8):
+Protocol (PST §4.1; errata :ref:`5 <erratum-public-bound>`, :ref:`6 <erratum-pst-split>`,
+:ref:`8 <erratum-news20-sizes>` of the book):
 
 * MNIST 0 vs 8 — :func:`dpstack.datasets.mnist_pst`: 5,000 images, 3,000 train /
   2,000 test, PCA to 100, rows clipped to norm 1. NEWS20 sci vs talk —
   :func:`dpstack.datasets.news20_pst`: bydate train (4,325) / test (2,880), TF-IDF,
   PCA to 100. PCA and the importances v_i (PCA variances) are fitted on the
-  training data: **outside the guarantee**, as in the paper (erratum 5).
+  training data: **outside the guarantee**, as in the paper (same erratum).
   The preprocessing is done once per process (cached); each repeat redraws the
   split of the training set into 2/3 fit / 1/3 validation and all the noise.
 * λ is chosen on the validation third by test-free AUC over a grid and the model fitted
   with that λ is scored on the test set. **Choosing λ on private validation data is
-  outside the privacy guarantee** (the papers do it without saying so, erratum 6).
+  outside the privacy guarantee** (the papers do it without saying so, :ref:`erratum 6 <erratum-pst-split>`).
 * K = 5, D_l/D_h = 50/50, ε = ∞ is the non-private version of each method.
 
 Every cell returns tidy rows (one per method × combiner) with the test AUC, the
@@ -42,7 +43,7 @@ __all__ = [
 
 STACKING_METHODS = ("PLR", "PST-S", "PST-F(U)", "PST-F(W)")
 
-#: The open choices (DESIGN.md §4) and their defaults: all DP-correct.
+#: The choices the papers leave open (see dpstack.stacking) and their defaults: all DP-correct.
 DEFAULT_OPTIONS = {"row_bound": "clip", "row_scale": 1.0, "meta_features": "centred", "lam_high": "tied",
                    "lam_blocks": "same", "low_intercept": False, "high_intercept": True}
 
@@ -244,7 +245,7 @@ def fig3_importance(profile="quick", datasets=None, alphas=None, epsilon=1.0, n_
 
 
 def fig4_combiners(profile="quick", dataset="NEWS20", epsilon=1.0, n_repeats=None, seed=0, n_jobs=1, cache=False):
-    """PST Figure 3 (the issue's "Figure 4"): C-0 … C-4, C-mv, C-wmv, C-hl of PST-F(U) and PST-F(W)."""
+    """PST Figure 3 (Figure 4 of the arXiv version): C-0 … C-4, C-mv, C-wmv, C-hl of PST-F(U) and PST-F(W)."""
     p = _profile(profile)
     cells = [dict(dataset=dataset, method=m, epsilon=float(epsilon), repeat=r, combiners=True,
                   lam_grid=list(p["lam_grid"])) for r in range(n_repeats or p["n_repeats"])
@@ -425,7 +426,7 @@ def fig3_claims(df):
 
 
 def fig4_claims(df):
-    """PST Figure 3 (the issue's Figure 4): C-0 best single model (W); C-hl beats votes and singles."""
+    """PST Figure 3 (Figure 4 of the arXiv version): C-0 best single model (W); C-hl beats votes and singles."""
     out = []
     w = df[df["method"] == "PST-F(W)"]
     singles = sorted(c for c in df["combiner"].unique() if c not in ("C-mv", "C-wmv", "C-hl"))

@@ -3,7 +3,9 @@
 :func:`check_book` visits each HTML page, waits for MathJax, and records: pages that do not
 load, JavaScript errors and console errors, failed or remote requests, broken images, error
 and stderr outputs of notebook cells, math MathJax did not render (or raw ``$...$``/``\\(``
-left in the text), and finally links to pages or anchors that do not exist. Run by hand on
+left in the text), words that send the reader outside the book (:mod:`outside_words`: a
+design-notes file, a folder of the build machine, a tracker issue), and finally links to pages
+or anchors that do not exist. Run by hand on
 an existing build: ``python tests/browser/book_check.py _build/html``.
 """
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
+import outside_words
 from chromium_cdp import Chromium, ProtocolError, find_chromium
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -244,6 +247,7 @@ def check_book(browser, base_url, html_dir, screenshots=None):
             probe, found = visit(browser, base_url, page)
         except ProtocolError as exc:  # e.g. the page navigated away while being inspected
             probe, found = None, [f"could not be inspected: {exc}"]
+        found += outside_words.page_problems((Path(html_dir) / page).read_text(errors="replace"))
         if probe is not None:
             probes[page] = probe
             if page in screenshots:

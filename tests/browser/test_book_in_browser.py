@@ -2,9 +2,10 @@
 
 Fails on: a page that does not load, a JavaScript or console error, a failed or remote
 request (the book must read offline), a broken image, a notebook cell that raised or wrote
-a warning to stderr, math left unrendered, and a link to a page or anchor that does not
-exist. Keeps one full-page screenshot per part of the book in _build/screenshots/
-(DPSTACK_SCREENSHOTS=all: one per page). The book is built with ``--all -W``.
+a warning to stderr, math left unrendered, words that send the reader outside the book
+(``outside_words.py``), and a link to a page or anchor that does not exist. Keeps one
+full-page screenshot per part of the book in _build/screenshots/ (DPSTACK_SCREENSHOTS=all:
+one per page). The book is built with ``--all -W``.
 """
 from __future__ import annotations
 
@@ -98,6 +99,8 @@ Math MyST renders: $\varepsilon' = \varepsilon - \log 2$.
 <a href="no-such-page.html">a dead link</a> and <a href="#no-such-anchor">a dead anchor</a>.
 
 <script>console.error("boom from the page");</script>
+
+The sampler follows DESIGN.md §4 (the issue calls it Figure 4).
 """
 
 BROKEN_CONFIG = """
@@ -142,6 +145,8 @@ def test_the_checks_report_each_kind_of_defect(tmp_path, browser):
     assert "link to missing no-such-page.html" in intro
     assert "link to missing anchor intro.html#no-such-anchor" in intro
     assert "console error: boom from the page" in intro
+    assert "names something outside the book (design-notes file)" in intro
+    assert "names something outside the book (tracker issue)" in intro
     assert "a notebook cell raised" in raised and "epsilon must be > 0" in raised
     assert "a notebook cell wrote to stderr: /home/me/x.py:3: FutureWarning" in raised
     # The formula MyST did render is not reported.
