@@ -1,0 +1,30 @@
+"""The notebooks' one parameter validator: vacuous or malformed values stop the run, naming the parameter."""
+import pytest
+
+from dpstack.experiments.parameters import ParameterError, check_parameters
+
+
+@pytest.mark.parametrize("name,value", [
+    ("n_grid", [1]), ("n_grid", [25]), ("n_draws", 0), ("epsilons", 0), ("epsilons", []), ("epsilons", [0.0]),
+    ("profile", "full"), ("n_repeats", 1), ("lam", -1.0), ("importance", [0.5, 0.6]), ("n_jobs", 0),
+    ("seed", 1.5), ("fit_on", "everything"),
+])
+def test_unusable_values_name_the_parameter(name, value):
+    with pytest.raises(ParameterError, match=rf"parameter {name} = "):
+        check_parameters({name: value}, name)
+
+
+def test_the_defaults_of_the_pages_pass():
+    check_parameters({"epsilons": [0.1, 0.5, 1.0, 5.0, float("inf")], "n_grid": [25, 50, 100, 150, 250],
+                      "n_repeats": 10, "lam": 0.01, "n_draws": 300, "seed": 0},
+                     "epsilons", "n_grid", "n_repeats", "lam", "n_draws", "seed")
+    check_parameters({"profile": "quick", "n_jobs": 1, "seed": 0}, "profile", "n_jobs", "seed")
+
+
+def test_every_problem_is_listed_and_unknown_names_are_refused():
+    with pytest.raises(ParameterError, match="n_draws.*epsilons"):
+        check_parameters({"n_draws": 0, "epsilons": 0}, "n_draws", "epsilons")
+    with pytest.raises(ParameterError, match="'seed' is missing"):
+        check_parameters({}, "seed")
+    with pytest.raises(KeyError, match="no validation rule"):
+        check_parameters({"x": 1}, "x")
