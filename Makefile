@@ -36,7 +36,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	@if [ ! -x "$(PY)" ]; then echo "creating virtualenv $(ENV_DIR)"; python3 -m venv "$(ENV_DIR)"; fi
 	"$(PY)" -m pip install -qq --upgrade pip
-	"$(PY)" -m pip install -qq -e ".[dev,book]"
+	"$(PY)" -m pip install -qq -e ".[dev,book,distributed]"
 	@touch "$@"
 
 book: $(STAMP)
@@ -70,6 +70,8 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory test-browser; \
 	echo "make test: $$(( $$(date +%s) - start )) s"
 
+# tests/conftest.py points DPSTACK_CACHE at a fresh temporary folder for the session and fails it
+# if anything in the data home (DPSTACK_DATA, read-only input) was added, removed or modified.
 test-unit: $(STAMP)
 	"$(PY)" -m pytest tests -m "not browser"
 
