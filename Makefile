@@ -44,7 +44,7 @@ book: $(STAMP)
 	$(MAKE) --no-print-directory data; \
 	$(NB_ENV) "$(PY)" scripts/run_notebooks.py; \
 	$(MAKE) --no-print-directory html; \
-	echo "make book: $$(( $$(date +%s) - start )) s; open _build/html/index.html"
+	echo "make book: done in $$(( $$(date +%s) - start )) s; open file://$(CURDIR)/_build/html/index.html"
 
 # `make book` is an explicit request for the whole companion, so it fetches missing public datasets
 # (pinned sha256) into the data home; offline, the pages whose data is absent say so. The URL archive
