@@ -36,7 +36,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	@if [ ! -x "$(PY)" ]; then echo "creating virtualenv $(ENV_DIR)"; python3 -m venv "$(ENV_DIR)"; fi
 	"$(PY)" -m pip install -qq --upgrade pip
-	"$(PY)" -m pip install -qq -e ".[dev,book]"
+	"$(PY)" -m pip install -qq -e ".[dev,book,distributed]"
 	@touch "$@"
 
 book: $(STAMP)
@@ -44,7 +44,7 @@ book: $(STAMP)
 	$(MAKE) --no-print-directory data; \
 	$(NB_ENV) "$(PY)" scripts/run_notebooks.py; \
 	$(MAKE) --no-print-directory html; \
-	echo "make book: $$(( $$(date +%s) - start )) s; open _build/html/index.html"
+	echo "make book: done in $$(( $$(date +%s) - start )) s; open file://$(CURDIR)/_build/html/index.html"
 
 # `make book` is an explicit request for the whole companion, so it fetches missing public datasets
 # (pinned sha256) into the data home; offline, the pages whose data is absent say so. The URL archive
@@ -70,6 +70,8 @@ test: $(STAMP)
 	$(MAKE) --no-print-directory test-browser; \
 	echo "make test: $$(( $$(date +%s) - start )) s"
 
+# tests/conftest.py points DPSTACK_CACHE at a fresh temporary folder for the session and fails it
+# if anything in the data home (DPSTACK_DATA, read-only input) was added, removed or modified.
 test-unit: $(STAMP)
 	"$(PY)" -m pytest tests -m "not browser"
 

@@ -9,16 +9,28 @@ Usage::
 Re-running unchanged code on the same machine leaves ``git status`` clean:
 papermill's timestamps and durations are removed, and the cell papermill
 injects for ``-p`` parameters is tagged ``remove-cell`` so the rendered page
-does not show it. A notebook that raises stops the run with a non-zero exit.
+does not show it. A notebook that raises makes the run exit non-zero.
+
+The executed notebook is written to a uniquely named temporary file beside the
+committed one and renamed onto it only when complete, so a failing kernel, an
+interrupted write or a concurrent run never leaves a damaged notebook.
+
+Output: one line per notebook (ok / FAILED, time), a progress bar on a terminal,
+then a summary. The kernels' start-up and shut-down chatter on stderr (ipykernel's
+"Kernel is running over TCP without encryption" warning, its "KeyboardInterrupt
+caught in kernel" when the kernel is stopped) is dropped; anything else a kernel
+writes to stdout/stderr is printed under the notebook's line.
 """
 from __future__ import annotations
 
 import argparse
 import ast
 import concurrent.futures
+import contextlib
 import os
 import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -72,20 +84,86 @@ def parse_value(text):
         return text
 
 
-def run(path, parameters, kernel):
+# Lines the kernels print on their own stderr/stdout (inherited from this process) that say
+# nothing about the notebook: ipykernel's kernelapp.py warns on every start that the default
+# TCP transport is unencrypted (the kernel listens on 127.0.0.1 only), and kernelbase.py /
+# eventloops.py log "KeyboardInterrupt caught in kernel" when the kernel is interrupted
+# while being shut down; pydevd warns about frozen modules when the debugger is loaded.
+NOISE = (
+    re.compile(r"Kernel is running over TCP without encryption"),
+    re.compile(r"KeyboardInterrupt caught in kernel"),
+    re.compile(r"^\d+\.\d+s - (Debugger warning: It seems that frozen modules|Make sure|Note: Debugging will"
+               r"|to python to disable|Set PYDEVD_DISABLE_FILE_VALIDATION)"),
+    re.compile(r"^\s*$"),
+)
+
+
+def filter_noise(text):
+    """The lines of ``text`` that are not known kernel chatter (see :data:`NOISE`)."""
+    return "".join(line for line in text.splitlines(keepends=True) if not any(p.search(line) for p in NOISE))
+
+
+@contextlib.contextmanager
+def _captured_output():
+    """Capture file descriptors 1 and 2 (the kernel inherits them) into a temporary file."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+        box = {"text": ""}
+        try:
+            yield box
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+            sink.seek(0)
+            box["text"] = sink.read().decode("utf-8", "replace")
+
+
+def _unique_temp(path, suffix):
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=suffix)
+    os.close(fd)
+    return Path(tmp)
+
+
+def run(path, parameters, kernel, capture=False):
+    """Execute ``path`` and replace it atomically with the cleaned result; returns (seconds, kernel output).
+
+    papermill writes to a unique temporary file; the cleaned notebook goes to another one,
+    renamed onto ``path`` (``os.replace``) only once fully written. On any failure ``path``
+    is untouched and the temporary files are removed.
+    """
     path = Path(path).resolve()
-    tmp = path.with_suffix(".running.ipynb")
+    executed = _unique_temp(path, ".running.ipynb")
+    cleaned = _unique_temp(path, ".clean.ipynb")
     t0 = time.perf_counter()
+    box = {"text": ""}
     try:
-        papermill.execute_notebook(
-            str(path), str(tmp), parameters=parameters or None, kernel_name=kernel,
-            cwd=str(path.parent), progress_bar=False, log_output=False,
-        )
-        nb = strip_volatile(nbformat.read(tmp, as_version=4))
-        nbformat.write(nb, path)
+        with (_captured_output() if capture else contextlib.nullcontext(box)) as box:
+            papermill.execute_notebook(
+                str(path), str(executed), parameters=parameters or None, kernel_name=kernel,
+                cwd=str(path.parent), progress_bar=False, log_output=False,
+            )
+        nb = strip_volatile(nbformat.read(executed, as_version=4))
+        nbformat.write(nb, cleaned)
+        os.replace(cleaned, path)
+    except BaseException as exc:
+        exc.kernel_output = filter_noise(box["text"])
+        raise
     finally:
-        tmp.unlink(missing_ok=True)
-    return time.perf_counter() - t0
+        executed.unlink(missing_ok=True)
+        cleaned.unlink(missing_ok=True)
+    return time.perf_counter() - t0, filter_noise(box["text"])
+
+
+def _run_in_worker(path, parameters, kernel):
+    return run(path, parameters, kernel, capture=True)
 
 
 def main(argv=None):
@@ -105,21 +183,52 @@ def main(argv=None):
     # One kernel per notebook: separate processes, so running several at once is safe.
     jobs = max(1, min(args.jobs, len(paths)))
     pool = concurrent.futures.ProcessPoolExecutor(jobs) if jobs > 1 else _InProcess()
-    with pool:
-        futures = {pool.submit(run, path, parameters, args.kernel): path for path in paths}
-        for future in concurrent.futures.as_completed(futures):
+    width = max((len(_display(p)) for p in paths), default=0)
+    bar = _progress(len(paths))
+    with pool, bar:
+        futures = {pool.submit(_run_in_worker, path, parameters, args.kernel): path for path in paths}
+        for i, future in enumerate(concurrent.futures.as_completed(futures), 1):
             name = _display(futures[future])
             try:
-                print(f"  {name}: {future.result():.1f} s", flush=True)
+                seconds, extra = future.result()
+                _emit(bar, f"[{i:>{len(str(len(paths)))}}/{len(paths)}] ok      {name:<{width}}  {seconds:6.1f} s")
             except Exception as exc:  # report every failing notebook, then fail
-                failed.append(name)
-                print(f"  {name}: FAILED ({type(exc).__name__}: {_last_line(exc)})",
-                      flush=True)
-    print(f"{len(paths)} notebook(s) in {time.perf_counter() - t0:.1f} s wall time")
+                failed.append((name, exc))
+                extra = getattr(exc, "kernel_output", "")
+                _emit(bar, f"[{i:>{len(str(len(paths)))}}/{len(paths)}] FAILED  {name:<{width}}  "
+                           f"({type(exc).__name__}: {_last_line(exc)})")
+            if extra.strip():
+                _emit(bar, "    kernel output:\n" + "".join("    | " + line for line in extra.splitlines(True)).rstrip())
+            bar.update(1)
+    elapsed = time.perf_counter() - t0
+    print(f"{len(paths) - len(failed)} of {len(paths)} notebook(s) executed in {elapsed:.0f} s wall time"
+          + (f"; {len(failed)} FAILED" if failed else ""), flush=True)
     if failed:
-        print("failed: " + ", ".join(failed), file=sys.stderr)
+        for name, exc in failed:
+            print(f"\n--- {name} failed:\n{_error_tail(exc)}", file=sys.stderr)
+        print("failed: " + ", ".join(name for name, _ in failed), file=sys.stderr)
         return 1
     return 0
+
+
+def _progress(total):
+    """A tqdm bar over the notebooks on a terminal; nothing otherwise (logs, CI)."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="notebooks", unit="nb", leave=False, file=sys.stderr,
+                disable=not (sys.stderr.isatty() and not os.environ.get("CI")),
+                bar_format="{desc}: {n}/{total} |{bar}| {elapsed}")
+
+
+def _emit(bar, line):
+    bar.write(line, file=sys.stdout) if not bar.disable else print(line, flush=True)
+
+
+def _error_tail(exc, lines=25):
+    """The end of the error: for a failing cell, papermill's message holds the cell's traceback."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).rstrip()
+    kept = text.splitlines()[-lines:]
+    return "\n".join(kept)
 
 
 class _InProcess(concurrent.futures.Executor):

@@ -1,6 +1,7 @@
 """The papermill runner: re-running leaves the file byte-identical; injected parameters are hidden."""
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -71,3 +72,71 @@ def test_consecutive_stream_chunks_are_merged():
                            nbformat.v4.new_output("stream", name="stdout", text="3\n")]
     outputs = run_notebooks.strip_volatile(nb).cells[0].outputs
     assert [(o["name"], o["text"]) for o in outputs] == [("stdout", "1\n2\n"), ("stderr", "w\n"), ("stdout", "3\n")]
+
+
+# ----------------------------------------------------------------------------- atomic write, clean output
+def _leftover_temps(folder):
+    return sorted(p.name for p in Path(folder).iterdir() if p.name.startswith(".") or ".running" in p.name)
+
+
+def test_an_interrupted_write_leaves_the_committed_notebook_intact(tmp_path, monkeypatch):
+    path = tmp_path / "nb.ipynb"
+    _notebook(path, "print(x * 2)")
+    committed = path.read_bytes()
+    real_write = run_notebooks.nbformat.write
+
+    def write_half_then_fail(nb, fp, **kw):  # a full disk, or Ctrl-C in the middle of the write
+        real_write(nb, fp, **kw)
+        Path(fp).write_bytes(Path(fp).read_bytes()[:100])
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(run_notebooks.nbformat, "write", write_half_then_fail)
+    with pytest.raises(OSError):
+        run_notebooks.run(path, {}, "python3")
+    assert path.read_bytes() == committed
+    assert _leftover_temps(tmp_path) == []
+
+
+def test_a_concurrent_runs_temporary_file_is_left_alone(tmp_path):
+    path = tmp_path / "nb.ipynb"
+    _notebook(path, "print(x * 2)")
+    other = tmp_path / "nb.running.ipynb"  # what another run of the same notebook may be writing
+    other.write_text("another run's output")
+    run_notebooks.run(path, {}, "python3")
+    assert other.read_text() == "another run's output"
+    assert "".join(json.loads(path.read_bytes())["cells"][1]["outputs"][0]["text"]) == "2\n"
+
+
+def test_failing_kernel_keeps_the_notebook_and_the_summary_lists_the_failure(tmp_path, capsys):
+    good, bad = tmp_path / "good.ipynb", tmp_path / "bad.ipynb"
+    _notebook(good, "print(x * 2)")
+    _notebook(bad, "import math\nmath.sqrt(-1)")
+    committed = bad.read_bytes()
+    assert run_notebooks.main([str(good), str(bad), "-j", "1"]) == 1
+    out, err = capsys.readouterr()
+    assert re.search(r"ok +\S*good\.ipynb", out) and re.search(r"FAILED +\S*bad\.ipynb", out)
+    assert "1 of 2 notebook(s) executed" in out and "1 FAILED" in out
+    assert "math domain error" in err and "failed: " in err and "bad.ipynb" in err  # the error stays loud
+    assert bad.read_bytes() == committed
+    assert _leftover_temps(tmp_path) == []
+
+
+def test_kernel_chatter_is_dropped_and_real_kernel_output_kept(tmp_path, capfd):
+    path = tmp_path / "nb.ipynb"
+    # a cell writing straight to the kernel's own stderr (not a notebook output): must be shown
+    _notebook(path, "import os\nos.write(2, b'real problem from the kernel process\\n')\nprint(x)")
+    assert run_notebooks.main([str(path), "-j", "1"]) == 0
+    out, err = capfd.readouterr()
+    assert "without encryption" not in out + err and "KeyboardInterrupt" not in out + err
+    assert "real problem from the kernel process" in out
+    assert "1 of 1 notebook(s) executed" in out
+
+
+def test_filter_noise_drops_only_the_known_kernel_chatter():
+    text = ("[IPKernelApp] WARNING | Kernel is running over TCP without encryption. All communication "
+            "(including code and outputs) is sent in plain text and is susceptible to eavesdropping.\n"
+            "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel.\n"
+            "KeyboardInterrupt caught in kernel\n"
+            "Traceback (most recent call last):\n"
+            "MemoryError: kernel ran out of memory\n")
+    assert run_notebooks.filter_noise(text) == "Traceback (most recent call last):\nMemoryError: kernel ran out of memory\n"
