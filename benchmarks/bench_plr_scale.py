@@ -4,8 +4,7 @@ Opt-in (it writes 7.5 GiB): ``DPSTACK_BENCH_SCALE_DIR=/some/dir python -m benchm
 (the file is created there once and reused; ``DPSTACK_BENCH_SCALE_ROWS`` changes n). Each fit runs
 in a fresh subprocess that opens the file with ``np.load(mmap_mode="r")``, so the page cache is
 shared but nothing else; the subprocess reports the fit's wall time, the peak of memory allocated
-during it (tracemalloc: numpy's buffers) and its peak anonymous resident memory (``/proc``:
-everything but the mapped file). One run per side, PLR and scikit-learn alternating, after one
+during it (tracemalloc: numpy's buffers, as a fraction of X). One run per side, PLR and scikit-learn alternating, after one
 untimed pass over the file that loads it into the page cache; λ = 0.01, tol = 1e-10 as in
 :mod:`benchmarks.bench_plr_sizes`.
 """
@@ -33,10 +32,6 @@ if side == "sklearn":
 else:
     from dpstack import PrivateLogisticRegression
     est = PrivateLogisticRegression(epsilon=float(side), lam=lam, tol=tol, random_state=0)
-def anon_kib():
-    with open("/proc/self/status") as fh:
-        return next(int(line.split()[1]) for line in fh if line.startswith("RssAnon"))
-before = anon_kib()
 tracemalloc.start()
 with threadpool_limits(1), warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -50,7 +45,7 @@ with threadpool_limits(1), warnings.catch_warnings():
 peak = tracemalloc.get_traced_memory()[1]
 tracemalloc.stop()
 coef = est.coef_[0].tolist() if error is None else None
-print(json.dumps(dict(seconds=seconds, peak_bytes=peak, anon_growth_kib=anon_kib() - before, coef=coef, error=error)))
+print(json.dumps(dict(seconds=seconds, peak_bytes=peak, coef=coef, error=error)))
 """
 
 
@@ -100,7 +95,7 @@ def main():
         r = results[side]
         rows.append({"fit": label, "s": r["seconds"], "ratio": r["seconds"] / results["sklearn"]["seconds"],
                      "peak allocated": f"{r['peak_bytes'] / X.nbytes:.1%} of X",
-                     "anon RSS growth MiB": r["anon_growth_kib"] / 1024, "error": r["error"] or ""})
+                     "error": r["error"] or ""})
     if results["sklearn"]["coef"] and results["inf"]["coef"]:
         diff = np.max(np.abs(np.subtract(results["sklearn"]["coef"], results["inf"]["coef"])))
         print(f"max |w_PLR(ε=∞) − w_sklearn| = {diff:.2e}")
