@@ -61,7 +61,7 @@ def interleaved_medians(functions, repeats=5, warmup=1):
 
 
 def machine_summary():
-    """One line: date, CPU, cores, BLAS threads, library versions."""
+    """One line: date, CPU model (/proc/cpuinfo), cores, BLAS libraries and their threads, versions."""
     import scipy
     import sklearn
     from threadpoolctl import threadpool_info
@@ -80,7 +80,11 @@ def machine_summary():
 
 
 def print_table(rows, columns, floatfmt="{:.4g}"):
-    """Print a list of dicts as a Markdown table (pasteable into the README)."""
+    """Print a list of dicts as a Markdown table (pasteable into the README), then the machine.
+
+    Ratios hold for the machine they were measured on (CPU, BLAS, threads): the
+    line under every table names it.
+    """
     def fmt(v):
         if isinstance(v, float):
             return floatfmt.format(v)
@@ -90,4 +94,5 @@ def print_table(rows, columns, floatfmt="{:.4g}"):
     print("|" + "|".join("---" for _ in columns) + "|")
     for row in rows:
         print("| " + " | ".join(fmt(row.get(c, "")) for c in columns) + " |")
+    print(f"\nmachine: {machine_summary()}", flush=True)
     print(flush=True)

@@ -302,20 +302,42 @@ def minimize_perturbed_logistic_path(X, y, lams, b=None, delta=0.0, w0=None, tol
     return W, n_iter
 
 
+class _Reached(Exception):
+    """Raised from inside L-BFGS-B when an evaluated point already meets the tolerance."""
+
+    def __init__(self, w, value, grad):
+        super().__init__()
+        self.w, self.value, self.grad = w, value, grad
+
+
 def _lbfgs(problem, w, tol, max_iter):
-    """scipy L-BFGS-B with scikit-learn's settings; returns its point, value, gradient, iterations."""
-    best = {}
+    """scipy L-BFGS-B with scikit-learn's settings; returns its point, value, gradient, iterations.
+
+    Every evaluated point is checked against :meth:`_Problem.converged`, and the run
+    stops at the first one that meets it: near the minimiser J changes only by
+    rounding, and L-BFGS-B's line search would otherwise spend further passes over
+    the data on points that are already exact enough.
+    """
+    best, n_iter = {}, [0]
+
+    def count(_):
+        n_iter[0] += 1
 
     def fun(v):
         value, grad = problem.value_grad(v)
+        if problem.converged(v, grad, tol):
+            raise _Reached(v.copy(), value, grad)
         if not best or value < best["value"]:
             best.update(w=v.copy(), value=value, grad=grad)
         return value, grad
 
-    result = optimize.minimize(
-        fun, w, jac=True, method="L-BFGS-B",
-        options={"maxiter": max_iter, "gtol": tol, "ftol": 64 * np.finfo(float).eps, "maxls": 50},
-    )
+    try:
+        result = optimize.minimize(
+            fun, w, jac=True, method="L-BFGS-B", callback=count,
+            options={"maxiter": max_iter, "gtol": tol, "ftol": 64 * np.finfo(float).eps, "maxls": 50},
+        )
+    except _Reached as reached:
+        return reached.w, reached.value, reached.grad, n_iter[0]
     # L-BFGS-B returns the last accepted iterate; keep the best point seen (they coincide
     # unless the final line search failed).
     if np.max(np.abs(result.jac)) <= tol:

@@ -59,6 +59,24 @@ def test_batched_binary_local_fits_equal_sklearn_and_exact_solver():
     assert two_class > 40 and one_class > 40
 
 
+def test_batched_equal_parties_reach_the_exact_minimiser():
+    # The usual split (equal sizes, no padding): the parties are never gathered until one
+    # converges, and the margins of each accepted point are carried over, not recomputed.
+    rng = np.random.default_rng(5)
+    M, n, d = 400, 22, 30
+    parties = np.repeat(np.arange(M), n)
+    X = _unit_rows(rng, M * n, d)
+    y = (X[:, 0] + 0.1 * rng.normal(size=M * n) > 0.12).astype(int)
+    W, n_iter = fit_local_logistic(X, y, parties, M, 2, LAM)
+    assert n_iter > 3
+    for m in range(M):
+        Xm, ym, w = X[m * n:(m + 1) * n], y[m * n:(m + 1) * n], W[m, 0]
+        grad = Xm.T @ (1.0 / (1.0 + np.exp(-Xm @ w)) - ym) / n + LAM * w  # the primal gradient, from scratch
+        assert np.linalg.norm(grad) <= 1e-10
+        if m < 60 and np.unique(ym).size == 2:
+            np.testing.assert_allclose(w, _sklearn_fit(Xm, ym, LAM)[0], atol=1e-6)
+
+
 def test_batched_multiclass_local_fits_equal_sklearn_multinomial():
     rng = np.random.default_rng(1)
     M, K, n = 40, 3, 9

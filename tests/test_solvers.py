@@ -153,3 +153,23 @@ def test_failure_to_converge_raises():
         minimize_perturbed_logistic(X, y, 1e-4, b=b, tol=1e-14, max_iter=0, method="lbfgs")
     with pytest.raises(ValueError, match="method"):
         minimize_perturbed_logistic(X, y, 0.1, method="sgd")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_lbfgs_stops_at_the_first_point_that_meets_tol(seed):
+    # Near w* J changes only by rounding; L-BFGS-B's line search would keep evaluating
+    # points that are already exact enough (each a pass over X).
+    X, y, b, w0 = make_problem(n=2000, d=30, seed=seed)
+    problem = solvers._Problem(X, y, 0.01, b, 0.0, w0)
+    met = []
+    evaluate = problem.value_grad
+
+    def recording(w):
+        value, grad = evaluate(w)
+        met.append(bool(problem.converged(w, grad, 1e-10)))
+        return value, grad
+
+    problem.value_grad = recording
+    w, value, grad, _ = solvers._lbfgs(problem, np.zeros(30), 1e-10, 200)
+    assert met[-1] and not any(met[:-1])
+    assert grad_inf(w, X, y, 0.01, b, 0.0, w0) <= 1e-10

@@ -79,12 +79,21 @@ def _loss_terms(Z, T, mask):
 
     ``Z`` has shape (..., K_out). Binary (K_out = 1): T holds α ∈ [0, 1], loss
     softplus(z) − α z. Softmax: T holds target probabilities, loss
-    logsumexp(z) − Σ_k T_k z_k.
+    logsumexp(z) − Σ_k T_k z_k. ``mask`` is boolean, 0/1 floats, or ``None``
+    when no row is padding.
     """
     if Z.shape[-1] == 1:
         z = Z[..., 0]
-        loss = -log_expit(-z) - T[..., 0] * z
-        p = expit(z)
+        # one exponential e = e^{−|z|}: softplus(z) = log1p(e) + max(z, 0), σ(z) = 1/(1+e) or e/(1+e)
+        e = np.abs(z)
+        np.negative(e, out=e)
+        np.exp(e, out=e)
+        loss = np.log1p(e)
+        loss += np.maximum(z, 0.0)
+        loss -= T[..., 0] * z
+        p = np.where(z >= 0, 1.0, e)
+        e += 1.0
+        p /= e
         R = (p - T[..., 0])[..., None]
         h = (p * (1.0 - p))[..., None, None]
     else:
@@ -93,8 +102,12 @@ def _loss_terms(Z, T, mask):
         P = np.exp(Z - lse[..., None])
         R = P - T
         h = P[..., :, None] * (np.eye(Z.shape[-1]) - P[..., None, :])
-    m = mask.astype(float)
-    return loss * m, R * m[..., None], h * m[..., None, None]
+    if mask is not None:
+        m = mask if mask.dtype == float else mask.astype(float)
+        loss *= m
+        R *= m[..., None]
+        h *= m[..., None, None]
+    return loss, R, h
 
 
 def _targets(y_idx, n_classes):
@@ -139,26 +152,38 @@ def fit_local_logistic(X, y_idx, parties, n_parties, n_classes, lam, tol=1e-12, 
     T = _targets(np.where(mask, np.asarray(y_idx)[rows], 0), n_classes)
     K = T.shape[-1]
     M, n_max, _ = Xp.shape
+    nK = n_max * K
     G = Xp @ Xp.transpose(0, 2, 1)  # (M, n, n) Gram matrices
-    n_m = sizes.astype(float)
-    B = np.zeros((M, n_max, K))  # W_m = B_mᵀ X_m
+    B_out = np.zeros((M, n_max, K))  # W_m = B_mᵀ X_m
+    # State of the parties still iterating. These are the full arrays (no copies) until a
+    # party converges; only then are the remaining parties' rows gathered, once.
     active = np.arange(M)
+    # the 0/1 row mask: None when no party has padding rows (the usual equal split)
+    Ga, Ta, na = G, T, sizes.astype(float)
+    ma = None if mask.all() else mask.astype(float)
+    B = np.zeros((M, n_max, K))
+    Z = np.zeros((M, n_max, K))  # G B of the current point (from the line search)
+    loss, R, h = _loss_terms(Z, Ta, ma)
+    value = loss.sum(axis=1) / na
     previous = np.full(M, np.inf)  # last gradient norm, to detect the rounding floor
+    A = np.empty((M, nK, nK))  # buffer of the Newton systems
     for it in range(max_iter + 1):
-        Ga, Ba, Ta, ma, na = G[active], B[active], T[active], mask[active], n_m[active]
-        Z = Ga @ Ba
-        loss, R, h = _loss_terms(Z, Ta, ma)
-        value = loss.sum(axis=1) / na + 0.5 * lam * np.sum(Ba * Z, axis=(1, 2))
-        C = R / na[:, None, None] + lam * Ba  # primal gradient = Cᵀ X
+        C = R / na[:, None, None]
+        C += lam * B  # primal gradient = Cᵀ X
         GC = Ga @ C
         grad_norm = np.sqrt(np.maximum(np.sum(C * GC, axis=(1, 2)), 0.0))
         # Converged: below tol, or stalled at the rounding floor within 100·tol (a
         # Newton step that no longer halves the gradient there is pure rounding noise).
-        done = (grad_norm <= tol) | ((grad_norm <= 100 * tol) & (grad_norm > 0.5 * previous[active]))
-        previous[active] = grad_norm
-        active, Ga, Ba, Ta, ma, na, C, GC, h, value = (
-            a[~done] for a in (active, Ga, Ba, Ta, ma, na, C, GC, h, value)
-        )
+        done = (grad_norm <= tol) | ((grad_norm <= 100 * tol) & (grad_norm > 0.5 * previous))
+        previous = grad_norm
+        if np.any(done):
+            B_out[active[done]] = B[done]
+            keep = ~done
+            active, Ga, Ta, na, B, Z, value, R, h, C, GC, previous = (
+                a[keep] for a in (active, Ga, Ta, na, B, Z, value, R, h, C, GC, previous)
+            )
+            ma = None if ma is None else ma[keep]
+            A = A[: active.size]
         if active.size == 0:
             break
         if it == max_iter:
@@ -168,42 +193,50 @@ def fit_local_logistic(X, y_idx, parties, n_parties, n_classes, lam, tol=1e-12, 
             )
         # Newton step in coefficient space (Woodbury): Δ = (C − H (nλI + G_K H)⁻¹ G_K C)/λ,
         # H = block-diagonal per-sample curvature, G_K = G ⊗ I_K.
-        nK = n_max * K
         if K == 1:  # binary: the curvature is a scalar per sample
-            A = Ga * h[:, None, :, 0, 0]
+            np.multiply(Ga, h[:, None, :, 0, 0], out=A)
         else:
-            A = np.einsum("mij,mjkl->mikjl", Ga, h).reshape(-1, nK, nK)
-        A[:, np.arange(nK), np.arange(nK)] += (na * lam)[:, None]
+            A[...] = np.einsum("mij,mjkl->mikjl", Ga, h).reshape(-1, nK, nK)
+        A.reshape(active.size, nK * nK)[:, :: nK + 1] += (na * lam)[:, None]
         sol = np.linalg.solve(A, GC.reshape(-1, nK, 1)).reshape(-1, n_max, K)
         Hsol = h[..., 0, 0, None] * sol if K == 1 else np.einsum("mikl,mil->mik", h, sol)
-        step = (C - Hsol) / lam
+        step = C - Hsol
+        step /= lam
         slope = np.sum(GC * step, axis=(1, 2))  # ⟨∇, primal step⟩ > 0
-        t = np.ones(active.size)
-        pending = np.arange(active.size)
-        B_new = Ba.copy()
-        for _ in range(60):
-            cand = Ba[pending] - t[pending, None, None] * step[pending]
-            Zc = Ga[pending] @ cand
-            lc, _, _ = _loss_terms(Zc, Ta[pending], ma[pending])
-            vc = lc.sum(axis=1) / na[pending] + 0.5 * lam * np.sum(cand * Zc, axis=(1, 2))
-            # Armijo, up to rounding of the value: near w* the decrease is below
-            # machine precision and the full Newton step must still be taken.
-            vp = value[pending]
-            ok = vc <= vp - 1e-4 * t[pending] * slope[pending] + 1e-14 * np.abs(vp)
-            ok |= t[pending] < 1e-10
-            B_new[pending[ok]] = cand[ok]
+        # Full Newton step for every party, then backtracking only for those it did not suit.
+        # G·step = n·sol exactly (the system says G H sol = G C − nλ sol): the margins of
+        # every trial point follow without a product, and are kept with the accepted point.
+        Gstep = sol
+        Gstep *= na[:, None, None]
+        cand = B - step
+        Zc = Z - Gstep
+        lc, Rc, hc = _loss_terms(Zc, Ta, ma)
+        vc = lc.sum(axis=1) / na + 0.5 * lam * np.sum(cand * Zc, axis=(1, 2))
+        # Armijo, up to rounding of the value: near w* the decrease is below
+        # machine precision and the full Newton step must still be taken.
+        ok = vc <= value - 1e-4 * slope + 1e-14 * np.abs(value)
+        pending = np.flatnonzero(~ok)
+        B_old, Z_old, v_old = B, Z, value
+        B, Z, R, h, value = cand, Zc, Rc, hc, vc  # the accepted point's terms carry over
+        t = 1.0
+        while pending.size:  # rejected parties: shorter steps from their previous point
+            t *= 0.5
+            cb = B_old[pending] - t * step[pending]
+            zb = Z_old[pending] - t * Gstep[pending]
+            lb, Rb, hb = _loss_terms(zb, Ta[pending], None if ma is None else ma[pending])
+            vb = lb.sum(axis=1) / na[pending] + 0.5 * lam * np.sum(cb * zb, axis=(1, 2))
+            vp = v_old[pending]
+            ok = (vb <= vp - 1e-4 * t * slope[pending] + 1e-14 * np.abs(vp)) | (t < 1e-10)
+            acc = pending[ok]
+            B[acc], Z[acc], R[acc], h[acc], value[acc] = cb[ok], zb[ok], Rb[ok], hb[ok], vb[ok]
             pending = pending[~ok]
-            if pending.size == 0:
-                break
-            t[pending] *= 0.5
-        B[active] = B_new
-    coefs = np.matmul(B.transpose(0, 2, 1), Xp)
+    coefs = np.matmul(B_out.transpose(0, 2, 1), Xp)
     return coefs, it
 
 
 def soft_target_objective(W, X, T, lam):
     """Value of ``(1/N) Σ loss(W x_i, T_i) + (λ/2)‖W‖²`` (W of shape (K_out, d))."""
-    loss, _, _ = _loss_terms(X @ W.T, T, np.ones(X.shape[0], dtype=bool))
+    loss, _, _ = _loss_terms(X @ W.T, T, None)
     return loss.mean() + 0.5 * lam * np.sum(W * W)
 
 
@@ -230,10 +263,9 @@ def fit_soft_target_logistic(X, T, lam, tol=1e-12, max_iter=100):
     K = T.shape[1]
     D = K * d
     W = np.zeros((K, d))
-    ones = np.ones(N, dtype=bool)
 
     def evaluate(W):
-        loss, R, h = _loss_terms(X @ W.T, T, ones)
+        loss, R, h = _loss_terms(X @ W.T, T, None)
         value = loss.mean() + 0.5 * lam * np.sum(W * W)
         grad = R.T @ X / N + lam * W
         return value, grad, h

@@ -1,0 +1,108 @@
+"""PLR ``fit`` on a memory-mapped n = 10,000,000 × d = 100 float64 ``.npy`` (7.5 GiB), against scikit-learn.
+
+Opt-in (it writes 7.5 GiB): ``DPSTACK_BENCH_SCALE_DIR=/some/dir python -m benchmarks plr_scale``
+(the file is created there once and reused; ``DPSTACK_BENCH_SCALE_ROWS`` changes n). Each fit runs
+in a fresh subprocess that opens the file with ``np.load(mmap_mode="r")``, so the page cache is
+shared but nothing else; the subprocess reports the fit's wall time, the peak of memory allocated
+during it (tracemalloc: numpy's buffers, as a fraction of X). One run per side, PLR and scikit-learn alternating, after one
+untimed pass over the file that loads it into the page cache; λ = 0.01, tol = 1e-10 as in
+:mod:`benchmarks.bench_plr_sizes`.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+from benchmarks import print_table
+
+LAM, TOL = 1e-2, 1e-10
+
+CHILD = r"""
+import json, sys, time, tracemalloc, warnings
+import numpy as np
+from threadpoolctl import threadpool_limits
+side, path_x, path_y, lam, tol = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
+X = np.load(path_x, mmap_mode="r")
+y = np.load(path_y)
+if side == "sklearn":
+    from sklearn.linear_model import LogisticRegression
+    est = LogisticRegression(C=1.0 / (X.shape[0] * lam), fit_intercept=False, tol=tol, max_iter=10_000)
+else:
+    from dpstack import PrivateLogisticRegression
+    est = PrivateLogisticRegression(epsilon=float(side), lam=lam, tol=tol, random_state=0)
+tracemalloc.start()
+with threadpool_limits(1), warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    start = time.perf_counter()
+    try:
+        est.fit(X, y)
+        error = None
+    except MemoryError as exc:
+        error = f"MemoryError: {exc}"
+    seconds = time.perf_counter() - start
+peak = tracemalloc.get_traced_memory()[1]
+tracemalloc.stop()
+coef = est.coef_[0].tolist() if error is None else None
+print(json.dumps(dict(seconds=seconds, peak_bytes=peak, coef=coef, error=error)))
+"""
+
+
+def make_data(directory, n, d=100, seed=1, chunk=200_000):
+    """The synthetic logistic model of bench_plr, written block by block to ``X_{n}.npy``/``y_{n}.npy``."""
+    path_x, path_y = os.path.join(directory, f"X_{n}x{d}.npy"), os.path.join(directory, f"y_{n}.npy")
+    if os.path.exists(path_x) and os.path.exists(path_y):
+        return path_x, path_y
+    rng = np.random.default_rng(seed)
+    w_true = rng.standard_normal(d) * 30 / np.sqrt(d)
+    X = np.lib.format.open_memmap(path_x + ".tmp", mode="w+", dtype=np.float64, shape=(n, d))
+    y = np.empty(n, dtype=np.int8)
+    scale = 1.0 / (1.2 * np.sqrt(d + 6 * np.sqrt(2 * d)))  # rows of norm ≲ 1 (a χ_d tail bound), then clipped by PLR
+    for start in range(0, n, chunk):
+        block = rng.standard_normal((min(chunk, n - start), d)) * scale
+        X[start:start + block.shape[0]] = block
+        y[start:start + block.shape[0]] = rng.random(block.shape[0]) < 1 / (1 + np.exp(-block @ w_true))
+    X.flush()
+    del X
+    os.replace(path_x + ".tmp", path_x)
+    np.save(path_y, y)
+    return path_x, path_y
+
+
+def run(side, path_x, path_y):
+    out = subprocess.run([sys.executable, "-c", CHILD, side, path_x, path_y, str(LAM), str(TOL)],
+                         capture_output=True, text=True, check=True, env=os.environ)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    directory = os.environ.get("DPSTACK_BENCH_SCALE_DIR")
+    if not directory:
+        print("skipped: set DPSTACK_BENCH_SCALE_DIR to a folder with ≥ 8 GB free to run it")
+        return None
+    n = int(float(os.environ.get("DPSTACK_BENCH_SCALE_ROWS", "1e7")))
+    path_x, path_y = make_data(directory, n)
+    X = np.load(path_x, mmap_mode="r")
+    for start in range(0, n, 1_000_000):  # warm the page cache (both sides then read from memory)
+        float(X[start:start + 1_000_000].sum())
+    results = {}
+    for side in ("sklearn", "inf", "1.0"):
+        results[side] = run(side, path_x, path_y)
+        print(f"  {side}: {results[side]['seconds']:.1f} s", flush=True)
+    rows = []
+    for side, label in (("sklearn", "scikit-learn lbfgs"), ("inf", "PLR ε=∞"), ("1.0", "PLR ε=1")):
+        r = results[side]
+        rows.append({"fit": label, "s": r["seconds"], "ratio": r["seconds"] / results["sklearn"]["seconds"],
+                     "peak allocated": f"{r['peak_bytes'] / X.nbytes:.1%} of X",
+                     "error": r["error"] or ""})
+    if results["sklearn"]["coef"] and results["inf"]["coef"]:
+        diff = np.max(np.abs(np.subtract(results["sklearn"]["coef"], results["inf"]["coef"])))
+        print(f"max |w_PLR(ε=∞) − w_sklearn| = {diff:.2e}")
+    print(f"n = {n}, d = 100, X = {X.nbytes / 2**30:.2f} GiB memory-mapped ({path_x}); one run each")
+    print_table(rows, list(rows[0]), floatfmt="{:.3g}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
