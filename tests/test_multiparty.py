@@ -123,27 +123,31 @@ def synthetic():
 
 def test_estimator_releases_noise_of_the_claimed_scale(synthetic):
     X, y, parties, X_aux, X_te, y_te = synthetic
-    clf = MultipartyPrivateClassifier("soft", epsilon=0.5, lam=1e-2, random_state=0).fit(X, y, parties, X_aux)
+    clf = MultipartyPrivateClassifier("soft", epsilon=0.5, lam=1e-2, random_state=0, classes=[0, 1],
+                                      diagnostics=True).fit(X, y, parties, X_aux)
     assert clf.sensitivity_ == pytest.approx(2 / (300 * 1e-2))
     assert clf.noise_scale_ == pytest.approx(clf.sensitivity_ / 0.5)
     draws = clf.release_noise(0.5, random_state=1, size=4000)
     norms = np.linalg.norm(draws.reshape(4000, -1), axis=1)
     # ‖η‖ ~ Gamma(d, scale): mean d·scale, s.d. √d·scale; 4000 draws → s.e. 1.1% of the mean
     assert norms.mean() == pytest.approx(5 * clf.noise_scale_, rel=0.05)
-    assert clf.noise_norm_ == pytest.approx(np.linalg.norm(clf.coef_ - clf.unperturbed_coef_))
-    assert clf.privacy_.total() == 0.5 and clf.privacy_.units == ["one party"]
-    again = MultipartyPrivateClassifier("soft", epsilon=0.5, lam=1e-2, random_state=0).fit(X, y, parties, X_aux)
+    assert clf.diagnostics_.noise_norm == pytest.approx(np.linalg.norm(clf.coef_ - clf.diagnostics_.unperturbed_coef))
+    assert clf.privacy_.total() == np.inf and clf.privacy_.mechanism_total() == 0.5  # diagnostics: not private
+    again = MultipartyPrivateClassifier("soft", epsilon=0.5, lam=1e-2, random_state=0, classes=[0, 1]).fit(
+        X, y, parties, X_aux)
     np.testing.assert_array_equal(clf.coef_, again.coef_)
+    assert again.privacy_.total() == 0.5 and again.privacy_.units == ["one party"]
 
 
 def test_methods_targets_and_references(synthetic):
     X, y, parties, X_aux, X_te, y_te = synthetic
-    fits = {m: MultipartyPrivateClassifier(m, epsilon=np.inf, lam=LAM).fit(X, y, parties, X_aux)
-            for m in ("soft", "vote", "avg", "batch", "indiv")}
-    local = fits["soft"].local_coefs_
+    fits = {m: MultipartyPrivateClassifier(m, epsilon=np.inf, lam=LAM, classes=[0, 1], diagnostics=True).fit(
+        X, y, parties, X_aux) for m in ("soft", "vote", "avg", "batch", "indiv")}
+    local = fits["soft"].diagnostics_.local_coefs
+    np.testing.assert_array_equal(fits["indiv"].local_coefs_, local)  # indiv's (non-private) release
     alpha = (X_aux @ local[:, 0, :].T >= 0).mean(axis=1)
-    np.testing.assert_allclose(fits["soft"].targets_[:, 1], alpha)
-    np.testing.assert_array_equal(fits["vote"].targets_[:, 1], (alpha >= 0.5).astype(float))
+    np.testing.assert_allclose(fits["soft"].diagnostics_.targets[:, 1], alpha)
+    np.testing.assert_array_equal(fits["vote"].diagnostics_.targets[:, 1], (alpha >= 0.5).astype(float))
     np.testing.assert_allclose(fits["avg"].coef_, local.mean(axis=0))
     w_batch, _ = minimize_perturbed_logistic(X, 2.0 * y - 1, LAM, tol=1e-13)
     np.testing.assert_allclose(fits["batch"].coef_[0], w_batch, atol=1e-8)
@@ -162,8 +166,9 @@ def test_vote_ties_go_to_the_positive_class():
     parties = np.repeat(np.arange(2), 20)
     y = np.concatenate([np.ones(20, int), np.zeros(20, int)])  # party 0 all +, party 1 all −
     X[20:] = X[:20]
-    clf = MultipartyPrivateClassifier("vote", epsilon=np.inf).fit(X, y, parties, X[:5])
-    np.testing.assert_array_equal(clf.targets_[:, 1], 1.0)
+    clf = MultipartyPrivateClassifier("vote", epsilon=np.inf, classes=[0, 1], diagnostics=True).fit(
+        X, y, parties, X[:5])
+    np.testing.assert_array_equal(clf.diagnostics_.targets[:, 1], 1.0)
 
 
 def test_multiclass_shapes_and_noise_dimension(synthetic):
@@ -177,10 +182,11 @@ def test_multiclass_shapes_and_noise_dimension(synthetic):
         assert clf.coef_.shape == (4, 7)
         assert set(np.unique(clf.predict(X[1000:]))) <= {10, 11, 12, 13}
     assert clf.release_noise(1.0, 0, size=3).shape == (3, 4, 7)
-    soft = MultipartyPrivateClassifier("soft", lam=1e-2).fit(X[:1000], y[:1000], parties[:1000], X[1000:])
-    assert soft.local_coefs_.shape == (167, 4, 7)
+    soft = MultipartyPrivateClassifier("soft", lam=1e-2, diagnostics=True).fit(X[:1000], y[:1000], parties[:1000],
+                                                                               X[1000:])
+    assert soft.diagnostics_.local_coefs.shape == (167, 4, 7)
     assert soft.sensitivity_ == pytest.approx(math.sqrt(2) / (167 * 1e-2))
-    np.testing.assert_allclose(soft.targets_.sum(axis=1), 1.0)
+    np.testing.assert_allclose(soft.diagnostics_.targets.sum(axis=1), 1.0)
 
 
 def test_protect_aux_option_uses_the_larger_noise(synthetic):
@@ -196,7 +202,7 @@ def test_any_local_estimator_and_one_class_parties(synthetic):
     y = y.copy()
     y[parties == 0] = 1  # a one-class party must not break the loop
     clf = MultipartyPrivateClassifier("soft", epsilon=np.inf, local_estimator=DecisionTreeClassifier(max_depth=2,
-                                      random_state=0)).fit(X, y, parties, X_aux)
+                                      random_state=0), diagnostics=True).fit(X, y, parties, X_aux)
     assert np.all(clf.local_predict_index(X_aux, [0]) == 1)
     assert clf.score(X_te, y_te) > 0.6
     with pytest.raises(ValueError, match="avg"):
@@ -208,10 +214,6 @@ def test_bad_input(synthetic):
     for eps in (0.0, -1.0):
         with pytest.raises(ValueError, match="epsilon"):
             MultipartyPrivateClassifier("soft", epsilon=eps).fit(X, y, parties, X_aux)
-    gap = parties.copy()
-    gap[gap == 7] = 8
-    with pytest.raises(ValueError, match="party 7 has no samples"):
-        MultipartyPrivateClassifier("soft").fit(X, y, gap, X_aux)
     with pytest.raises(ValueError, match="empty"):
         MultipartyPrivateClassifier("soft").fit(X, y, parties, X_aux[:0])
     with pytest.raises(ValueError, match="X_aux"):
@@ -243,11 +245,16 @@ def test_fit_methods_shares_local_models_without_changing_results(synthetic):
     from dpstack.multiparty import fit_methods
 
     X, y, parties, X_aux, _, _ = synthetic
-    shared = fit_methods(("soft", "vote", "avg"), X, y, parties, X_aux, epsilon=2.0, lam=1e-3, random_state=5)
+    shared = fit_methods(("soft", "vote", "avg"), X, y, parties, X_aux, epsilon=2.0, lam=1e-3, random_state=5,
+                         classes=[0, 1], diagnostics=True)
     for method, est in shared.items():
-        alone = MultipartyPrivateClassifier(method, epsilon=2.0, lam=1e-3, random_state=5).fit(X, y, parties, X_aux)
+        alone = MultipartyPrivateClassifier(method, epsilon=2.0, lam=1e-3, random_state=5, classes=[0, 1]).fit(
+            X, y, parties, X_aux)
         np.testing.assert_array_equal(est.coef_, alone.coef_)
-    assert shared["soft"].local_coefs_ is shared["vote"].local_coefs_
+    assert shared["soft"].diagnostics_.local_coefs is shared["vote"].diagnostics_.local_coefs
+    plain = fit_methods(("soft", "vote"), X, y, parties, X_aux, epsilon=2.0, lam=1e-3, random_state=5, classes=[0, 1])
+    for est in plain.values():  # the shared local models stay inside fit_methods
+        assert set(vars(est)) == set(est.get_params()) | set(est._release_attributes) - {"local_coefs_"}
 
 
 def test_experiment_helpers_accuracy_summary_claims_and_missing_data(tmp_path, monkeypatch):
