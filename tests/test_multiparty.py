@@ -8,6 +8,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
 from dpstack import MultipartyPrivateClassifier
+from dpstack.base import DIAGNOSTICS
 from dpstack.multiparty import (
     excess_risk_simulation,
     fit_local_logistic,
@@ -285,3 +286,242 @@ def test_experiment_helpers_accuracy_summary_claims_and_missing_data(tmp_path, m
     message = ex.data_status("har")
     assert "HAR" in message and "X_train.txt" in message and "X_test.txt" in message
     assert str(tmp_path) not in message  # no machine-specific path in notebook outputs
+
+
+# --- the privacy boundary: what a fitted object carries ----------------------------------------------------
+
+def _small_task(seed=0, M=30, size=10, d=3, n_aux=100):
+    rng = np.random.default_rng(seed)
+    X = _unit_rows(rng, M * size + n_aux, d) * 0.9
+    y = (X[:, 0] + 0.3 * rng.normal(size=X.shape[0]) > 0).astype(int)
+    parties = np.repeat(np.arange(M), size)
+    return X[:M * size], y[:M * size], parties, X[M * size:]
+
+
+def test_coef_and_noise_norm_tell_neighbouring_datasets_apart_only_with_diagnostics():
+    """The attack of the privacy review on "soft": knowing every party but one, compute w_s(D) and w_s(D')
+    and keep the one whose distance to the released coef_ equals the noise norm.
+
+    With diagnostics the object tells the two neighbouring datasets apart every time (ε = 1 allows at most
+    e/(1 + e) = 73 %); the default object carries no noise norm, no w_s, no local model to compare with.
+    """
+    X, y, parties, X_aux = _small_task()
+    Xp, yp = X.copy(), y.copy()
+    yp[parties == 0] = 1 - y[parties == 0]  # replace party 0's data (its labels flip)
+    params = dict(lam=1e-2, classes=[0, 1])
+    w_s = [MultipartyPrivateClassifier("soft", epsilon=np.inf, **params).fit(Xc, yc, parties, X_aux).coef_
+           for Xc, yc in ((X, y), (Xp, yp))]
+    assert np.linalg.norm(w_s[0] - w_s[1]) > 0
+    wins = 0
+    for seed in range(20):
+        for truth, (Xc, yc) in enumerate(((X, y), (Xp, yp))):
+            est = MultipartyPrivateClassifier("soft", epsilon=1.0, random_state=seed, diagnostics=True,
+                                              **params).fit(Xc, yc, parties, X_aux)
+            guesses = [abs(np.linalg.norm(est.coef_ - w) - est.diagnostics_.noise_norm) for w in w_s]
+            wins += int(np.argmin(guesses) == truth)
+    assert wins == 40
+    default = MultipartyPrivateClassifier("soft", epsilon=1.0, random_state=0, **params).fit(X, y, parties, X_aux)
+    leaks = {"noise_norm_", "unperturbed_coef_", "local_coefs_", "targets_", "n_iter_", "party_sizes_",
+             "diagnostics_", "_local_models", "_shared_cache"}
+    assert not leaks & set(vars(default))
+
+
+@pytest.mark.parametrize("method", ["soft", "vote", "avg", "batch", "indiv"])
+def test_default_object_releases_only_its_release(method):
+    X, y, parties, X_aux = _small_task()
+    est = MultipartyPrivateClassifier(method, epsilon=1.0, lam=1e-2, random_state=0, classes=[0, 1]).fit(
+        X, y, parties, X_aux)
+    released = set(est._release_attributes) - {"local_estimators_"}
+    released -= {"coef_"} if method == "indiv" else {"local_coefs_"}
+    assert set(vars(est)) == set(est.get_params()) | released  # no private (underscore) state either
+    diag = MultipartyPrivateClassifier(method, epsilon=1.0, lam=1e-2, random_state=0, classes=[0, 1],
+                                       diagnostics=True).fit(X, y, parties, X_aux)
+    assert set(vars(diag)) - set(vars(est)) == {"diagnostics_"}
+    assert diag.privacy_.total() == np.inf and not diag.privacy_.is_private
+    if method != "indiv":
+        np.testing.assert_array_equal(diag.coef_, est.coef_)
+        assert diag.diagnostics_.noise_norm == pytest.approx(np.linalg.norm(diag.coef_ - diag.diagnostics_.unperturbed_coef))
+    if method in ("soft", "vote", "avg"):
+        assert est.privacy_.total() == 1.0 and est.privacy_.is_private
+        assert diag.diagnostics_.local_coefs.shape == (30, 1, 3)
+        # the local models are read from the diagnostics only
+        assert diag.local_vote_counts(X_aux).sum(axis=1).tolist() == [30.0] * len(X_aux)
+        with pytest.raises(ValueError, match="diagnostics=True"):
+            est.local_vote_counts(X_aux)
+        with pytest.raises(ValueError, match="diagnostics=True"):
+            est.local_predict_index(X_aux)
+        # release_noise reads only public quantities (the shape of coef_ and the sensitivity)
+        assert est.release_noise(0.5, 0, size=3).shape == (3, 1, 3)
+    else:  # non-private references are labelled so
+        assert est.privacy_.total() == np.inf
+        assert [e.mechanism for e in est.privacy_.outside_steps] == [f"{method} (non-private reference)"]
+    diag.set_params(diagnostics=False).fit(X, y, parties, X_aux)  # a refit drops stale diagnostics
+    assert set(vars(diag)) == set(vars(est))
+
+
+# --- the label set is public -----------------------------------------------------------------------------
+
+def test_public_classes_fix_the_shape_and_sensitivity_when_the_party_holding_a_class_is_replaced():
+    rng = np.random.default_rng(5)
+    M, size, d = 21, 6, 4
+    X = _unit_rows(rng, M * size + 60, d) * 0.9
+    parties = np.repeat(np.arange(M), size)
+    y = (X[:M * size, 0] > 0).astype(int)
+    y[parties == 0] = 2  # only party 0 holds class 2
+    yp = y.copy()
+    yp[parties == 0] = rng.integers(0, 2, size=size)  # its replacement holds classes 0 and 1
+    X, X_aux = X[:M * size], X[M * size:]
+    for method in ("soft", "vote", "avg", "batch"):
+        fits = [MultipartyPrivateClassifier(method, epsilon=1.0, lam=1e-2, random_state=0, classes=[0, 1, 2])
+                .fit(X, labels, parties, X_aux) for labels in (y, yp)]
+        assert fits[0].coef_.shape == fits[1].coef_.shape == (3, d)
+        expected = 0.0 if method == "batch" else mpl_sensitivity(method, M, 3, 1e-2)
+        assert fits[0].sensitivity_ == fits[1].sensitivity_ == expected
+        assert list(fits[1].classes_) == [0, 1, 2]
+    # a class no party holds, and parties that saw one class: no error, same shape
+    labels = np.where(X[:, 0] > 0, "a", "b")
+    labels[parties < 5] = "a"  # five parties saw one class; no party holds "c"
+    one = MultipartyPrivateClassifier("soft", epsilon=np.inf, lam=1e-2, classes=["a", "b", "c"]).fit(
+        X, labels, parties, X_aux)
+    assert one.coef_.shape == (3, d) and one.sensitivity_ == mpl_sensitivity("soft", M, 3, 1e-2)
+    assert np.mean(one.predict(X_aux) == np.where(X_aux[:, 0] > 0, "a", "b")) > 0.8
+    binary = MultipartyPrivateClassifier("vote", lam=1e-2, classes=[0, 1]).fit(X, np.ones(len(X), int), parties, X_aux)
+    assert binary.coef_.shape == (1, d) and binary.sensitivity_ == pytest.approx(2 / 1e-2)
+
+
+def test_classes_from_the_data_warn_and_make_the_ledger_infinite():
+    from dpstack.base import PrivacyLeakWarning
+
+    X, y, parties, X_aux = _small_task()
+    with pytest.warns(PrivacyLeakWarning, match="classes=None"):
+        est = MultipartyPrivateClassifier("soft", epsilon=0.5, lam=1e-2).fit(X, y, parties, X_aux)
+    assert est.privacy_.total() == np.inf and est.privacy_.mechanism_total() == 0.5
+    assert [e.mechanism for e in est.privacy_.outside_steps] == ["label set read from the data (classes=None)"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        MultipartyPrivateClassifier("soft", epsilon=0.5, lam=1e-2, classes=[0, 1]).fit(X, y, parties, X_aux)
+    with pytest.raises(ValueError, match="not in classes"):
+        MultipartyPrivateClassifier("soft", classes=[0, 1]).fit(X, y + 1, parties, X_aux)
+    with pytest.raises(ValueError, match="at least two labels"):
+        MultipartyPrivateClassifier("soft", classes=[1]).fit(X, np.ones_like(y), parties, X_aux)
+    with pytest.raises(ValueError, match="single class"):
+        MultipartyPrivateClassifier("soft").fit(X, np.ones_like(y), parties, X_aux)
+
+
+# --- bad input and state ---------------------------------------------------------------------------------
+
+def test_labels_must_be_class_labels():
+    X, y, parties, X_aux = _small_task()
+    y_nan = y.astype(float)
+    y_nan[3] = np.nan
+    with pytest.raises(ValueError, match="y contains NaN"):
+        MultipartyPrivateClassifier("soft").fit(X, y_nan, parties, X_aux)
+    with pytest.raises(ValueError, match="y must hold class labels.*continuous"):
+        MultipartyPrivateClassifier("soft").fit(X, np.random.default_rng(0).random(len(y)), parties, X_aux)
+    with pytest.raises(ValueError, match="y must be 1-D"):
+        MultipartyPrivateClassifier("soft").fit(X, y[:-1], parties, X_aux)
+
+
+@pytest.mark.filterwarnings("ignore::dpstack.base.PrivacyLeakWarning")
+def test_sparse_input_is_refused_with_a_clear_message():
+    from scipy import sparse
+
+    X, y, parties, X_aux = _small_task()
+    with pytest.raises(TypeError, match="X is a sparse matrix.*dense"):
+        MultipartyPrivateClassifier("soft").fit(sparse.csr_matrix(X), y, parties, X_aux)
+    with pytest.raises(TypeError, match="X_aux is a sparse matrix.*dense"):
+        MultipartyPrivateClassifier("soft").fit(X, y, parties, sparse.csr_matrix(X_aux))
+    est = MultipartyPrivateClassifier("soft").fit(X, y, parties, X_aux)
+    with pytest.raises(TypeError, match="X is a sparse matrix"):
+        est.predict(sparse.csr_matrix(X_aux))
+
+
+@pytest.mark.filterwarnings("ignore::dpstack.base.PrivacyLeakWarning")
+def test_predict_with_the_wrong_number_of_features_names_it():
+    X, y, parties, X_aux = _small_task()
+    for method in ("soft", "indiv"):
+        est = MultipartyPrivateClassifier(method).fit(X, y, parties, X_aux)
+        with pytest.raises(ValueError, match="X has 2 features, but MultipartyPrivateClassifier is expecting 3"):
+            est.score(X_aux[:, :2], np.zeros(len(X_aux), int))
+
+
+@pytest.mark.filterwarnings("ignore::dpstack.base.PrivacyLeakWarning")
+def test_party_ids_are_relabelled_without_a_table_of_the_largest_id():
+    import tracemalloc
+
+    X, y, parties, X_aux = _small_task()
+    ref = MultipartyPrivateClassifier("soft", random_state=0).fit(X, y, parties, X_aux)
+    # any ids, in the same order, give the same fit: large integers and strings
+    for ids in (parties * 10**9, np.array([f"hospital-{p:03d}" for p in parties])):
+        est = MultipartyPrivateClassifier("soft", random_state=0).fit(X, y, ids, X_aux)
+        np.testing.assert_array_equal(est.coef_, ref.coef_)
+    lone = parties.copy()
+    lone[0] = 10**9  # a single party id of 1e9: a bincount over ids would allocate 8 GB
+    tracemalloc.start()
+    try:
+        est = MultipartyPrivateClassifier("soft").fit(X, y, lone, X_aux)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert est.n_parties_ == 31 and peak < 50e6
+    with pytest.raises(ValueError, match="parties must hold integer or string"):
+        MultipartyPrivateClassifier("soft").fit(X, y, parties + 0.5, X_aux)
+
+
+@pytest.mark.filterwarnings("ignore::dpstack.base.PrivacyLeakWarning")
+def test_a_failed_refit_leaves_the_earlier_fit_intact():
+    X, y, parties, X_aux = _small_task()
+    est = MultipartyPrivateClassifier("soft", random_state=0).fit(X, y, parties, X_aux)
+    before = dict(vars(est))
+    pred = est.predict(X_aux)
+    # other labels and other parties, then a bad X_aux: nothing of the new call may stick
+    with pytest.raises(ValueError, match="X_aux has 2 features"):
+        est.fit(X, y % 3 + parties % 2, parties // 2, X_aux[:, :2])
+    assert vars(est) == before
+    assert list(est.classes_) == [0, 1] and est.n_parties_ == 30
+    np.testing.assert_array_equal(est.predict(X_aux), pred)
+
+
+# --- the release ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("method", ["soft", "vote", "avg", "batch", "indiv"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_release_round_trip(method, n_classes, tmp_path):
+    from dpstack.release import load_release, save_release
+
+    X, y, parties, X_aux = _small_task()
+    labels = np.array(["ham", "spam", "eggs"])[:n_classes]
+    if n_classes == 3:
+        y = np.where(X[:, 1] > 0.3, 2, y)
+    est = MultipartyPrivateClassifier(method, epsilon=2.0, lam=1e-2, random_state=0, classes=labels,
+                                      diagnostics=True).fit(X, labels[y], parties, X_aux)
+    path = save_release(est, tmp_path / "mpl.json")
+    text = path.read_text()
+    assert "diagnostics_" not in text and "unperturbed" not in text and "noise_norm" not in text
+    model = load_release(path)
+    assert type(model) is MultipartyPrivateClassifier and model.method == method
+    assert not hasattr(model, "diagnostics_") and model.random_state is None
+    # the exported ledger is the release's: the diagnostics entry is dropped, a reference stays non-private
+    assert [e for e in model.privacy_.entries] == [e for e in est.privacy_.entries if e.mechanism != DIAGNOSTICS]
+    assert model.privacy_.is_private == (method in ("soft", "vote", "avg"))
+    assert model.score(X_aux, labels[y[:len(X_aux)]]) == est.score(X_aux, labels[y[:len(X_aux)]])
+    if method == "indiv":
+        np.testing.assert_array_equal(model.local_predict_index(X_aux), est.local_predict_index(X_aux))
+        assert "coef_" not in text
+    else:
+        np.testing.assert_array_equal(model.decision_function(X_aux), est.decision_function(X_aux))
+        np.testing.assert_array_equal(model.predict(X_aux), est.predict(X_aux))
+        assert set(model.predict(X_aux)) <= set(labels)
+        assert "local_coefs_" not in text
+    assert model.sensitivity_ == est.sensitivity_ and model.noise_scale_ == est.noise_scale_
+
+
+def test_indiv_with_local_estimators_cannot_be_exported(tmp_path):
+    from dpstack.release import save_release
+
+    X, y, parties, X_aux = _small_task()
+    est = MultipartyPrivateClassifier("indiv", classes=[0, 1], local_estimator=DecisionTreeClassifier(max_depth=1))
+    est.fit(X, y, parties)
+    assert 0.5 < est.score(X_aux, (X_aux[:, 0] > 0).astype(int)) <= 1.0
+    with pytest.raises(TypeError, match="cannot export a value of type"):
+        save_release(est, tmp_path / "indiv.json")
