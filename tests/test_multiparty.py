@@ -525,3 +525,29 @@ def test_indiv_with_local_estimators_cannot_be_exported(tmp_path):
     assert 0.5 < est.score(X_aux, (X_aux[:, 0] > 0).astype(int)) <= 1.0
     with pytest.raises(TypeError, match="cannot export a value of type"):
         save_release(est, tmp_path / "indiv.json")
+
+
+def test_experiment_trial_analyses_diagnostics_and_its_non_private_points_are_the_release(monkeypatch):
+    """mpl_trial reads w_s from diagnostics (an analysis) and passes the task's public label set."""
+    import pandas as pd
+
+    from dpstack.base import PrivacyLeakWarning
+    from dpstack.experiments import multiparty as ex
+
+    X, y = make_synthetic_multiparty(2000, 5, random_state=1)
+    monkeypatch.setattr(ex, "load_mpl_dataset", lambda name: (X[:1000], y[:1000], X[1000:], y[1000:]))
+    monkeypatch.setitem(ex.DATASETS, "toy", dict(n_parties=(30,), party_size=10, n_aux=200, n_components=None))
+    monkeypatch.setitem(ex.CLASSES, "toy", (0, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        df = pd.DataFrame(ex.mpl_trial("toy", 30, 10, 200, [0.0, 1.0], 4, lam=1e-2,
+                                       seed_sequence=np.random.SeedSequence(3)))
+    split_ss = np.random.SeedSequence(3).spawn(3)[0]
+    aux, priv, parties = split_auxiliary_and_parties(1000, 30, 10, 200, np.random.default_rng(split_ss))
+    for method in ("soft", "vote", "avg"):
+        release = MultipartyPrivateClassifier(method, epsilon=np.inf, lam=1e-2, classes=[0, 1]).fit(
+            X[priv], y[priv], parties, X[aux])
+        row = df[(df["method"] == method) & (df["inv_epsilon"] == 0.0)].iloc[0]
+        assert row["accuracy"] == release.score(X[1000:], y[1000:])
+        assert row["ws_norm"] == pytest.approx(np.linalg.norm(release.coef_))
+    assert (df[df["inv_epsilon"] == 1.0]["noise_norm"] > 0).all()
