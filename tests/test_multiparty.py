@@ -551,3 +551,13 @@ def test_experiment_trial_analyses_diagnostics_and_its_non_private_points_are_th
         assert row["accuracy"] == release.score(X[1000:], y[1000:])
         assert row["ws_norm"] == pytest.approx(np.linalg.norm(release.coef_))
     assert (df[df["inv_epsilon"] == 1.0]["noise_norm"] > 0).all()
+
+
+@pytest.mark.parametrize("check", ["check_no_attributes_set_in_init", "check_parameters_default_constructible",
+                                   "check_get_params_invariance", "check_set_params"])
+def test_scikit_learn_parameter_conventions(check):
+    # fit takes the party ids as a third argument, so check_estimator as a whole does not apply
+    from sklearn.utils import estimator_checks
+
+    getattr(estimator_checks, check)("MultipartyPrivateClassifier",
+                                     MultipartyPrivateClassifier(classes=[0, 1], diagnostics=True))
