@@ -101,9 +101,11 @@ class VoteWithSoftScale(MultipartyPrivateClassifier):
     """MUTANT: majority-vote ERM released with the soft-label sensitivity 2/(Mλ)."""
 
     def __init__(self, method="vote", epsilon=1.0, lam=1e-4, local_lam=None, protect_aux=False,
-                 local_estimator=None, tol=1e-12, max_iter=100, random_state=None):
+                 local_estimator=None, tol=1e-12, max_iter=100, random_state=None, classes=None,
+                 diagnostics=False):
         super().__init__(method=method, epsilon=epsilon, lam=lam, local_lam=local_lam, protect_aux=protect_aux,
-                         local_estimator=local_estimator, tol=tol, max_iter=max_iter, random_state=random_state)
+                         local_estimator=local_estimator, tol=tol, max_iter=max_iter, random_state=random_state,
+                         classes=classes, diagnostics=diagnostics)
 
     def fit(self, X, y, parties, X_aux=None):
         with _swapped(mpl_estimator, "mpl_sensitivity", _soft_sensitivity_for_vote):

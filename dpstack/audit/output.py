@@ -56,8 +56,9 @@ def output_perturbation_audit(estimator, D, D_prime, n_runs=2000, confidence=0.9
     Parameters
     ----------
     estimator : MultipartyPrivateClassifier (or a deliberately broken variant of it)
-        Must expose ``unperturbed_coef_``, ``noise_scale_``, ``sensitivity_``
-        and ``release_noise(epsilon, random_state, size)`` after ``fit``.
+        Must accept ``diagnostics=True`` and then expose ``diagnostics_.unperturbed_coef``,
+        ``noise_scale_``, ``sensitivity_`` and ``release_noise(epsilon, random_state, size)``
+        after ``fit``.
     D, D_prime : dicts of ``fit`` keyword arguments (see :func:`party_neighbours`).
     n_runs : int
         Releases drawn per dataset for the statistical bound (the noise is
@@ -73,9 +74,9 @@ def output_perturbation_audit(estimator, D, D_prime, n_runs=2000, confidence=0.9
     (an :class:`~dpstack.audit.statistical.EpsilonLowerBound`).
     """
     rng = check_random_state(random_state)
-    fit_D = clone(estimator).set_params(random_state=int(rng.integers(2**31 - 1))).fit(**D)
-    fit_Dp = clone(estimator).set_params(random_state=int(rng.integers(2**31 - 1))).fit(**D_prime)
-    a, ap = fit_D.unperturbed_coef_.ravel(), fit_Dp.unperturbed_coef_.ravel()
+    fit_D = clone(estimator).set_params(random_state=int(rng.integers(2**31 - 1)), diagnostics=True).fit(**D)
+    fit_Dp = clone(estimator).set_params(random_state=int(rng.integers(2**31 - 1)), diagnostics=True).fit(**D_prime)
+    a, ap = fit_D.diagnostics_.unperturbed_coef.ravel(), fit_Dp.diagnostics_.unperturbed_coef.ravel()
     distance = float(np.linalg.norm(a - ap))
     epsilon = float(fit_D.epsilon)
     scale = float(fit_D.noise_scale_)

@@ -2,6 +2,10 @@
 
 The privacy unit of everything here is **one whole party**: neighbouring
 datasets differ in all the samples of one party (Section 2.2 of the paper).
+A fitted :class:`MultipartyPrivateClassifier` carries its release only (the
+perturbed model, the public label set, the public sensitivity and the ledger);
+the non-private model, the parties' local models and the vote targets are kept
+only with ``diagnostics=True``, and such an object is not private.
 
 * :mod:`.logistic` — the batched local solver and the soft-target global solver;
 * :mod:`.estimator` — :class:`MultipartyPrivateClassifier` (soft, vote, avg,
