@@ -10,14 +10,13 @@ import stat
 import subprocess
 import sys
 import textwrap
-import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import dpstack.datasets as ds
-from dpstack.datasets import _cache, har, news20
+from dpstack.datasets import _cache, news20
 from test_datasets import KDD_ROWS, har_files, make_news_tar, write_idx
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -255,3 +254,57 @@ def test_the_test_session_fails_if_a_test_writes_into_the_data_home(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert proc.returncode == 0, proc.stdout
+
+
+# ----------------------------------------------------------------------------- NEWS20 preprocessed once
+def _pst_equal(a, b):
+    for k in ("X_train", "y_train", "X_test", "y_test", "group_train", "group_test", "feature_variance"):
+        np.testing.assert_array_equal(a[k], b[k])
+        assert a[k].dtype == b[k].dtype
+    assert a.clipped_fraction == b.clipped_fraction
+    assert a.vectorizer.vocabulary_ == b.vectorizer.vocabulary_
+    assert a.steps.equals(b.steps)
+
+
+def test_news20_pst_cached_result_equals_the_fitted_one(news_home, cache, parses, monkeypatch):
+    kw = dict(n_components=3, min_df=1, data_home=news_home, verify=False)
+    fresh = ds.news20_pst(cache=False, **kw)
+    parses.clear()
+    first = ds.news20_pst(**kw)
+    assert len(list(cache.glob("news20-pst-*.npz"))) == 1
+    from dpstack.datasets import preprocessing
+
+    def no_refit(*args, **kwargs):
+        raise AssertionError("TF-IDF/PCA refitted despite the cache")
+
+    real_fit_pca = preprocessing.fit_pca
+    monkeypatch.setattr(preprocessing, "fit_pca", no_refit)
+    parses.clear()
+    again = ds.news20_pst(**kw)
+    assert parses == []  # not even the posts were parsed
+    for got in (first, again):
+        _pst_equal(got, fresh)
+    # the rebuilt vectorizer and PCA transform new posts exactly as the fitted ones
+    docs = ["orbit rocket law", "gun church patient pixel", ""]
+    np.testing.assert_array_equal(again.vectorizer.transform(docs).toarray(), fresh.vectorizer.transform(docs).toarray())
+    np.testing.assert_array_equal(again.pca.transform(again.vectorizer.transform(docs)),
+                                  fresh.pca.transform(fresh.vectorizer.transform(docs)))
+    monkeypatch.setattr(preprocessing, "fit_pca", real_fit_pca)
+    # another parameter is another entry; a damaged entry is recomputed
+    ds.news20_pst(n_components=2, min_df=1, data_home=news_home, verify=False, fit_on="public")
+    assert len(list(cache.glob("news20-pst-*.npz"))) == 2
+
+
+def test_news20_pst_damaged_entry_is_recomputed(news_home, cache):
+    kw = dict(n_components=3, min_df=1, data_home=news_home, verify=False)
+    fresh = ds.news20_pst(**kw)
+    (entry,) = cache.glob("news20-pst-*.npz")
+    for data in (b"", entry.read_bytes()[:-10], _npz(X_train=np.zeros((3, 3)))):
+        entry.write_bytes(data)
+        _pst_equal(ds.news20_pst(**kw), fresh)
+
+
+def test_news20_pst_with_a_random_generator_is_not_cached(news_home, cache):
+    ds.news20_pst(n_components=2, min_df=1, n_test=5, random_state=np.random.default_rng(0),
+                  data_home=news_home, verify=False)
+    assert not list(cache.glob("news20-pst-*.npz"))

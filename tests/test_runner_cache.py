@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 import dpstack
+from dpstack import _files
 from dpstack.experiments import runner
 from dpstack.experiments.runner import code_version, run_cells
 
@@ -183,6 +184,11 @@ def test_editing_a_notebook_helper_or_constant_invalidates_the_entry(tmp_path):
         ns["FACTOR"] = factor
         keys.add(runner._CellStore(tmp_path, ns["cell"], 0)._key({"x": 1.0}))
     assert len(keys) == 2
+    # a global data array the cell reads is part of the key too
+    exec("DATA = np.arange(3.0)\ndef data_cell(i, seed_sequence):\n    return {'y': float(DATA[i])}\n", ns2 := {"np": np})
+    before = runner._CellStore(tmp_path, ns2["data_cell"], 0)._key({"i": 1})
+    ns2["DATA"] = np.arange(3.0) * 10
+    assert runner._CellStore(tmp_path, ns2["data_cell"], 0)._key({"i": 1}) != before
 
 
 def test_the_key_covers_the_package_version_and_every_source_file(tmp_path, monkeypatch):
@@ -218,7 +224,7 @@ def test_a_writer_killed_mid_write_leaves_no_temp_file_after_the_next_run(tmp_pa
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
     assert [p.suffix for p in _entries(cache)] == [".tmp"]  # the orphan
     # a temp file of a live writer (this process) must survive the clean-up
-    live = next(iter(_entries(cache))).parent / f"x.abc.{runner.HOST}.{os.getpid()}.0000.tmp"
+    live = next(iter(_entries(cache))).parent / f"x.abc.{_files.HOST}.{os.getpid()}.0000.tmp"
     live.write_bytes(b"in progress")
     CALLS.clear()
     run_cells(mixed_cell, [{"scale": 1.0, "repeat": 0}], seed=0, cache=cache)

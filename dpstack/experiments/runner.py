@@ -24,7 +24,7 @@ Design choices, and why:
   home-made distribution layer.
 * **Cache key = everything the result depends on**: the function's qualified
   name (and, when it lives outside dpstack, its source and that of the helpers,
-  modules and constants it refers to, with the values of its immutable constants), the cell, the seed, the versions of
+  modules and constants it refers to, with the values of its constants and arrays), the cell, the seed, the versions of
   dpstack, numpy, scipy, scikit-learn and Python, and :func:`code_version` (a
   hash of every ``.py`` file of the installed dpstack). Editing any dpstack
   module therefore invalidates the whole cache.
@@ -58,7 +58,7 @@ from joblib import Parallel, delayed
 from threadpoolctl import ThreadpoolController
 from tqdm import tqdm  # not tqdm.auto: without ipywidgets it warns into notebook outputs
 
-from .._files import HOST, remove_orphans, temp_suffix, user_cache_dir
+from .._files import remove_orphans, temp_suffix, user_cache_dir
 
 __all__ = ["cell_seed", "run_cells", "code_version", "cache_dir", "clear_cache", "progress_disabled"]
 
@@ -324,7 +324,8 @@ def _dependency_sources(func):
 
     Walks what the function's code refers to: global functions and classes (their source,
     recursively), the source file of modules outside the installed packages (a project's own
-    helper module), closure cells, and global constants of immutable plain types (their value). A
+    helper module), closure cells, global constants of immutable plain types (their value) and
+    global numpy arrays (a hash of their content). A
     helper edited in a notebook or in a user module therefore changes the key.
     """
     out, seen = {}, set()
@@ -363,7 +364,11 @@ def _dependency_sources(func):
         scalars = (bool, int, float, complex, str, bytes, type(None), np.generic)
         if isinstance(obj, scalars) or (isinstance(obj, (tuple, frozenset))
                                         and all(isinstance(v, scalars) for v in obj)):
-            out[f"value:{label}"] = repr(obj)  # immutable constants; mutable globals are state, not code
+            out[f"value:{label}"] = repr(obj)  # immutable constants; lists/dicts are state, not inputs
+        elif isinstance(obj, np.ndarray) and obj.dtype != object:  # a data set the cell reads
+            digest = hashlib.sha256(f"{obj.dtype.str}{obj.shape}".encode())
+            digest.update(np.ascontiguousarray(obj).tobytes())
+            out[f"value:{label}"] = digest.hexdigest()
 
     def visit_code(code, namespace):
         for name in code.co_names:
