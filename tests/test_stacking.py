@@ -8,7 +8,8 @@ from sklearn.metrics import roc_auc_score
 
 from dpstack import PrivateLogisticRegression, PrivateStackingClassifier, bound_rows
 from dpstack.mechanisms import feature_split_calibration
-from dpstack.stacking import block_lambdas, bound_blocks, meta_features, resolve_groups
+from dpstack.base import PrivacyLeakWarning
+from dpstack.stacking import PRIVATE_MAX_STEP, block_lambdas, bound_blocks, meta_features, resolve_groups
 
 
 def _data(n=400, d=12, seed=0):
@@ -25,7 +26,8 @@ def _data(n=400, d=12, seed=0):
 def test_shapes_and_all_combiners_from_one_fit(partition):
     X, y = _data()
     labels = np.array(["neg", "pos"])[y]
-    clf = PrivateStackingClassifier(epsilon=1.0, partition=partition, n_groups=3, random_state=0).fit(X, labels)
+    clf = PrivateStackingClassifier(epsilon=1.0, partition=partition, n_groups=3, random_state=0,
+                                    classes=["neg", "pos"]).fit(X, labels)
     assert list(clf.classes_) == ["neg", "pos"]
     assert clf.decision_function_low(X).shape == (400, 3)
     scores = clf.decision_functions(X)
@@ -44,7 +46,8 @@ def test_shapes_and_all_combiners_from_one_fit(partition):
 def test_votes_are_computed_from_low_level_signs():
     X, y = _data()
     clf = PrivateStackingClassifier(epsilon=2.0, n_groups=4, group_importance=None,
-                                    feature_importance=np.arange(12, 0, -1.0), random_state=1).fit(X, y)
+                                    feature_importance=np.arange(12, 0, -1.0), random_state=1,
+                                    classes=[0, 1]).fit(X, y)
     Z = clf.decision_function_low(X)
     share = (Z >= 0).mean(axis=1)
     np.testing.assert_allclose(clf.predict_proba(X, combiner="vote")[:, 1], share)
@@ -57,9 +60,9 @@ def test_votes_are_computed_from_low_level_signs():
 @pytest.mark.parametrize("partition", ["features", "samples"])
 def test_determinism_for_a_fixed_seed(partition):
     X, y = _data()
-    a = PrivateStackingClassifier(partition=partition, random_state=7).fit(X, y)
+    a = PrivateStackingClassifier(partition=partition, random_state=7, classes=[0, 1]).fit(X, y)
     b = clone(a).fit(X, y)
-    c = PrivateStackingClassifier(partition=partition, random_state=8).fit(X, y)
+    c = PrivateStackingClassifier(partition=partition, random_state=8, classes=[0, 1]).fit(X, y)
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
     assert not np.allclose(a.decision_function(X), c.decision_function(X))
 
@@ -68,11 +71,12 @@ def test_determinism_for_a_fixed_seed(partition):
 
 def test_pst_s_parts_are_disjoint_and_cover_the_data():
     X, y = _data(n=403)
-    clf = PrivateStackingClassifier(partition="samples", n_groups=4, random_state=0).fit(X, y)
-    low, high = clf.low_index_, clf.high_index_
+    clf = PrivateStackingClassifier(partition="samples", n_groups=4, random_state=0, classes=[0, 1],
+                                    diagnostics=True).fit(X, y)
+    low, high = clf.diagnostics_.low_index, clf.diagnostics_.high_index
     assert np.intersect1d(low, high).size == 0 and np.union1d(low, high).size == 403
     assert abs(low.size - high.size) <= 1
-    parts = clf.sample_parts_
+    parts = clf.diagnostics_.sample_parts
     assert len(parts) == 4 and np.array_equal(np.sort(np.concatenate(parts)), low)
     assert max(p.size for p in parts) - min(p.size for p in parts) <= 1
     # each S_k model is PLR calibrated for its own n_k
@@ -85,8 +89,10 @@ def test_pst_s_parts_are_disjoint_and_cover_the_data():
 def test_pst_f_low_level_calibration_is_plr_fs_on_d_l():
     X, y = _data()
     v = np.r_[np.full(4, 3.0), np.ones(8)]
-    clf = PrivateStackingClassifier(epsilon=1.0, n_groups=3, feature_importance=v, lam=0.02, random_state=0).fit(X, y)
-    cal = feature_split_calibration(1.0, clf.low_index_.size, 0.02, clf.importance_)
+    clf = PrivateStackingClassifier(epsilon=1.0, n_groups=3, feature_importance=v, lam=0.02, random_state=0,
+                                    classes=[0, 1]).fit(X, y)
+    n_low = int(round(0.5 * len(y)))  # |D_l| is public: low_fraction · n
+    cal = feature_split_calibration(1.0, n_low, 0.02, clf.importance_)
     np.testing.assert_allclose(clf.low_level_.epsilon_k_, cal.epsilon_k)
     np.testing.assert_allclose(clf.low_level_.importance_, clf.importance_)
     assert clf.high_level_.calibration_.epsilon == 1.0
@@ -96,9 +102,11 @@ def test_pst_f_low_level_calibration_is_plr_fs_on_d_l():
 def test_non_private_single_block_equals_plr_on_d_l():
     # PST-F with K = 1 and ε = ∞ fits, at the low level, the non-private PLR on the clipped D_l.
     X, y = _data()
-    clf = PrivateStackingClassifier(epsilon=np.inf, groups=[np.arange(12)], random_state=0).fit(X, y)
-    Zl = bound_rows(X[clf.low_index_])
-    plr = PrivateLogisticRegression(epsilon=np.inf, lam=0.01).fit(Zl, y[clf.low_index_])
+    clf = PrivateStackingClassifier(epsilon=np.inf, groups=[np.arange(12)], random_state=0, classes=[0, 1],
+                                    diagnostics=True).fit(X, y)
+    low = clf.diagnostics_.low_index
+    Zl = bound_rows(X[low])
+    plr = PrivateLogisticRegression(epsilon=np.inf, lam=0.01, classes=[0, 1]).fit(Zl, y[low])
     np.testing.assert_allclose(clf.low_coefs_[0], plr.w_, atol=1e-8)
 
 
@@ -147,12 +155,12 @@ def test_explicit_groups_with_feature_importance_use_eq_6():
 def test_bad_parameters_raise_clear_errors(kwargs, message):
     X, y = _data()
     with pytest.raises(ValueError, match=message):
-        PrivateStackingClassifier(random_state=0, **kwargs).fit(X, y)
+        PrivateStackingClassifier(random_state=0, classes=[0, 1], **kwargs).fit(X, y)
 
 
-def test_one_class_in_training_data_is_rejected():
+def test_one_class_in_training_data_is_rejected_without_a_public_label_set():
     X, _ = _data()
-    with pytest.raises(ValueError, match="two classes"):
+    with pytest.warns(PrivacyLeakWarning), pytest.raises(ValueError, match="two classes"):
         PrivateStackingClassifier(random_state=0).fit(X, np.zeros(400))
 
 
@@ -191,9 +199,10 @@ def test_meta_features_stay_in_the_unit_ball():
 
 def test_private_max_is_flagged_as_not_private():
     X, y = _data()
-    with pytest.warns(UserWarning, match="NOT differentially private"):
-        clf = PrivateStackingClassifier(row_bound="private_max", random_state=0).fit(X, y)
-    assert clf.privacy_.total() == np.inf
+    with pytest.warns(PrivacyLeakWarning, match="NOT differentially private"):
+        clf = PrivateStackingClassifier(row_bound="private_max", random_state=0, classes=[0, 1]).fit(X, y)
+    assert clf.privacy_.total() == np.inf and clf.privacy_.mechanism_total() == 1.0
+    assert [e.mechanism for e in clf.privacy_.outside_steps] == [PRIVATE_MAX_STEP]
     # the scale depends on one record: enlarging one row changes every other row's scaled value
     X2 = X.copy()
     X2[0] *= 10
@@ -236,8 +245,9 @@ def test_pst_f_w_beats_plr_at_epsilon_1_when_importance_is_known():
         X, Xt = rng.normal(size=(2000, d)), rng.normal(size=(1000, d))
         y = (X @ beta + rng.logistic(size=2000) > 0).astype(int)
         yt = (Xt @ beta + rng.logistic(size=1000) > 0).astype(int)
-        pst = PrivateStackingClassifier(1.0, feature_importance=v, row_scale=np.sqrt(d), random_state=r).fit(X, y)
-        plr = PrivateLogisticRegression(1.0, random_state=r).fit(bound_rows(X, row_scale=np.sqrt(d)), y)
+        pst = PrivateStackingClassifier(1.0, feature_importance=v, row_scale=np.sqrt(d), random_state=r,
+                                        classes=[0, 1]).fit(X, y)
+        plr = PrivateLogisticRegression(1.0, random_state=r, classes=[0, 1]).fit(bound_rows(X, row_scale=np.sqrt(d)), y)
         diffs.append(roc_auc_score(yt, pst.decision_function(Xt))
                      - roc_auc_score(yt, plr.decision_function(bound_rows(Xt, row_scale=np.sqrt(d)))))
     diffs = np.array(diffs)
@@ -249,22 +259,22 @@ def test_importance_scaled_lambdas_reach_the_low_level():
     X, y = _data()
     v = np.r_[np.full(4, 3.0), np.ones(8)]
     clf = PrivateStackingClassifier(n_groups=2, feature_importance=v, lam=0.01, lam_blocks="importance",
-                                    random_state=0).fit(X, y)
+                                    random_state=0, classes=[0, 1]).fit(X, y)
     q = clf.importance_
     np.testing.assert_allclose(clf.low_level_.lam, 0.01 * (2 * q) ** 2)
     # the rule keeps the Jacobian cost q_k²/(2nλ_k) equal across blocks
-    costs = q**2 / (2 * clf.low_index_.size * np.asarray(clf.low_level_.lam))
+    costs = q**2 / (2 * 200 * np.asarray(clf.low_level_.lam))  # |D_l| = low_fraction · n
     np.testing.assert_allclose(costs, costs[0])
     assert block_lambdas(0.01, np.full(4, 0.25), "importance") == pytest.approx(np.full(4, 0.01))
     with pytest.raises(ValueError, match="lam_blocks"):
         block_lambdas(0.01, q, "quadratic")
     with pytest.raises(ValueError, match="lam_blocks"):
-        PrivateStackingClassifier(lam_blocks="per_block").fit(X, y)
+        PrivateStackingClassifier(lam_blocks="per_block", classes=[0, 1]).fit(X, y)
 
 
 def test_public_design_and_meta_features_feed_the_fitted_models():
     X, y = _data()
-    clf = PrivateStackingClassifier(n_groups=3, low_intercept=True, random_state=0).fit(X, y)
+    clf = PrivateStackingClassifier(n_groups=3, low_intercept=True, random_state=0, classes=[0, 1]).fit(X, y)
     Z = clf.bounded_design(X)
     assert Z.shape == (400, 12 + 3)                      # one constant feature per block
     np.testing.assert_allclose(clf.low_level_.decision_function_blocks(Z), clf.decision_function_low(X))
