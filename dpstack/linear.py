@@ -426,3 +426,7 @@ class FeatureSplitLogisticRegression(_BinaryLinearMixin, BaseEstimator):
     def decision_function(self, X):
         """Sum of the block margins (the full linear model on clipped blocks)."""
         return self.decision_function_blocks(X).sum(axis=1)
+
+    def _decision_function_unchecked(self, X):
+        """``decision_function`` on an X the caller has already validated (internal fast path)."""
+        return self._decision_function_blocks_unchecked(X).sum(axis=1)

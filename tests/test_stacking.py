@@ -290,3 +290,210 @@ def test_predict_before_fit_raises_not_fitted():
     for est in (PrivateStackingClassifier(), PrivateTransferStacking()):
         with pytest.raises(NotFittedError):
             est.predict(np.ones((3, 4)))
+
+
+# --- the privacy boundary: what a fitted object carries -----------------------------------------
+
+def _fitted_names(est):
+    return {k for k in vars(est) if k.endswith("_") and not k.startswith("_")}
+
+
+@pytest.mark.parametrize("partition", ["features", "samples"])
+def test_default_object_carries_only_its_release(partition):
+    X, y = _data()
+    est = PrivateStackingClassifier(partition=partition, n_groups=3, random_state=0, classes=[0, 1]).fit(X, y)
+    assert _fitted_names(est) == set(est._release_attributes)
+    assert est.block_max_ is None  # only row_bound="private_max" reads a scale from the data
+    # the inner models are default objects too: no noise, no iteration counts
+    inner = (est.low_level_ if partition == "samples" else [est.low_level_]) + [est.high_level_]
+    assert all(not hasattr(m, "diagnostics_") and m.privacy_.is_private for m in inner)
+    assert est.privacy_.total() == 1.0
+    diag = clone(est).set_params(diagnostics=True).fit(X, y)
+    assert _fitted_names(diag) - _fitted_names(est) == {"diagnostics_"}
+    np.testing.assert_array_equal(diag.decision_function(X), est.decision_function(X))
+    assert diag.privacy_.total() == np.inf and diag.privacy_.mechanism_total() == 1.0
+    d = diag.diagnostics_
+    assert d.high_level.noise_norm > 0 and np.intersect1d(d.low_index, d.high_index).size == 0
+    if partition == "samples":
+        assert len(d.sample_parts) == 3 and len(d.low_level) == 3 and all(x.noise_norm > 0 for x in d.low_level)
+    else:
+        assert d.sample_parts is None and d.low_level.noise_norms.shape == (3,)
+    # refitting without diagnostics drops them, here and in the inner models
+    diag.set_params(diagnostics=False).fit(X, y)
+    assert _fitted_names(diag) == _fitted_names(est) and diag.privacy_.total() == 1.0
+
+
+@pytest.mark.parametrize("partition", ["features", "samples"])
+def test_label_set_is_resolved_once_and_recorded(partition):
+    X, y = _data()
+    with pytest.warns(PrivacyLeakWarning, match="classes=None") as record:
+        est = PrivateStackingClassifier(partition=partition, n_groups=3, random_state=0).fit(X, y)
+    assert sum(issubclass(w.category, PrivacyLeakWarning) for w in record) == 1
+    assert [(e.mechanism, e.part) for e in est.privacy_.outside_steps] == [
+        ("label set read from the data (classes=None)", "D")]
+    # the inner models see the signed labels, whatever the public ones are
+    inner = est.low_level_ if partition == "samples" else [est.low_level_]
+    assert all(np.array_equal(m.classes_, [-1, 1]) for m in inner + [est.high_level_])
+
+
+def test_a_sample_set_with_one_class_keeps_the_output_shape():
+    # 4 positives in 400: with K = 5 sample sets of 40, some S_k hold negatives only
+    X, _ = _data()
+    y = np.zeros(400, dtype=int)
+    y[[3, 150, 222, 390]] = 1
+    est = PrivateStackingClassifier(partition="samples", n_groups=5, random_state=0, classes=[0, 1],
+                                    diagnostics=True).fit(X, y)
+    assert any(np.unique(y[rows]).size == 1 for rows in est.diagnostics_.sample_parts)
+    assert est.decision_function_low(X).shape == (400, 5) and est.predict_proba(X).shape == (400, 2)
+    # a public label set with a class absent from y: the output keeps its two columns
+    absent = PrivateStackingClassifier(n_groups=2, random_state=0, classes=[0, 1]).fit(X, np.zeros(400, int))
+    assert list(absent.classes_) == [0, 1] and absent.predict_proba(X).shape == (400, 2)
+
+
+# --- the composition hook: the high level is post-processing of the low-level release and D_h -----
+
+class _HighLevelAlsoOnDl(PrivateStackingClassifier):
+    """Planted bug: the high level trains on D_l's meta-features too (each D_l record used twice)."""
+
+    def _high_level_rows(self, parts):
+        return np.sort(np.concatenate([parts.low, parts.high]))
+
+
+def _replace(X, y, i):
+    Xp, yp = X.copy(), y.copy()
+    Xp[i] = -3.0 * X[i] / np.linalg.norm(X[i])
+    yp[i] = 1 - y[i]
+    return Xp, yp
+
+
+@pytest.mark.parametrize("partition", ["features", "samples"])
+def test_high_level_is_post_processing_of_the_low_level_release(partition):
+    X, y = _data()
+    params = dict(partition=partition, n_groups=3, random_state=5, classes=[0, 1])
+    full = PrivateStackingClassifier(**params, diagnostics=True).fit(X, y)
+    in_low, in_high = int(full.diagnostics_.low_index[0]), int(full.diagnostics_.high_index[0])
+    release = PrivateStackingClassifier(**params).fit(X, y).low_level_
+
+    def high(cls, data):
+        return cls(**params).fit(*data, low_level=release).high_level_.w_
+
+    # same seeds as a normal fit: handing in the fit's own low level reproduces its high level
+    np.testing.assert_array_equal(high(PrivateStackingClassifier, (X, y)), full.high_level_.w_)
+    # a changed D_l record does not reach the high level ...
+    np.testing.assert_array_equal(high(PrivateStackingClassifier, _replace(X, y, in_low)), full.high_level_.w_)
+    # ... a changed D_h record does (the check can see a change)
+    assert not np.allclose(high(PrivateStackingClassifier, _replace(X, y, in_high)), full.high_level_.w_)
+    # the planted mutant whose high level also trains on D_l is caught
+    assert not np.allclose(high(_HighLevelAlsoOnDl, _replace(X, y, in_low)), high(_HighLevelAlsoOnDl, (X, y)))
+
+
+def test_low_level_hook_refuses_a_release_of_another_kind():
+    X, y = _data()
+    fs = PrivateStackingClassifier(n_groups=3, random_state=0, classes=[0, 1]).fit(X, y)
+    ss = PrivateStackingClassifier(partition="samples", n_groups=3, random_state=0, classes=[0, 1]).fit(X, y)
+    with pytest.raises(TypeError, match="low_level must be"):
+        clone(fs).fit(X, y, low_level=ss.low_level_)
+    with pytest.raises(ValueError, match="blocks"):
+        clone(fs).set_params(n_groups=2).fit(X, y, low_level=fs.low_level_)
+    with pytest.raises(TypeError, match="list of 3"):
+        clone(ss).fit(X, y, low_level=ss.low_level_[:2])
+
+
+# --- state that survives a bad call, errors that name the parameter ------------------------------
+
+@pytest.mark.parametrize("kwargs, exc, message", [
+    (dict(lam="x"), TypeError, "lam must be"),
+    (dict(lam=[0.01, 0.02]), ValueError, "lam has 2 entries but there are K = 3"),
+    (dict(partition="samples", lam=[0.01, 0.01, 0.01]), ValueError, "lam must be one number"),
+    (dict(row_bound="private_max", row_scale="a"), TypeError, "row_scale"),
+    (dict(low_fraction="half"), ValueError, "low_fraction"),
+    (dict(low_fraction=0.999), ValueError, "low_fraction=0.999 leaves too few samples"),
+    (dict(diagnostics="yes"), TypeError, "diagnostics"),
+])
+def test_errors_name_the_parameter_and_leave_the_fit_intact(kwargs, exc, message):
+    X, y = _data(n=200)
+    est = PrivateStackingClassifier(n_groups=3, random_state=0, classes=[0, 1]).fit(X, y)
+    before = {k: vars(est)[k] for k in _fitted_names(est)}
+    with pytest.raises(exc, match=message):
+        est.set_params(**kwargs).fit(X[:, :10], y)
+    assert _fitted_names(est) == before.keys() and all(vars(est)[k] is v for k, v in before.items())
+    assert est.n_features_in_ == 12
+    assert est.set_params(**PrivateStackingClassifier(n_groups=3).get_params()).predict(X).shape == (200,)
+
+
+def test_a_tiny_d_h_is_a_valid_split_not_a_label_error():
+    # low_fraction = 0.99 on n = 200 leaves 2 rows in D_h, possibly of one class: that is legal
+    X, y = _data(n=200)
+    est = PrivateStackingClassifier(low_fraction=0.99, n_groups=3, random_state=0, classes=[0, 1]).fit(X, y)
+    assert est.predict_proba(X).shape == (200, 2) and est.privacy_.total() == 1.0
+
+
+# --- internal calls do not validate again ----------------------------------------------------------
+
+@pytest.mark.parametrize("partition", ["features", "samples"])
+def test_inputs_are_validated_once_per_public_call(partition, monkeypatch):
+    import dpstack.linear
+    import dpstack.stacking
+
+    X, y = _data()
+    est = PrivateStackingClassifier(partition=partition, n_groups=4, random_state=0, classes=[0, 1])
+    calls = []
+    original = dpstack.linear._validate_data
+
+    def counting(*args, **kwargs):
+        calls.append(type(args[0]).__name__)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(dpstack.linear, "_validate_data", counting)
+    monkeypatch.setattr(dpstack.stacking, "_validate_data", counting)
+    est.fit(X, y)
+    assert calls == ["PrivateStackingClassifier"]
+    calls.clear()
+    scores = est.decision_functions(X)
+    assert calls == ["PrivateStackingClassifier"]
+    # and the fast paths give what the public, checked calls give
+    Z = est.bounded_design(X)
+    low = est.low_level_ if partition == "samples" else [est.low_level_]
+    checked = np.column_stack([m.decision_function(Z) for m in low]) if partition == "samples" \
+        else est.low_level_.decision_function_blocks(Z)
+    np.testing.assert_array_equal(checked, est.decision_function_low(X))
+    np.testing.assert_array_equal(est.high_level_.decision_function(est.high_level_inputs(X)), scores["C-hl"])
+
+
+# --- export of the release ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs", [
+    dict(partition="features", feature_importance=np.arange(12, 0, -1.0), low_intercept=True),
+    dict(partition="samples", n_groups=4, low_intercept=True, combiner="weighted_vote"),
+    dict(partition="features", groups=[[0, 1, 2], [3, 4, 5, 6, 7, 8, 9, 10, 11]], group_importance=[0.6, 0.4],
+         lam=[0.01, 0.05], lam_high=0.02, combiner=1),
+], ids=["PST-F(W)", "PST-S", "PST-F groups"])
+def test_release_round_trip_predicts_identically(kwargs, tmp_path):
+    from dpstack.release import load_release, save_release
+
+    X, y = _data()
+    labels = np.array(["ham", "spam"])[y]
+    est = PrivateStackingClassifier(random_state=0, classes=["ham", "spam"], diagnostics=True, **kwargs).fit(X, labels)
+    path = save_release(est, tmp_path / "pst.json")
+    assert "low_index" not in path.read_text() and "noise_norm" not in path.read_text()
+    model = load_release(path)
+    assert type(model) is PrivateStackingClassifier and not hasattr(model, "diagnostics_")
+    np.testing.assert_array_equal(model.predict(X), est.predict(X))
+    np.testing.assert_array_equal(model.decision_function(X), est.decision_function(X))
+    for name, scores in est.decision_functions(X).items():
+        np.testing.assert_array_equal(model.decision_functions(X)[name], scores)
+    for combiner in ("stack", "vote", "weighted_vote", 0):
+        np.testing.assert_array_equal(model.predict_proba(X, combiner=combiner), est.predict_proba(X, combiner=combiner))
+    assert model.privacy_.total() == est.privacy_.mechanism_total() == 1.0
+
+
+def test_release_round_trip_with_private_max_keeps_the_label(tmp_path):
+    from dpstack.release import load_release, save_release
+
+    X, y = _data()
+    with pytest.warns(PrivacyLeakWarning):
+        est = PrivateStackingClassifier(row_bound="private_max", row_scale=2.0, random_state=0,
+                                        classes=[0, 1]).fit(10 * X, y)
+    model = load_release(save_release(est, tmp_path / "m.json"))
+    np.testing.assert_array_equal(model.decision_function(10 * X), est.decision_function(10 * X))
+    assert model.privacy_.total() == np.inf and [e.mechanism for e in model.privacy_.outside_steps] == [PRIVATE_MAX_STEP]

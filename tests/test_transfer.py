@@ -143,3 +143,197 @@ def test_private_max_scaling_is_flagged_in_both_transfer_methods():
     # with a public bound the same fits keep their budgets
     ok = SimComb(row_bound="normalize", random_state=0, classes=[0, 1]).fit(Xt, yt, X_source=Xs, y_source=ys)
     assert domain_guarantees(ok.privacy_) == {"source": 1.0, "target": 1.0}
+
+
+# --- the privacy boundary ---------------------------------------------------------------------------
+
+def _fitted_names(est):
+    return {k for k in vars(est) if k.endswith("_") and not k.startswith("_")}
+
+
+@pytest.mark.parametrize("cls", [PrivateTransferStacking, SimComb])
+def test_default_object_carries_only_its_release(cls):
+    Xs, ys = _domain(600, 0)
+    Xt, yt = _domain(300, 1)
+    kw = dict(n_groups=3) if cls is PrivateTransferStacking else {}
+    est = cls(random_state=0, classes=[0, 1], **kw).fit(Xt, yt, X_source=Xs, y_source=ys)
+    assert _fitted_names(est) == set(est._release_attributes)
+    assert est.block_max_ is None and est.source_block_max_ is None
+    assert est.privacy_.per_part() == ({"D_s": 1.0, "D_t/D_t0": 1.0, "D_t/D_t1": 1.0} if kw
+                                       else {"D_s": 1.0, "D_t": 1.0})
+    diag = clone(est).set_params(diagnostics=True).fit(Xt, yt, X_source=Xs, y_source=ys)
+    assert _fitted_names(diag) - _fitted_names(est) == {"diagnostics_"}
+    np.testing.assert_array_equal(diag.decision_function(Xt), est.decision_function(Xt))
+    assert domain_guarantees(diag.privacy_) == {"source": np.inf, "target": np.inf}
+    assert diag.privacy_.mechanism_total() == 1.0
+    d = diag.diagnostics_
+    assert d.source is not None and (d.target.noise_norm if not kw else d.high_level.noise_norm) > 0
+    if kw:
+        assert np.intersect1d(d.low_index, d.high_index).size == 0 and d.low_level.noise_norms.shape == (3,)
+
+
+@pytest.mark.parametrize("cls", [PrivateTransferStacking, SimComb])
+def test_label_set_is_resolved_once_at_the_source_and_recorded(cls):
+    Xs, ys = _domain(600, 0)
+    Xt, yt = _domain(300, 1)
+    with pytest.warns(PrivacyLeakWarning, match="classes=None") as record:
+        est = cls(random_state=0).fit(Xt, yt, X_source=Xs, y_source=ys)
+    assert sum(issubclass(w.category, PrivacyLeakWarning) for w in record) == 1
+    assert [(e.mechanism, e.part) for e in est.privacy_.outside_steps] == [
+        ("label set read from the data (classes=None)", "D_s")]
+    assert domain_guarantees(est.privacy_) == {"source": np.inf, "target": 1.0}
+
+
+@pytest.mark.parametrize("cls", [PrivateTransferStacking, SimComb])
+def test_a_target_with_one_class_keeps_the_output_shape(cls):
+    Xs, ys = _domain(600, 0)
+    Xt, _ = _domain(300, 1)
+    labels = np.array(["no", "yes"])
+    est = cls(random_state=0, classes=["no", "yes"]).fit(Xt, np.full(300, "yes"), X_source=Xs, y_source=labels[ys])
+    assert list(est.classes_) == ["no", "yes"] and est.predict_proba(Xt).shape == (300, 2)
+    assert set(est.predict(Xt)) <= {"no", "yes"}
+
+
+# --- composition hook -----------------------------------------------------------------------------
+
+def test_target_level_1_is_post_processing_of_the_level_0_release():
+    Xs, ys = _domain(600, 0)
+    Xt, yt = _domain(300, 1)
+    params = dict(n_groups=3, random_state=2, classes=[0, 1])
+    full = PrivateTransferStacking(**params, diagnostics=True).fit(Xt, yt, X_source=Xs, y_source=ys)
+    base = PrivateTransferStacking(**params).fit_source(Xs, ys)
+    release = clone(base).fit(Xt, yt, X_source=Xs, y_source=ys).low_level_
+    in_low, in_high = int(full.diagnostics_.low_index[0]), int(full.diagnostics_.high_index[0])
+
+    def high(Xc, yc):
+        m = PrivateTransferStacking(**params).fit_source(Xs, ys)
+        return m.fit(Xc, yc, low_level=release).high_level_.w_
+
+    np.testing.assert_array_equal(high(Xt, yt), full.high_level_.w_)
+    Xp, yp = Xt.copy(), yt.copy()
+    Xp[in_low], yp[in_low] = -Xt[in_low] * 5, 1 - yt[in_low]
+    np.testing.assert_array_equal(high(Xp, yp), full.high_level_.w_)
+    Xq, yq = Xt.copy(), yt.copy()
+    Xq[in_high], yq[in_high] = -Xt[in_high] * 5, 1 - yt[in_high]
+    assert not np.allclose(high(Xq, yq), full.high_level_.w_)
+
+
+# --- state that survives a bad call ---------------------------------------------------------------
+
+def test_wrong_target_features_keep_the_source_and_the_refit_works():
+    Xs, ys = _domain(600, 0)
+    Xt, yt = _domain(300, 1)
+    m = PrivateTransferStacking(n_groups=2, random_state=0, classes=[0, 1]).fit_source(Xs, ys)
+    source, ledger = m.source_, m.source_privacy_
+    with pytest.raises(ValueError, match="9 features"):
+        m.fit(Xt[:, :9], yt)
+    assert m.n_features_in_ == 10 and m.source_ is source and not hasattr(m, "high_level_")
+    m.fit(Xt, yt)  # no second fit_source: ε_s is spent once
+    assert m.source_ is source and m.source_privacy_ is ledger
+    fresh = clone(m).fit(Xt, yt, X_source=Xs, y_source=ys)
+    np.testing.assert_array_equal(m.decision_function(Xt), fresh.decision_function(Xt))
+
+
+@pytest.mark.parametrize("cls", [PrivateTransferStacking, SimComb])
+def test_refit_with_other_labels_leaves_the_fit_consistent(cls):
+    Xs, ys = _domain(600, 0)
+    Xt, yt = _domain(300, 1)
+    est = cls(random_state=0, classes=[0, 1]).fit(Xt, yt, X_source=Xs, y_source=ys)
+    before = {k: vars(est)[k] for k in _fitted_names(est)}
+    with pytest.raises(ValueError, match="not in classes"):
+        est.fit(Xt, yt + 1)
+    assert all(vars(est)[k] is v for k, v in before.items()) and _fitted_names(est) == before.keys()
+    assert list(est.classes_) == [0, 1] and set(est.predict(Xt)) <= {0, 1}
+    with pytest.raises(ValueError, match="differs from the classes_ fixed at fit_source"):
+        est.set_params(classes=["a", "b"]).fit(Xt, yt)
+    assert all(vars(est)[k] is v for k, v in before.items())
+
+
+def test_simcomb_before_fit_raises_not_fitted():
+    from sklearn.exceptions import NotFittedError
+
+    X, _ = _domain(20, 0)
+    for call in ("predict", "predict_proba", "decision_function"):
+        with pytest.raises(NotFittedError):
+            getattr(SimComb(), call)(X)
+    Xs, ys = _domain(300, 0)
+    source_only = SimComb(classes=[0, 1], random_state=0).fit_source(Xs, ys)
+    with pytest.raises(NotFittedError):
+        source_only.predict(X)
+    assert source_only.predict(X, model="source").shape == (20,)
+
+
+@pytest.mark.parametrize("cls, kwargs, exc, message", [
+    (PrivateTransferStacking, dict(lam="x"), TypeError, "lam must be"),
+    (PrivateTransferStacking, dict(lam=[0.1, 0.1]), ValueError, "lam has 2 entries but there are K = 5"),
+    (PrivateTransferStacking, dict(lam_source=[0.1, 0.1]), ValueError, "lam_source has 2 entries"),
+    (PrivateTransferStacking, dict(eta=[0.1, 0.1]), ValueError, "eta has 2 entries"),
+    (PrivateTransferStacking, dict(row_bound="private_max", row_scale="a"), TypeError, "row_scale"),
+    (PrivateTransferStacking, dict(low_fraction=0.995), ValueError, "low_fraction=0.995 leaves too few"),
+    (SimComb, dict(lam="x"), TypeError, "lam must be"),
+    (SimComb, dict(row_bound="private_max", row_scale="a"), TypeError, "row_scale"),
+    (SimComb, dict(eta="half"), TypeError, "eta"),
+])
+def test_errors_name_the_parameter(cls, kwargs, exc, message):
+    Xs, ys = _domain(300, 0)
+    Xt, yt = _domain(200, 1)
+    with pytest.raises(exc, match=message):
+        cls(random_state=0, classes=[0, 1], **kwargs).fit(Xt, yt, X_source=Xs, y_source=ys)
+
+
+def test_a_new_source_drops_the_target_fitted_on_the_old_one():
+    Xs, ys = _domain(300, 0)
+    Xt, yt = _domain(200, 1)
+    for est in (PrivateTransferStacking(n_groups=2, random_state=0, classes=[0, 1]),
+                SimComb(random_state=0, classes=[0, 1])):
+        est.fit(Xt, yt, X_source=Xs, y_source=ys).fit_source(Xs[::-1], ys[::-1])
+        assert not {"privacy_", "high_level_", "low_level_", "target_"} & _fitted_names(est)
+
+
+# --- export of the release ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("est", [
+    PrivateTransferStacking(n_groups=3, eta=[0.2, 0.5, 0.9], low_intercept=True, random_state=0,
+                            classes=["no", "yes"], diagnostics=True),
+    PrivateTransferStacking(feature_importance=np.arange(10, 0, -1.0), combiner="vote", random_state=1,
+                            classes=["no", "yes"]),
+    SimComb(eta=0.3, fit_intercept=True, row_bound="normalize", random_state=0, classes=["no", "yes"],
+            diagnostics=True),
+], ids=["PPTL-FS(U)", "PPTL-FS(W) vote", "SimComb"])
+def test_release_round_trip_predicts_identically(est, tmp_path):
+    from dpstack.release import load_release, save_release
+
+    Xs, ys = _domain(600, 0)
+    Xt, yt = _domain(300, 1)
+    labels = np.array(["no", "yes"])
+    est.fit(Xt, labels[yt], X_source=Xs, y_source=labels[ys])
+    model = load_release(save_release(est, tmp_path / "t.json"))
+    assert type(model) is type(est) and not hasattr(model, "diagnostics_")
+    np.testing.assert_array_equal(model.predict(Xt), est.predict(Xt))
+    np.testing.assert_array_equal(model.decision_function(Xt), est.decision_function(Xt))
+    if isinstance(est, SimComb):
+        np.testing.assert_array_equal(model.decision_function(Xt, model="source"),
+                                      est.decision_function(Xt, model="source"))
+    else:
+        np.testing.assert_array_equal(model.decision_function_source(Xt), est.decision_function_source(Xt))
+        for name, scores in est.decision_functions(Xt).items():
+            np.testing.assert_array_equal(model.decision_functions(Xt)[name], scores)
+        for combiner in ("stack", "vote", "weighted_vote", 1):
+            np.testing.assert_array_equal(model.predict_proba(Xt, combiner=combiner),
+                                          est.predict_proba(Xt, combiner=combiner))
+    assert domain_guarantees(model.privacy_) == {"source": 1.0, "target": 1.0}
+
+
+@pytest.mark.parametrize("cls", [PrivateTransferStacking, SimComb])
+def test_an_exported_source_is_fitted_on_a_target_without_the_source_data(cls, tmp_path):
+    # what the source organisation hands over: its release after fit_source alone
+    from dpstack.release import load_release, save_release
+
+    Xs, ys = _domain(600, 0)
+    Xt, yt = _domain(300, 1)
+    source = cls(random_state=0, classes=[0, 1]).fit_source(Xs, ys)
+    loaded = load_release(save_release(source, tmp_path / "source.json")).set_params(random_state=0)
+    loaded.fit(Xt, yt)
+    here = clone(source).fit(Xt, yt, X_source=Xs, y_source=ys)
+    np.testing.assert_array_equal(loaded.decision_function(Xt), here.decision_function(Xt))
+    assert domain_guarantees(loaded.privacy_) == {"source": 1.0, "target": 1.0}
