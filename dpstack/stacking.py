@@ -7,18 +7,27 @@ high level is PLR(ε) on the meta-features σ(x_(k)ᵀw_k) of D_h. Because D_l,
 its sample sets and D_h are disjoint, parallel composition gives ε overall
 (PST Proposition 3, Theorem 4).
 
-The papers leave four choices open; each is a parameter here (DESIGN.md §4):
+The papers leave four choices open; each is a parameter here:
 
 * ``row_bound`` — how rows are brought under the norm bounds the proofs need.
   ``"clip"`` (default), ``"scale"`` and ``"normalize"`` are per-row maps fixed
   before seeing the data, so the guarantee holds; ``"private_max"`` divides by
-  the largest norm in the training data and is **outside the guarantee**.
+  the largest norm in the training data and is **outside the guarantee** (it
+  raises a :class:`~dpstack.base.PrivacyLeakWarning` and the ledger records it
+  with ε = ∞).
 * ``meta_features`` — ``"centred"`` (2σ − 1)/√K (default) or ``"sigmoid"`` σ/√K
-  (DESIGN.md); both keep ‖m‖ ≤ 1, the bound the high-level PLR assumes.
+  (the papers' σ scaled to the unit ball); both keep ‖m‖ ≤ 1, the bound the high-level PLR assumes.
 * ``lam_high`` — λ of the high level (default: the low level's λ).
 * ``low_intercept`` / ``high_intercept`` — a regularised constant feature
   inside the norm bound (half of the bound, as in
   :class:`~dpstack.linear.PrivateLogisticRegression`).
+
+A fitted model releases its low-level and high-level models, the groups, the
+importances and the public label set (``_release_attributes``); which rows fell
+in D_l, D_h and each S_k, and the noise of every level, are kept only with
+``diagnostics=True`` (see :mod:`dpstack.base`). ``fit(X, y, low_level=...)``
+fits the high level alone on a given low-level release: the composition hook
+that shows the high level is post-processing of that release and D_h.
 
 Helpers shared with :mod:`dpstack.transfer`: :func:`resolve_groups`,
 :func:`bound_blocks`, :func:`meta_features`.
@@ -222,7 +231,7 @@ def meta_features(margins, kind="centred"):
     """High-level inputs from the K low-level margins x_(k)ᵀw_k, with ‖m‖ ≤ 1.
 
     ``"sigmoid"``: σ(z)/√K, the papers' σ(x_(k)ᵀw_k) scaled to the unit ball
-    (DESIGN.md §4); every entry lies in (0, 1/√K), so the high level sees
+    (the papers do not say how); every entry lies in (0, 1/√K), so the high level sees
     inputs centred near 1/(2√K) and has no intercept to absorb that offset.
     ``"centred"``: (2σ(z) − 1)/√K = tanh(z/2)/√K, the same information centred
     at 0 and using the whole unit ball.

@@ -151,7 +151,7 @@ def pptl_printed_spend(epsilon, n, lam, importance):
 
     The noise alone then spends Σ_k ε q_k = ε, and the Jacobian factor of the
     proof comes on top: the total is ε + Σ_k log(1 + q_k²/(2nλ_k) + q_k⁴/(16n²λ_k²)) = 2ε − ε'.
-    PST Algorithm 3's ε_k = ε' spends exactly ε (DESIGN.md §5.2).
+    PST Algorithm 3's ε_k = ε' spends exactly ε.
 
     Returns
     -------

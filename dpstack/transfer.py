@@ -2,7 +2,7 @@
 
 PST Algorithm 4 (PST-H) and PPTL Algorithm 4 (PPTL-FS) are one method, and
 PST Table 2 and PPTL Table 4 report one experiment under two sets of names
-(DESIGN.md §4): PST-H(W)/(U) = PPTL-FS(W)/(R), PPHTL = SimComb, PLR(target) = Direct.
+(see the book's errata page, "Names"): PST-H(W)/(U) = PPTL-FS(W)/(R), PPHTL = SimComb, PLR(target) = Direct.
 
 * Source: PLR-FS(ε_s) on the source with g = ½‖w‖² → w_s^(k).
 * Target: D_t split at random into D_t0, D_t1; PLR-FS(ε_t) on D_t0 with
@@ -57,6 +57,8 @@ __all__ = ["PrivateTransferStacking", "SimComb", "transfer_centre"]
 
 def _ensure_source(estimator, X_source, y_source):
     """Fit the source now if it is given, else require an earlier :meth:`fit_source`."""
+    if (X_source is None) != (y_source is None):
+        raise ValueError("X_source and y_source must be given together")
     if X_source is not None:
         estimator.fit_source(X_source, y_source)
     elif not hasattr(estimator, "source_"):

@@ -95,6 +95,7 @@ def test_source_and_target_noise_streams_are_independent():
     (dict(groups=[[0, 1], [1, 2]]), "fit", "disjoint"),
     (dict(groups=[[0, 1], [2]], group_importance=[0.2, 0.7]), "fit", "sum to 1"),
     (dict(), "mismatch", "features"),
+    (dict(), "no_y_source", "X_source and y_source must be given together"),
 ])
 def test_transfer_errors(kwargs, call, message):
     Xs, ys = _domain(300, 0)
@@ -105,6 +106,8 @@ def test_transfer_errors(kwargs, call, message):
             m.fit(Xt, yt)
         elif call == "fit":
             m.fit(Xt, yt, X_source=Xs, y_source=ys)
+        elif call == "no_y_source":
+            m.fit(Xt, yt, X_source=Xs)
         else:
             m.fit_source(Xs, ys).fit(Xt[:, :9], yt)
 

@@ -1,17 +1,17 @@
 """PST experiments (Yao et al. 2019, §4.1): AUC vs ε, vs K, vs α, the combiners, and the open choices.
 
-Protocol (PST §4.1, DESIGN.md errata 5, 6, 8):
+Protocol (PST §4.1; the book's errata page discusses its gaps):
 
 * MNIST 0 vs 8 — :func:`dpstack.datasets.mnist_pst`: 5,000 images, 3,000 train /
   2,000 test, PCA to 100, rows clipped to norm 1. NEWS20 sci vs talk —
   :func:`dpstack.datasets.news20_pst`: bydate train (4,325) / test (2,880), TF-IDF,
   PCA to 100. PCA and the importances v_i (PCA variances) are fitted on the
-  training data: **outside the guarantee**, as in the paper (erratum 5).
+  training data: **outside the guarantee**, as in the paper.
   The preprocessing is done once per process (cached); each repeat redraws the
   split of the training set into 2/3 fit / 1/3 validation and all the noise.
 * λ is chosen on the validation third by test-free AUC over a grid and the model fitted
   with that λ is scored on the test set. **Choosing λ on private validation data is
-  outside the privacy guarantee** (the papers do it without saying so, erratum 6).
+  outside the privacy guarantee** (the papers do it without saying so).
 * K = 5, D_l/D_h = 50/50, ε = ∞ is the non-private version of each method.
 
 Every cell returns tidy rows (one per method × combiner) with the test AUC, the
@@ -43,7 +43,7 @@ __all__ = [
 
 STACKING_METHODS = ("PLR", "PST-S", "PST-F(U)", "PST-F(W)")
 
-#: The open choices (DESIGN.md §4) and their defaults: all DP-correct.
+#: The open choices the papers leave (see :mod:`dpstack.stacking`) and their defaults: all DP-correct.
 DEFAULT_OPTIONS = {"row_bound": "clip", "row_scale": 1.0, "meta_features": "centred", "lam_high": "tied",
                    "lam_blocks": "same", "low_intercept": False, "high_intercept": True}
 

@@ -1,6 +1,6 @@
 """Transfer experiments: PPTL Table 1 (MNIST), PST Table 2 = PPTL Table 4 and PPTL Table 2 / Figs 3b, 4 (RUIJIN-like).
 
-Protocol (PPTL §4.2; DESIGN.md §4):
+Protocol (PPTL §4.2):
 
 * Source and target each split 80/20 train/test at random per repeat. Methods:
   PPTL-FS(W) / PPTL-FS(R) (= PST-H(W)/(U)), SimComb (= PPHTL), SourceD (the
