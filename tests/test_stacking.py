@@ -497,3 +497,16 @@ def test_release_round_trip_with_private_max_keeps_the_label(tmp_path):
     model = load_release(save_release(est, tmp_path / "m.json"))
     np.testing.assert_array_equal(model.decision_function(10 * X), est.decision_function(10 * X))
     assert model.privacy_.total() == np.inf and [e.mechanism for e in model.privacy_.outside_steps] == [PRIVATE_MAX_STEP]
+
+
+def test_the_hook_accepts_an_exported_low_level_release(tmp_path):
+    # what an auditor holds: the published release, loaded back; the high level refitted on D_h
+    # from it equals the one published
+    from dpstack.release import load_release, save_release
+
+    X, y = _data()
+    est = PrivateStackingClassifier(partition="samples", n_groups=3, random_state=4, classes=[0, 1]).fit(X, y)
+    published = load_release(save_release(est, tmp_path / "pst.json"))
+    again = clone(est).fit(X, y, low_level=published.low_level_)
+    np.testing.assert_array_equal(again.high_level_.w_, est.high_level_.w_)
+    assert again.privacy_.per_part() == est.privacy_.per_part()
