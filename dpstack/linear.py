@@ -198,10 +198,30 @@ class PrivateLogisticRegression(_BinaryLinearMixin, BaseEstimator):
     @atomic_fit
     def fit(self, X, y):
         """Fit the private model on (X, y). Returns self."""
-        epsilon = check_epsilon(self.epsilon)
-        lam = check_positive(self.lam, "lam")
+        check_epsilon(self.epsilon)
+        check_positive(self.lam, "lam")
         self._scaling()
         X, y_signed, classes, from_data = self._validate_fit_inputs(X, y)
+        return self._fit_validated(X, y_signed, classes, from_data)
+
+    def _fit_unchecked(self, X, y_signed):
+        """Internal fast path of ``fit`` for composed estimators (stacking, transfer).
+
+        The caller has validated ``X`` (finite 2-D float array, rows already under their
+        bounds) and gives ``y_signed`` in {-1, +1}; ``classes`` must be the signed label set
+        (:data:`dpstack.stacking.SIGNED`). The parameters are still checked; the data are not
+        validated a second time.
+        """
+        classes = np.asarray(self.classes, dtype=float)
+        if classes.shape != (2,) or not np.array_equal(classes, [-1.0, 1.0]):
+            raise ValueError(f"the internal fit path needs classes=[-1, 1], got {self.classes!r}")
+        check_diagnostics(self.diagnostics)
+        self.n_features_in_ = X.shape[1]
+        return self._fit_validated(X, y_signed, classes, False)
+
+    def _fit_validated(self, X, y_signed, classes, from_data):
+        epsilon = check_epsilon(self.epsilon)
+        lam = check_positive(self.lam, "lam")
         Z = self._design_matrix(X)
         n, d = Z.shape
         w0 = None
@@ -237,6 +257,10 @@ class PrivateLogisticRegression(_BinaryLinearMixin, BaseEstimator):
         """Margins ``wᵀx`` on the clipped rows (the scale the model was trained on)."""
         check_is_fitted(self)
         X = _validate_data(self, X, dtype=float, reset=False)
+        return self._decision_function_unchecked(X)
+
+    def _decision_function_unchecked(self, X):
+        """``decision_function`` on an X the caller has already validated (internal fast path)."""
         return self._design_matrix(X) @ self.w_
 
 
@@ -336,8 +360,22 @@ class FeatureSplitLogisticRegression(_BinaryLinearMixin, BaseEstimator):
     @atomic_fit
     def fit(self, X, y):
         """Fit the K private block models. Returns self."""
-        epsilon = check_epsilon(self.epsilon)
+        check_epsilon(self.epsilon)
         X, y_signed, classes, from_data = self._validate_fit_inputs(X, y)
+        return self._fit_validated(X, y_signed, classes, from_data)
+
+    def _fit_unchecked(self, X, y_signed):
+        """Internal fast path of ``fit`` for composed estimators: see
+        :meth:`PrivateLogisticRegression._fit_unchecked`."""
+        classes = np.asarray(self.classes, dtype=float)
+        if classes.shape != (2,) or not np.array_equal(classes, [-1.0, 1.0]):
+            raise ValueError(f"the internal fit path needs classes=[-1, 1], got {self.classes!r}")
+        check_diagnostics(self.diagnostics)
+        self.n_features_in_ = X.shape[1]
+        return self._fit_validated(X, y_signed, classes, False)
+
+    def _fit_validated(self, X, y_signed, classes, from_data):
+        epsilon = check_epsilon(self.epsilon)
         n, p = X.shape
         groups, importance = self._check_groups(p)
         K = len(groups)
@@ -379,8 +417,16 @@ class FeatureSplitLogisticRegression(_BinaryLinearMixin, BaseEstimator):
         """Per-block margins x_(k)ᵀ w_k on clipped blocks, shape (n, K)."""
         check_is_fitted(self)
         X = _validate_data(self, X, dtype=float, reset=False)
+        return self._decision_function_blocks_unchecked(X)
+
+    def _decision_function_blocks_unchecked(self, X):
+        """``decision_function_blocks`` on an X the caller has already validated (internal fast path)."""
         return np.column_stack([self.block_design(X, k) @ w for k, w in enumerate(self.block_coefs_)])
 
     def decision_function(self, X):
         """Sum of the block margins (the full linear model on clipped blocks)."""
         return self.decision_function_blocks(X).sum(axis=1)
+
+    def _decision_function_unchecked(self, X):
+        """``decision_function`` on an X the caller has already validated (internal fast path)."""
+        return self._decision_function_blocks_unchecked(X).sum(axis=1)

@@ -13,7 +13,9 @@ of the book, :ref:`pst-open-choices`, lists them with their defaults):
 * ``row_bound`` — how rows are brought under the norm bounds the proofs need.
   ``"clip"`` (default), ``"scale"`` and ``"normalize"`` are per-row maps fixed
   before seeing the data, so the guarantee holds; ``"private_max"`` divides by
-  the largest norm in the training data and is **outside the guarantee**.
+  the largest norm in the training data and is **outside the guarantee** (it
+  raises a :class:`~dpstack.base.PrivacyLeakWarning` and the ledger records it
+  with ε = ∞).
 * ``meta_features`` — ``"centred"`` (2σ − 1)/√K (default) or ``"sigmoid"`` σ/√K
   (the papers' σ(x_(k)ᵀw_k) scaled to the unit ball); both keep ‖m‖ ≤ 1, the bound the high-level PLR assumes.
 * ``lam_high`` — λ of the high level (default: the low level's λ).
@@ -21,21 +23,30 @@ of the book, :ref:`pst-open-choices`, lists them with their defaults):
   inside the norm bound (half of the bound, as in
   :class:`~dpstack.linear.PrivateLogisticRegression`).
 
+A fitted model releases its low-level and high-level models, the groups, the
+importances and the public label set (``_release_attributes``); which rows fell
+in D_l, D_h and each S_k, and the noise of every level, are kept only with
+``diagnostics=True`` (see :mod:`dpstack.base`). ``fit(X, y, low_level=...)``
+fits the high level alone on a given low-level release: the composition hook
+that shows the high level is post-processing of that release and D_h.
+
 Helpers shared with :mod:`dpstack.transfer`: :func:`resolve_groups`,
 :func:`bound_blocks`, :func:`meta_features`.
 """
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator
+from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_epsilon, check_feature_groups, check_positive, check_random_state
 from .accounting import PrivacyLedger
-from .base import record_classes, record_diagnostics
+from .base import PrivacyLeakWarning, atomic_fit, check_diagnostics, record_classes, record_diagnostics
 from .linear import FeatureSplitLogisticRegression, PrivateLogisticRegression, _BinaryLinearMixin, _validate_data
 from .mechanisms import check_importance, clip_rows
 
@@ -46,6 +57,7 @@ __all__ = [
     "bound_rows",
     "block_lambdas",
     "meta_features",
+    "check_block_lam",
     "ROW_BOUNDS",
     "COMBINERS",
 ]
@@ -234,30 +246,81 @@ def meta_features(margins, kind="centred"):
     raise ValueError(f"meta_features must be one of {META_FEATURES}, got {kind!r}")
 
 
+def check_block_lam(lam, n_blocks, name="lam", per_block=True):
+    """λ of the low-level models: one number > 0, or (``per_block``) one per block.
+
+    Returns the float or the array of ``n_blocks`` values; every error names ``name``.
+    """
+    if np.ndim(lam) == 0:
+        return check_positive(lam, name)
+    if not per_block:
+        raise ValueError(f"{name} must be one number > 0 here (the same λ for every model), got {lam!r}")
+    try:
+        arr = np.asarray(lam, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number > 0 or {n_blocks} numbers > 0 (one per block), "
+                        f"got {lam!r}") from None
+    if arr.shape != (n_blocks,):
+        raise ValueError(f"{name} has {arr.size} entries but there are K = {n_blocks} blocks: "
+                         f"give one λ or {n_blocks}")
+    if not np.all(np.isfinite(arr) & (arr > 0)):
+        raise ValueError(f"{name} must be finite and > 0 for every block, got {lam!r}")
+    return arr
+
+
 #: the label set of the inner models, which are fitted on y in {-1, +1}
 SIGNED = np.array([-1.0, 1.0])
+
+#: what the warning and the ledger say about ``row_bound="private_max"``
+PRIVATE_MAX_STEP = "row scaling by the private maximum norm (row_bound='private_max')"
+
+
+def note_private_max(ledger, part, stacklevel=3):
+    """Warn (:class:`~dpstack.base.PrivacyLeakWarning`) and record the data-dependent scaling."""
+    warnings.warn(
+        "row_bound='private_max' divides by the largest norm in the private data: the scale is a "
+        "function of one record, so the fitted model is NOT differentially private (ledger total = inf). "
+        "Use a public row_scale with row_bound='clip', 'scale' or 'normalize' instead.",
+        PrivacyLeakWarning, stacklevel=stacklevel,
+    )
+    ledger.add_outside(PRIVATE_MAX_STEP, part,
+                       "the largest norm in the private data scales every row: outside the DP guarantee")
 
 
 def _seed(rng):
     return int(rng.integers(0, 2**63 - 1))
 
 
+def _check_fraction(value, name="low_fraction"):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 < float(value) < 1.0:
+        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+    return float(value)
+
+
 class _StackingMixin(_BinaryLinearMixin):
-    """Combiners, prediction and input checks shared by PST and PPTL-FS."""
+    """Combiners, prediction, input checks and the high level shared by PST and PPTL-FS.
+
+    Subclasses fit in two phases: every parameter and input is checked and every random
+    draw is made first (nothing is stored), then the levels are fitted and the fitted
+    attributes are set together. ``fit`` is also wrapped in
+    :func:`~dpstack.base.atomic_fit`, so a call that raises leaves an earlier fit intact.
+    """
 
     _min_samples = 4  # D_l and D_h need two samples each
 
     def _check_common_params(self):
-        check_positive(self.lam_high if self.lam_high is not None else 1.0, "lam_high")
+        check_diagnostics(self.diagnostics)
+        if self.lam_high is not None:
+            check_positive(self.lam_high, "lam_high")
         if self.row_bound not in ROW_BOUNDS:
             raise ValueError(f"row_bound must be one of {ROW_BOUNDS}, got {self.row_bound!r}")
+        check_positive(self.row_scale, "row_scale")
         if self.meta_features not in META_FEATURES:
             raise ValueError(f"meta_features must be one of {META_FEATURES}, got {self.meta_features!r}")
         self._check_combiner(self.combiner)
         if self.lam_blocks not in LAM_BLOCKS:
             raise ValueError(f"lam_blocks must be one of {LAM_BLOCKS}, got {self.lam_blocks!r}")
-        if not 0.0 < self.low_fraction < 1.0:
-            raise ValueError(f"low_fraction must be in (0, 1), got {self.low_fraction!r}")
+        _check_fraction(self.low_fraction)
 
     def _check_combiner(self, combiner):
         if combiner in COMBINERS:
@@ -275,46 +338,69 @@ class _StackingMixin(_BinaryLinearMixin):
         perm = rng.permutation(n)
         n_low = int(round(self.low_fraction * n))
         if n_low < 2 or n - n_low < 2:
-            raise ValueError(f"low_fraction={self.low_fraction} leaves fewer than 2 samples in D_l or D_h (n = {n})")
+            raise ValueError(f"low_fraction={self.low_fraction} leaves too few samples: the split needs at least "
+                             f"2 in D_l and 2 in D_h, got {n_low} and {n - n_low} (n = {n})")
         return np.sort(perm[:n_low]), np.sort(perm[n_low:])
 
     def _high_lam(self):
         if self.lam_high is not None:
-            return self.lam_high
-        lam = np.asarray(self.lam, dtype=float)
-        if lam.ndim != 0:
+            return check_positive(self.lam_high, "lam_high")
+        if np.ndim(self.lam) != 0:
             raise ValueError("lam is given per block, so lam_high must be given explicitly")
-        return float(lam)
+        return check_positive(self.lam, "lam")
 
-    def _fit_high(self, M, y_signed, epsilon, rng):
-        self.high_level_ = PrivateLogisticRegression(
+    def _high_level_rows(self, parts):
+        """Rows of the training data the high level is fitted on: D_h, and nothing else.
+
+        The high level may read the low level only through its release; fitting it on any
+        row of D_l would use those records twice (the composition would cost 2ε).
+        """
+        return parts.high
+
+    def _fit_high_level(self, X, y_signed, parts, low_level, epsilon, seed, **design):
+        """PLR(ε) on the meta-features of D_h, computed with the fitted low level (post-processing).
+
+        ``design`` holds the keyword arguments of :meth:`_design` (block_max, groups, bounds).
+        """
+        rows = self._high_level_rows(parts)
+        Zh = self._design(X[rows], **design)
+        M = meta_features(self._low_margins(Zh, low_level), self.meta_features)
+        high = PrivateLogisticRegression(
             epsilon=epsilon, lam=self._high_lam(), norm_bound=1.0, fit_intercept=self.high_intercept,
-            tol=self.tol, max_iter=self.max_iter, random_state=_seed(rng), classes=SIGNED,
+            tol=self.tol, max_iter=self.max_iter, random_state=seed, classes=SIGNED,
             diagnostics=self.diagnostics,
-        ).fit(M, y_signed)
+        )
+        return high._fit_unchecked(M, y_signed[rows])
 
     def _blockwise_intercept(self):
         # PST-S's PLR appends its own constant feature; PLR-FS needs one per block.
         return self.low_intercept and getattr(self, "partition", "features") == "features"
 
-    def _design(self, X):
-        return bound_blocks(X, self.groups_, self.block_bounds_, self.row_bound, self.row_scale,
-                            self._blockwise_intercept(), self.block_max_)[0]
+    def _design(self, X, block_max=None, groups=None, bounds=None):
+        """X laid out in blocks under their bounds (the fitted groups and bounds by default)."""
+        groups = self.groups_ if groups is None else groups
+        bounds = self.block_bounds_ if bounds is None else bounds
+        if block_max is None and self.row_bound == "private_max":
+            block_max = self.block_max_
+        return bound_blocks(X, groups, bounds, self.row_bound, self.row_scale, self._blockwise_intercept(),
+                            block_max)[0]
 
-    def _z_groups(self):
-        sizes = [g.size + self._blockwise_intercept() for g in self.groups_]
+    def _z_groups(self, groups=None):
+        groups = self.groups_ if groups is None else groups
+        sizes = [g.size + self._blockwise_intercept() for g in groups]
         ends = np.cumsum(sizes)
         return [np.arange(e - s, e) for s, e in zip(sizes, ends)]
 
-    def _note_non_private_scaling(self, part):
-        if self.row_bound == "private_max":
-            warnings.warn(
-                "row_bound='private_max' divides by the largest norm in the private data: "
-                "the fitted model is NOT differentially private (ledger total = inf)",
-                UserWarning, stacklevel=3,
-            )
-            self.privacy_.add("row scaling by the private maximum norm", part, np.inf,
-                              note="data-dependent scaling: outside the DP guarantee")
+    def _low_margins(self, Z, low_level=None):
+        """Margins of the fitted low level on a design Z the caller has validated, shape (n, K)."""
+        low_level = self.low_level_ if low_level is None else low_level
+        if isinstance(low_level, list):
+            return np.column_stack([m._decision_function_unchecked(Z) for m in low_level])
+        return low_level._decision_function_blocks_unchecked(Z)
+
+    def _checked_input(self, X):
+        check_is_fitted(self, "high_level_")
+        return _validate_data(self, X, dtype=float, reset=False)
 
     def bounded_design(self, X):
         """X as the low level sees it: blocks laid out contiguously, block k under norm q_k.
@@ -322,7 +408,7 @@ class _StackingMixin(_BinaryLinearMixin):
         The fitted low-level models (``low_level_``) take this matrix as input; the
         privacy audit uses it to build neighbouring datasets at the bounds.
         """
-        check_is_fitted(self)
+        check_is_fitted(self, "groups_")
         X = _validate_data(self, X, dtype=float, reset=False)
         return self._design(X)
 
@@ -332,9 +418,7 @@ class _StackingMixin(_BinaryLinearMixin):
 
     def decision_function_low(self, X):
         """Margins of the K low-level models, shape (n_samples, K) (C-0 … C-K−1)."""
-        check_is_fitted(self)
-        X = _validate_data(self, X, dtype=float, reset=False)
-        return self._low_margins(self._design(X))
+        return self._low_margins(self._design(self._checked_input(X)))
 
     def decision_function(self, X, combiner=None):
         """Score of a combiner (default ``self.combiner``); larger means ``classes_[1]``.
@@ -348,7 +432,7 @@ class _StackingMixin(_BinaryLinearMixin):
         if isinstance(combiner, int):
             return Z[:, combiner]
         if combiner == "stack":
-            return self.high_level_.decision_function(meta_features(Z, self.meta_features))
+            return self.high_level_._decision_function_unchecked(meta_features(Z, self.meta_features))
         weights = self.importance_ if combiner == "weighted_vote" else np.full(Z.shape[1], 1.0 / Z.shape[1])
         return (Z >= 0).astype(float) @ weights * 2.0 - 1.0
 
@@ -360,7 +444,7 @@ class _StackingMixin(_BinaryLinearMixin):
         votes = (Z >= 0).astype(float)
         out["C-mv"] = votes.mean(axis=1) * 2.0 - 1.0
         out["C-wmv"] = votes @ self.importance_ * 2.0 - 1.0
-        out["C-hl"] = self.high_level_.decision_function(meta_features(Z, self.meta_features))
+        out["C-hl"] = self.high_level_._decision_function_unchecked(meta_features(Z, self.meta_features))
         return out
 
     def predict_proba(self, X, combiner=None):
@@ -374,6 +458,32 @@ class _StackingMixin(_BinaryLinearMixin):
         """Class labels; ties of a vote go to ``classes_[1]``."""
         margins = self.decision_function(X, combiner)  # checks fitted state before classes_ is read
         return self.classes_[(margins >= 0).astype(int)]
+
+    def _check_low_level_release(self, low_level, kind, n_design, z_groups=None, importance=None, n_models=None):
+        """A low-level release handed in to ``fit(low_level=...)`` must fit the design it will read."""
+        what = ("a fitted FeatureSplitLogisticRegression" if kind == "features"
+                else f"a list of {n_models} fitted PrivateLogisticRegression")
+        models = low_level if kind == "samples" else [low_level]
+        ok = (kind == "samples" and isinstance(low_level, (list, tuple)) and len(low_level) == n_models
+              and all(isinstance(m, PrivateLogisticRegression) for m in low_level)) or \
+             (kind == "features" and isinstance(low_level, FeatureSplitLogisticRegression))
+        if not ok:
+            raise TypeError(f"low_level must be {what} (a low_level_ of the same kind), got {type(low_level).__name__}")
+        for m in models:
+            check_is_fitted(m)
+            if not np.array_equal(m.classes_, SIGNED):
+                raise ValueError("low_level must have been fitted on the signed labels (classes_ = [-1, 1])")
+            if m.n_features_in_ != n_design:
+                raise ValueError(f"low_level reads {m.n_features_in_} design columns, this model's design has "
+                                 f"{n_design}")
+            if kind == "samples" and bool(m.fit_intercept) != bool(self.low_intercept):
+                raise ValueError("low_level's fit_intercept differs from low_intercept")
+        if kind == "features" and (
+                len(low_level.groups_) != len(z_groups)
+                or any(not np.array_equal(a, b) for a, b in zip(low_level.groups_, z_groups))
+                or not np.allclose(low_level.importance_, importance)):
+            raise ValueError("low_level's blocks (groups_, importance_) differ from this model's")
+        return list(low_level) if kind == "samples" else low_level
 
 
 class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
@@ -430,6 +540,17 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         Passed to the solvers.
     random_state : None, int or numpy.random.Generator
         Drives the D_l/D_h split, the U groups, the S_k split and all noise.
+    classes : array-like of shape (2,) or None, default=None
+        The public label set; ``classes[1]`` is the positive class. Resolved once, here:
+        the inner models are fitted on y in {-1, +1}, so a sample set S_k (or D_h) holding a
+        single class changes neither the shapes nor the calibration. ``None`` reads the
+        label set from ``y``, outside the guarantee (a
+        :class:`~dpstack.base.PrivacyLeakWarning`, and a ledger entry with ε = ∞).
+    diagnostics : bool, default=False
+        Keep, in ``diagnostics_``, what a fit computes from the private data or the noise
+        beyond the release: the rows of D_l, D_h and each S_k and the inner models'
+        diagnostics (noise, iteration counts). Such an object is not private (ledger
+        total = ∞); publish its release with :func:`dpstack.release.save_release`.
 
     Attributes
     ----------
@@ -440,17 +561,31 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         q_k (1/K for PST-S, used by C-wmv).
     block_bounds_ : ndarray
         Norm bound of each block of :meth:`bounded_design` (q_k; 1 for PST-S).
-    low_index_, high_index_ : ndarray
-        Rows of the training data in D_l and D_h.
-    sample_parts_ : list of K ndarrays or None
-        Rows of each S_k (PST-S).
     low_level_ : FeatureSplitLogisticRegression or list of K PrivateLogisticRegression
-        The low-level models (inspect ``block_coefs_`` / ``coef_``).
+        The low-level models (inspect ``block_coefs_`` / ``coef_``), themselves default
+        (diagnostics-free) objects unless ``diagnostics=True``.
     high_level_ : PrivateLogisticRegression
     block_max_ : ndarray or None
-        Largest block norms (only with ``row_bound="private_max"``).
+        Largest block norms, only with ``row_bound="private_max"`` (a step outside the
+        guarantee, recorded as such in ``privacy_``); None otherwise.
     privacy_ : PrivacyLedger
         ε per part: ``D_l`` (or ``D_l/S_k``) and ``D_h``.
+    diagnostics_ : sklearn.utils.Bunch
+        Only with ``diagnostics=True``: ``low_index``, ``high_index`` (rows of D_l and D_h),
+        ``sample_parts`` (rows of each S_k, PST-S; None for PST-F), ``low_level`` (the
+        low-level model's ``diagnostics_``, a list for PST-S) and ``high_level``.
+
+    The fitted object holds nothing else derived from the data or the noise: what it
+    releases is listed in ``_release_attributes``. The split of the data into D_l, D_h
+    and the S_k is random and depends on nothing but ``random_state``; which rows fell
+    where is not released.
+
+    **Composition hook.** ``fit(X, y, low_level=release)`` fits the high level only: the
+    low level is the given release (a ``low_level_`` of the same kind), D_l is not read,
+    and the high level is fitted on D_h with the seeds of a normal fit. It shows that the
+    high level is post-processing of the low-level release and D_h — the property the
+    parallel composition of Proposition 3 needs — and lets an audit check it: change a
+    record of D_l, hand in the same release, and the high level must not change.
 
     References
     ----------
@@ -465,10 +600,13 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(600, 10)) / 3
     >>> y = (X[:, :3].sum(axis=1) > 0).astype(int)
-    >>> clf = PrivateStackingClassifier(epsilon=1.0, n_groups=2, random_state=0).fit(X, y)
+    >>> clf = PrivateStackingClassifier(epsilon=1.0, n_groups=2, random_state=0, classes=[0, 1]).fit(X, y)
     >>> clf.decision_function_low(X).shape, clf.privacy_.total()
     ((600, 2), 1.0)
     """
+
+    _release_attributes = ("classes_", "n_features_in_", "groups_", "importance_", "block_bounds_", "block_max_",
+                           "low_level_", "high_level_", "privacy_")
 
     def __init__(self, epsilon=1.0, partition="features", n_groups=5, feature_importance=None, groups=None,
                  group_importance=None, combiner="stack", lam=0.01, lam_blocks="same", lam_high=None, low_fraction=0.5,
@@ -497,73 +635,110 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         self.classes = classes
         self.diagnostics = diagnostics
 
-    def fit(self, X, y):
-        """Fit the low level on D_l and the high level on D_h. Returns self."""
+    @atomic_fit
+    def fit(self, X, y, low_level=None):
+        """Fit the low level on D_l and the high level on D_h. Returns self.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        low_level : FeatureSplitLogisticRegression, list of PrivateLogisticRegression or None
+            A fitted low-level release (the ``low_level_`` of an earlier fit with the same
+            parameters, or its export). When given, the low level is not fitted and D_l is
+            not read: only the high level is fitted, on D_h, with the seeds of a normal fit
+            (the composition hook, see the class docstring). The ledger records the given
+            release's ε on D_l.
+        """
         epsilon = check_epsilon(self.epsilon)
         self._check_common_params()
         if self.partition not in ("features", "samples"):
             raise ValueError(f"partition must be 'features' or 'samples', got {self.partition!r}")
-        X, y_signed, self.classes_, classes_from_data = self._validate_fit_inputs(X, y)
+        X, y_signed, classes, classes_from_data = self._validate_fit_inputs(X, y)
         n, p = X.shape
         rng = check_random_state(self.random_state)
+        # --- phase 1: check everything and make every random draw (nothing is stored yet)
         if self.partition == "features":
-            self.groups_, self.importance_ = resolve_groups(
+            groups, importance = resolve_groups(
                 p, self.n_groups, self.groups, self.feature_importance, self.group_importance, rng)
+            block_bounds = importance  # the design's blocks have norm bounds q_k
+            low_lam = check_block_lam(self.lam, len(groups))
+            low_lam = block_lambdas(low_lam, importance, self.lam_blocks)
         else:
             if any(v is not None for v in (self.feature_importance, self.groups, self.group_importance)):
                 raise ValueError("feature_importance, groups and group_importance apply to partition='features' only")
             K = self.n_groups
-            if isinstance(K, bool) or int(K) != K or K < 1:
+            if isinstance(K, bool) or not isinstance(K, numbers.Integral) or K < 1:
                 raise ValueError(f"n_groups must be a positive integer, got {K!r}")
-            self.groups_, self.importance_ = [np.arange(p)], np.full(int(K), 1.0 / int(K))
-        # norm bounds of the design's blocks: q_k for PST-F, 1 for the rows of PST-S
-        self.block_bounds_ = self.importance_ if self.partition == "features" else np.ones(1)
-        self.block_max_ = _block_norm_max(X / self.row_scale, self.groups_) if self.row_bound == "private_max" else None
-        self.low_index_, self.high_index_ = self._split(n, rng)
-        Z = self._design(X)
-        Zl, yl = Z[self.low_index_], y_signed[self.low_index_]
-        self.privacy_ = PrivacyLedger()
+            groups, importance, block_bounds = [np.arange(p)], np.full(int(K), 1.0 / int(K)), np.ones(1)
+            low_lam = check_block_lam(self.lam, int(K), per_block=False)
+        self._high_lam()
+        low, high = self._split(n, rng)
+        parts = Bunch(low=low, high=high, samples=None)
         if self.partition == "features":
-            self.sample_parts_ = None
-            self.low_level_ = FeatureSplitLogisticRegression(
-                epsilon=epsilon, groups=self._z_groups(), importance=self.importance_,
-                lam=block_lambdas(self.lam, self.importance_, self.lam_blocks),
-                tol=self.tol, max_iter=self.max_iter, random_state=_seed(rng), classes=SIGNED).fit(Zl, yl)
-            self.privacy_.add(f"PLR-FS (low level, K={len(self.groups_)})", "D_l", epsilon)
+            low_seeds = [_seed(rng)]
         else:
             K = int(self.n_groups)
-            if K > Zl.shape[0] // 2:
-                raise ValueError(f"n_groups (K = {K}) leaves fewer than 2 samples per sample set S_k")
-            positions = [np.sort(s) for s in np.array_split(rng.permutation(self.low_index_.size), K)]
-            self.sample_parts_ = [self.low_index_[rows] for rows in positions]
-            self.low_level_ = []
-            for k, rows in enumerate(positions):
+            if K > low.size // 2:
+                raise ValueError(f"n_groups (K = {K}) leaves fewer than 2 samples per sample set S_k "
+                                 f"(D_l has {low.size} samples)")
+            positions = [np.sort(s) for s in np.array_split(rng.permutation(low.size), K)]
+            parts.samples = [low[rows] for rows in positions]
+            low_seeds = [_seed(rng) for _ in range(K)]
+        high_seed = _seed(rng)
+        z_groups = self._z_groups(groups)
+        n_design = int(sum(g.size for g in z_groups))
+        if low_level is not None:
+            low_level = self._check_low_level_release(low_level, self.partition, n_design, z_groups, importance,
+                                                      len(importance))
+        block_max = (_block_norm_max(X / self.row_scale, groups) if self.row_bound == "private_max" else None)
+        # --- phase 2: fit the levels
+        ledger = PrivacyLedger()
+        handed_in = "release handed in to fit(low_level=...), D_l not read"
+        if self.partition == "features":
+            if low_level is None:
+                Zl = self._design(X[low], block_max, groups, block_bounds)
+                low_level = FeatureSplitLogisticRegression(
+                    epsilon=epsilon, groups=z_groups, importance=importance, lam=low_lam,
+                    tol=self.tol, max_iter=self.max_iter, random_state=low_seeds[0], classes=SIGNED,
+                    diagnostics=self.diagnostics)._fit_unchecked(Zl, y_signed[low])
+                ledger.add(f"PLR-FS (low level, K={len(groups)})", "D_l", epsilon)
+            else:
+                ledger.add(f"PLR-FS (low level, K={len(groups)})", "D_l", low_level.privacy_.total(),
+                           note=handed_in)
+        elif low_level is None:
+            low_level = []
+            for k, rows in enumerate(parts.samples):
                 plr = PrivateLogisticRegression(
-                    epsilon=epsilon, lam=self.lam, norm_bound=1.0, fit_intercept=self.low_intercept,
-                    tol=self.tol, max_iter=self.max_iter, random_state=_seed(rng), classes=SIGNED)
-                try:
-                    plr.fit(Zl[rows], yl[rows])
-                except ValueError as err:
-                    raise ValueError(f"sample set S_{k + 1} cannot be fitted: {err}") from err
-                self.low_level_.append(plr)
-                self.privacy_.add("PLR (low level)", f"D_l/S_{k + 1}", epsilon)
-        Zh, yh = Z[self.high_index_], y_signed[self.high_index_]
-        self._fit_high(meta_features(self._low_margins(Zh), self.meta_features), yh, epsilon, rng)
-        self.privacy_.add("PLR (high level)", "D_h", epsilon)
-        record_classes(self.privacy_, classes_from_data)
-        record_diagnostics(self, self.privacy_, "D_h", high_level=getattr(self.high_level_, "diagnostics_", None))
-        self._note_non_private_scaling("D")
+                    epsilon=epsilon, lam=low_lam, norm_bound=1.0, fit_intercept=self.low_intercept,
+                    tol=self.tol, max_iter=self.max_iter, random_state=low_seeds[k], classes=SIGNED,
+                    diagnostics=self.diagnostics)
+                low_level.append(plr._fit_unchecked(self._design(X[rows], block_max, groups, block_bounds),
+                                                    y_signed[rows]))
+                ledger.add("PLR (low level)", f"D_l/S_{k + 1}", epsilon)
+        else:
+            for k, plr in enumerate(low_level):
+                ledger.add("PLR (low level)", f"D_l/S_{k + 1}", plr.privacy_.total(), note=handed_in)
+        high_level = self._fit_high_level(X, y_signed, parts, low_level, epsilon, high_seed,
+                                          block_max=block_max, groups=groups, bounds=block_bounds)
+        ledger.add("PLR (high level)", "D_h", epsilon)
+        record_classes(ledger, classes_from_data)
+        if self.row_bound == "private_max":
+            note_private_max(ledger, "D", stacklevel=4)
+        self.classes_, self.groups_, self.importance_ = classes, groups, importance
+        self.block_bounds_, self.block_max_ = block_bounds, block_max
+        self.low_level_, self.high_level_, self.privacy_ = low_level, high_level, ledger
+        low_diag = ([getattr(m, "diagnostics_", None) for m in low_level] if isinstance(low_level, list)
+                    else getattr(low_level, "diagnostics_", None))
+        record_diagnostics(self, ledger, "D", low_index=parts.low, high_index=parts.high,
+                           sample_parts=parts.samples, low_level=low_diag,
+                           high_level=getattr(high_level, "diagnostics_", None))
         return self
-
-    def _low_margins(self, Z):
-        if isinstance(self.low_level_, list):
-            return np.column_stack([m.decision_function(Z) for m in self.low_level_])
-        return self.low_level_.decision_function_blocks(Z)
 
     @property
     def low_coefs_(self):
         """Weights of the K low-level models on their (bounded) inputs."""
-        check_is_fitted(self)
+        check_is_fitted(self, "low_level_")
         if isinstance(self.low_level_, list):
             return [m.w_ for m in self.low_level_]
         return list(self.low_level_.block_coefs_)

@@ -242,8 +242,10 @@ def excess_loss_curve(beta, n_grid, groups, importance, epsilon=1.0, lam=0.01, n
     lam_ref = lam if reference_lam is None else reference_lam
     lam_k = np.broadcast_to(np.asarray(lam if block_lam is None else block_lam, dtype=float), q.shape)
     ref_k = lam_k * (lam_ref / lam)
-    full_ref = PrivateLogisticRegression(epsilon=np.inf, lam=lam_ref).fit(Xr, yr)
-    ref_fs = FeatureSplitLogisticRegression(epsilon=np.inf, groups=groups, importance=q, lam=ref_k).fit(Xr, yr)
+    # the labels of make_weighted_features are 0/1: a public label set
+    full_ref = PrivateLogisticRegression(epsilon=np.inf, lam=lam_ref, classes=[0, 1]).fit(Xr, yr)
+    ref_fs = FeatureSplitLogisticRegression(epsilon=np.inf, groups=groups, importance=q, lam=ref_k,
+                                            classes=[0, 1]).fit(Xr, yr)
     L_full_ref = logistic_loss(full_ref.w_, clip_rows(Xt, 1.0), yt)
     L_block_ref = [logistic_loss(w, ref_fs.block_design(Xt, k), yt) for k, w in enumerate(ref_fs.block_coefs_)]
     rows = []
@@ -251,10 +253,10 @@ def excess_loss_curve(beta, n_grid, groups, importance, epsilon=1.0, lam=0.01, n
         for r in range(n_repeats):
             X, y = make_weighted_features(int(n), beta, rng)
             seed = int(rng.integers(0, 2**63 - 1))
-            plr = PrivateLogisticRegression(epsilon=epsilon, lam=lam, random_state=seed).fit(X, y)
+            plr = PrivateLogisticRegression(epsilon=epsilon, lam=lam, random_state=seed, classes=[0, 1]).fit(X, y)
             rows.append((n, r, "PLR", 1.0, logistic_loss(plr.w_, clip_rows(Xt, 1.0), yt) - L_full_ref))
             fs = FeatureSplitLogisticRegression(epsilon=epsilon, groups=groups, importance=q, lam=lam_k,
-                                                random_state=seed).fit(X, y)
+                                                random_state=seed, classes=[0, 1]).fit(X, y)
             for k, w in enumerate(fs.block_coefs_):
                 rows.append((n, r, f"block {k}", q[k], logistic_loss(w, fs.block_design(Xt, k), yt) - L_block_ref[k]))
     return pd.DataFrame(rows, columns=["n", "repeat", "model", "q", "excess"])

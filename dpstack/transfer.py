@@ -26,15 +26,18 @@ Baselines of PPTL §4.2 as recipes (``b`` = the row bounding of :func:`~dpstack.
 """
 from __future__ import annotations
 
-import warnings
+import numbers
 
 import numpy as np
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils import Bunch
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ._validation import check_epsilon, check_random_state
+from ._validation import check_epsilon, check_positive, check_random_state
 from .accounting import PrivacyLedger
-from .base import record_classes, record_diagnostics
+from .base import DIAGNOSTICS, atomic_fit, check_diagnostics, record_classes, record_diagnostics, resolve_classes
 from .linear import FeatureSplitLogisticRegression, PrivateLogisticRegression, _validate_data
 from .stacking import (
     ROW_BOUNDS,
@@ -44,7 +47,8 @@ from .stacking import (
     _StackingMixin,
     block_lambdas,
     bound_blocks,
-    meta_features,
+    check_block_lam,
+    note_private_max,
     resolve_groups,
 )
 
@@ -53,10 +57,45 @@ __all__ = ["PrivateTransferStacking", "SimComb", "transfer_centre"]
 
 def _ensure_source(estimator, X_source, y_source):
     """Fit the source now if it is given, else require an earlier :meth:`fit_source`."""
+    if (X_source is None) != (y_source is None):
+        raise ValueError("X_source and y_source must be given together")
     if X_source is not None:
         estimator.fit_source(X_source, y_source)
     elif not hasattr(estimator, "source_"):
         raise ValueError("fit the source first: call fit_source(X_source, y_source) or pass X_source, y_source")
+
+
+def _check_target(estimator, X, y, min_samples):
+    """Target (X, y in {-1, +1}) checked against what the source fit fixed; nothing is stored.
+
+    The number of features and the label set are those of the source fit: the target's
+    features are checked without resetting ``n_features_in_``, and its labels must lie in
+    ``classes_`` (a target holding a single class keeps the output's shape).
+    """
+    X, y = _validate_data(estimator, X, y, dtype=float, reset=False, ensure_min_samples=min_samples)
+    y = column_or_1d(y, warn=True)
+    check_classification_targets(y)
+    if estimator.classes is not None:
+        given = np.unique(np.asarray(estimator.classes))
+        if given.shape != estimator.classes_.shape or not np.array_equal(given, estimator.classes_):
+            raise ValueError(f"classes={estimator.classes!r} differs from the classes_ fixed at fit_source "
+                             f"({estimator.classes_!r}): refit the source with the new label set")
+    classes, _ = resolve_classes(estimator.classes_, y, binary=True, estimator=type(estimator).__name__)
+    return X, np.where(y == classes[1], 1.0, -1.0)
+
+
+def _drop(estimator, names):
+    for name in names:
+        vars(estimator).pop(name, None)
+
+
+def _source_ledger(estimator, ledger):
+    """Label the source-side steps outside the guarantee in the source's ledger."""
+    if estimator.row_bound == "private_max":
+        note_private_max(ledger, "D_s", stacklevel=5)
+    if estimator.diagnostics:
+        ledger.add_outside(DIAGNOSTICS, "D_s", "the source model keeps its noise: publish only the release "
+                           "(dpstack.release.save_release)")
 
 
 def transfer_centre(w_source, eta):
@@ -125,20 +164,45 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         As in :class:`~dpstack.PrivateStackingClassifier`.
     random_state : None, int, SeedSequence or Generator
         Source and target get independent spawned streams.
+    classes : array-like of shape (2,) or None, default=None
+        The public label set of both domains, resolved once at :meth:`fit_source`; the
+        target's labels must lie in it (a target holding one class keeps the output's
+        shape). ``None`` reads it from the source labels, outside the guarantee (a
+        :class:`~dpstack.base.PrivacyLeakWarning` and a ledger entry with ε = ∞ on D_s).
+    diagnostics : bool, default=False
+        Keep, in ``diagnostics_``, the rows of D_t0 and D_t1 and the inner models'
+        diagnostics (noise, iteration counts). Such an object is not private (ledger total
+        = ∞); publish its release with :func:`dpstack.release.save_release`.
 
     Attributes
     ----------
+    classes_ : ndarray of shape (2,)
+        Fixed at :meth:`fit_source`.
     source_ : FeatureSplitLogisticRegression
         The private source blocks w_s^(k).
+    source_privacy_ : PrivacyLedger
+        The source fit's ledger (part ``D_s``).
     groups_, importance_, block_bounds_ : as in PrivateStackingClassifier
     low_level_ : FeatureSplitLogisticRegression
         Target level-0 blocks fitted on D_t0.
     high_level_ : PrivateLogisticRegression
         Target level-1 model fitted on D_t1.
-    low_index_, high_index_ : ndarray
-        Rows of D_t0 and D_t1.
+    block_max_, source_block_max_ : ndarray or None
+        Largest block norms of the target and of the source, only with
+        ``row_bound="private_max"`` (outside the guarantee, recorded in the ledgers).
     privacy_ : PrivacyLedger
         Parts ``D_s`` (ε_s), ``D_t/D_t0`` and ``D_t/D_t1`` (ε_t each).
+    diagnostics_ : sklearn.utils.Bunch
+        Only with ``diagnostics=True``: ``low_index``, ``high_index`` (rows of D_t0 and D_t1),
+        ``source``, ``low_level`` and ``high_level`` (the inner models' ``diagnostics_``).
+
+    What the object releases is listed in ``_release_attributes``. A release exported
+    after :meth:`fit_source` alone is what the source organisation hands over: loaded
+    back, it can be fitted on a target without touching the source data again.
+
+    **Composition hook.** ``fit(X, y, low_level=release)`` fits only the level-1 model,
+    on D_t1, with the seeds of a normal fit; D_t0 is not read (see
+    :class:`~dpstack.PrivateStackingClassifier`).
 
     References
     ----------
@@ -153,10 +217,17 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> Xs, Xt = rng.normal(size=(800, 6)) / 3, rng.normal(size=(300, 6)) / 3
     >>> ys, yt = (Xs[:, 0] > 0).astype(int), (Xt[:, 0] > 0).astype(int)
-    >>> m = PrivateTransferStacking(n_groups=2, random_state=0).fit(Xt, yt, X_source=Xs, y_source=ys)
+    >>> m = PrivateTransferStacking(n_groups=2, random_state=0, classes=[0, 1])
+    >>> m = m.fit(Xt, yt, X_source=Xs, y_source=ys)
     >>> sorted(m.privacy_.per_part().items())
     [('D_s', 1.0), ('D_t/D_t0', 1.0), ('D_t/D_t1', 1.0)]
     """
+
+    _release_attributes = ("classes_", "n_features_in_", "groups_", "importance_", "block_bounds_", "source_",
+                           "source_block_max_", "source_privacy_", "low_level_", "high_level_", "block_max_",
+                           "privacy_")
+    #: what a target fit adds; a new source fit drops them (they were fitted on the old source)
+    _target_attributes = ("low_level_", "high_level_", "block_max_", "privacy_", "diagnostics_")
 
     def __init__(self, epsilon_source=1.0, epsilon_target=1.0, n_groups=5, feature_importance=None, groups=None,
                  group_importance=None, combiner="stack", lam_source=0.01, lam=0.01, lam_blocks="same",
@@ -191,76 +262,105 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
     def _blockwise_intercept(self):
         return bool(self.low_intercept)
 
+    @atomic_fit
     def fit_source(self, X, y):
-        """Fit the private source blocks (PLR-FS(ε_s), g = ½‖w‖²) and fix the groups. Returns self."""
+        """Fit the private source blocks (PLR-FS(ε_s), g = ½‖w‖²) and fix the groups and classes. Returns self.
+
+        A target fitted on an earlier source is dropped (it was centred at the old source).
+        """
         eps_s = check_epsilon(self.epsilon_source, "epsilon_source")
         self._check_common_params()
         X, y_signed, classes, classes_from_data = self._validate_fit_inputs(X, y)
         rng = np.random.default_rng(_domain_seeds(self.random_state)[0])
-        self.groups_, self.importance_ = resolve_groups(
+        groups, importance = resolve_groups(
             X.shape[1], self.n_groups, self.groups, self.feature_importance, self.group_importance, rng)
-        self.block_bounds_ = self.importance_
+        lam_source = block_lambdas(check_block_lam(self.lam_source, len(groups), "lam_source"), importance,
+                                   self.lam_blocks)
+        seed = _seed(rng)
         # each domain scales its own data; only "private_max" looks at the data to do so
-        self.block_max_ = _block_norm_max(X / self.row_scale, self.groups_) if self.row_bound == "private_max" else None
-        self.source_block_max_ = self.block_max_
-        Z = self._design(X)
-        self.source_ = FeatureSplitLogisticRegression(
-            epsilon=eps_s, groups=self._z_groups(), importance=self.importance_,
-            lam=block_lambdas(self.lam_source, self.importance_, self.lam_blocks),
-            tol=self.tol, max_iter=self.max_iter, random_state=_seed(rng), classes=SIGNED).fit(Z, y_signed)
-        self.source_classes_ = classes
-        self.source_privacy_ = PrivacyLedger()
-        self.source_privacy_.add(f"PLR-FS (source, K={len(self.groups_)})", "D_s", eps_s)
-        record_classes(self.source_privacy_, classes_from_data, "D_s")
-        if self.row_bound == "private_max":
-            self.source_privacy_.add("row scaling by the private maximum norm", "D_s", np.inf,
-                                     note="data-dependent scaling: outside the DP guarantee")
+        block_max = _block_norm_max(X / self.row_scale, groups) if self.row_bound == "private_max" else None
+        Z = self._design(X, block_max, groups, importance)
+        source = FeatureSplitLogisticRegression(
+            epsilon=eps_s, groups=self._z_groups(groups), importance=importance, lam=lam_source,
+            tol=self.tol, max_iter=self.max_iter, random_state=seed, classes=SIGNED,
+            diagnostics=self.diagnostics)._fit_unchecked(Z, y_signed)
+        ledger = PrivacyLedger()
+        ledger.add(f"PLR-FS (source, K={len(groups)})", "D_s", eps_s)
+        record_classes(ledger, classes_from_data, "D_s")
+        _source_ledger(self, ledger)
+        _drop(self, self._target_attributes)
+        self.classes_, self.groups_, self.importance_, self.block_bounds_ = classes, groups, importance, importance
+        self.source_block_max_, self.source_, self.source_privacy_ = block_max, source, ledger
         return self
 
-    def fit(self, X, y, X_source=None, y_source=None):
-        """Fit the target (after :meth:`fit_source`, or fitting the source first). Returns self."""
-        _ensure_source(self, X_source, y_source)
+    @atomic_fit
+    def fit(self, X, y, X_source=None, y_source=None, low_level=None):
+        """Fit the target (after :meth:`fit_source`, or fitting the source first). Returns self.
+
+        Parameters
+        ----------
+        X, y : the target data
+        X_source, y_source : the source data, or None to use the source of an earlier
+            :meth:`fit_source` (not refitted: ε_s is spent once).
+        low_level : FeatureSplitLogisticRegression or None
+            A fitted target level-0 release (a ``low_level_``): only the level-1 model is
+            fitted, on D_t1, with the seeds of a normal fit; D_t0 is not read.
+        """
         eps_t = check_epsilon(self.epsilon_target, "epsilon_target")
         self._check_common_params()
-        n_source_features = self.n_features_in_
-        X, y_signed, self.classes_, classes_from_data = self._validate_fit_inputs(X, y)
-        if X.shape[1] != n_source_features:
-            raise ValueError(f"target has {X.shape[1]} features, the source {n_source_features}")
-        if not np.array_equal(self.classes_, self.source_classes_):
-            raise ValueError(f"target classes {self.classes_!r} differ from the source classes {self.source_classes_!r}")
-        rng = np.random.default_rng(_domain_seeds(self.random_state)[1])
-        self.block_max_ = _block_norm_max(X / self.row_scale, self.groups_) if self.row_bound == "private_max" else None
-        self.low_index_, self.high_index_ = self._split(X.shape[0], rng)
-        Z = self._design(X)
+        _ensure_source(self, X_source, y_source)
+        # --- phase 1: check everything against the source fit and draw the target's randomness
+        X, y_signed = _check_target(self, X, y, self._min_samples)
         K = len(self.groups_)
-        z_groups = self._z_groups()
-        eta = np.broadcast_to(np.asarray(self.eta, dtype=float), (K,))
+        lam_t = block_lambdas(check_block_lam(self.lam, K), self.importance_, self.lam_blocks)
+        self._high_lam()
+        eta = np.asarray(self.eta, dtype=float) if np.ndim(self.eta) else self.eta
+        if np.ndim(eta) == 0:
+            if isinstance(eta, bool) or not isinstance(eta, numbers.Real):
+                raise TypeError(f"eta must be a number in [0, 1] or {K} of them, got {self.eta!r}")
+            eta = np.full(K, float(eta))
+        elif eta.shape != (K,):
+            raise ValueError(f"eta has {eta.size} entries but there are K = {K} blocks: give one η or {K}")
         w0 = np.concatenate([transfer_centre(w, e) for w, e in zip(self.source_.block_coefs_, eta)])
-        self.low_level_ = FeatureSplitLogisticRegression(
-            epsilon=eps_t, groups=z_groups, importance=self.importance_,
-            lam=block_lambdas(self.lam, self.importance_, self.lam_blocks), w0=w0,
-            tol=self.tol, max_iter=self.max_iter, random_state=_seed(rng), classes=SIGNED,
-        ).fit(Z[self.low_index_], y_signed[self.low_index_])
-        Zh = Z[self.high_index_]
-        self._fit_high(meta_features(self._low_margins(Zh), self.meta_features),
-                       y_signed[self.high_index_], eps_t, rng)
-        self.privacy_ = PrivacyLedger()
-        self.privacy_.extend(self.source_privacy_)
-        self.privacy_.add(f"PLR-FS (target level 0, K={K}, centred at (1-eta) w_s)", "D_t/D_t0", eps_t)
-        self.privacy_.add("PLR (target level 1)", "D_t/D_t1", eps_t)
-        record_classes(self.privacy_, classes_from_data, "D_t")
-        record_diagnostics(self, self.privacy_, "D_t/D_t1", high_level=getattr(self.high_level_, "diagnostics_", None))
-        self._note_non_private_scaling("D_t")
+        rng = np.random.default_rng(_domain_seeds(self.random_state)[1])
+        low, high = self._split(X.shape[0], rng)
+        parts = Bunch(low=low, high=high, samples=None)
+        low_seed, high_seed = _seed(rng), _seed(rng)
+        z_groups = self._z_groups()
+        if low_level is not None:
+            low_level = self._check_low_level_release(low_level, "features", int(sum(g.size for g in z_groups)),
+                                                      z_groups, self.importance_)
+        block_max = _block_norm_max(X / self.row_scale, self.groups_) if self.row_bound == "private_max" else None
+        # --- phase 2: fit
+        ledger = PrivacyLedger()
+        ledger.extend(self.source_privacy_)
+        step = f"PLR-FS (target level 0, K={K}, centred at (1-eta) w_s)"
+        if low_level is None:
+            low_level = FeatureSplitLogisticRegression(
+                epsilon=eps_t, groups=z_groups, importance=self.importance_, lam=lam_t, w0=w0,
+                tol=self.tol, max_iter=self.max_iter, random_state=low_seed, classes=SIGNED,
+                diagnostics=self.diagnostics,
+            )._fit_unchecked(self._design(X[low], block_max), y_signed[low])
+            ledger.add(step, "D_t/D_t0", eps_t)
+        else:
+            ledger.add(step, "D_t/D_t0", low_level.privacy_.total(),
+                       note="release handed in to fit(low_level=...), D_t0 not read")
+        high_level = self._fit_high_level(X, y_signed, parts, low_level, eps_t, high_seed, block_max=block_max)
+        ledger.add("PLR (target level 1)", "D_t/D_t1", eps_t)
+        if self.row_bound == "private_max":
+            note_private_max(ledger, "D_t", stacklevel=4)
+        self.low_level_, self.high_level_, self.block_max_, self.privacy_ = low_level, high_level, block_max, ledger
+        record_diagnostics(self, ledger, "D_t", low_index=low, high_index=high,
+                           source=getattr(self.source_, "diagnostics_", None),
+                           low_level=getattr(low_level, "diagnostics_", None),
+                           high_level=getattr(high_level, "diagnostics_", None))
         return self
-
-    def _low_margins(self, Z):
-        return self.low_level_.decision_function_blocks(Z)
 
     def decision_function_source(self, X):
         """Sum of the source blocks' margins on X (the PLR-FS source used directly)."""
         check_is_fitted(self, "source_")
         X = _validate_data(self, X, dtype=float, reset=False)
-        return self.source_.decision_function(self._design(X))
+        return self.source_._decision_function_unchecked(self._design(X, self.source_block_max_))
 
 
 class SimComb(ClassifierMixin, BaseEstimator):
@@ -286,12 +386,27 @@ class SimComb(ClassifierMixin, BaseEstimator):
     tol, max_iter, random_state
         ``random_state`` spawns independent source and target streams.
 
+    classes : array-like of shape (2,) or None, default=None
+        The public label set of both domains, resolved once at :meth:`fit_source` (the two
+        PLRs are fitted on y in {-1, +1}). ``None`` reads it from the source labels, outside
+        the guarantee (:class:`~dpstack.base.PrivacyLeakWarning`, ledger entry ε = ∞).
+    diagnostics : bool, default=False
+        Keep the two PLRs' noise and iteration counts (``diagnostics_``); the object is then
+        not private (ledger total = ∞).
+
     Attributes
     ----------
-    source_, target_ : PrivateLogisticRegression
     classes_ : ndarray of shape (2,)
+        Fixed at :meth:`fit_source`.
+    source_, target_ : PrivateLogisticRegression
+    source_privacy_ : PrivacyLedger
+        The source fit's ledger (part ``D_s``).
+    block_max_, source_block_max_ : float or None
+        Largest row norms, only with ``row_bound="private_max"`` (outside the guarantee).
     privacy_ : PrivacyLedger
         Parts ``D_s`` (ε_s) and ``D_t`` (ε_t).
+    diagnostics_ : sklearn.utils.Bunch
+        Only with ``diagnostics=True``: ``source`` and ``target``, the PLRs' ``diagnostics_``.
 
     References
     ----------
@@ -305,10 +420,14 @@ class SimComb(ClassifierMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> Xs, Xt = rng.normal(size=(800, 4)) / 2, rng.normal(size=(200, 4)) / 2
     >>> ys, yt = (Xs[:, 0] > 0).astype(int), (Xt[:, 0] > 0).astype(int)
-    >>> sc = SimComb(random_state=0).fit(Xt, yt, X_source=Xs, y_source=ys)
+    >>> sc = SimComb(random_state=0, classes=[0, 1]).fit(Xt, yt, X_source=Xs, y_source=ys)
     >>> sorted(sc.privacy_.per_part().items())
     [('D_s', 1.0), ('D_t', 1.0)]
     """
+
+    _release_attributes = ("classes_", "n_features_in_", "source_", "source_block_max_", "source_privacy_",
+                           "target_", "block_max_", "privacy_")
+    _target_attributes = ("target_", "block_max_", "privacy_", "diagnostics_")
 
     def __init__(self, epsilon_source=1.0, epsilon_target=1.0, lam_source=0.01, lam=0.01, eta=0.5,
                  fit_intercept=False, row_bound="clip", row_scale=1.0, tol=1e-10, max_iter=100, random_state=None,
@@ -334,60 +453,86 @@ class SimComb(ClassifierMixin, BaseEstimator):
     def _plr(self, epsilon, lam, w0, seed):
         return PrivateLogisticRegression(epsilon=epsilon, lam=lam, norm_bound=1.0, w0=w0,
                                          fit_intercept=self.fit_intercept, tol=self.tol,
-                                         max_iter=self.max_iter, random_state=seed, classes=self.classes)
+                                         max_iter=self.max_iter, random_state=seed, classes=SIGNED,
+                                         diagnostics=self.diagnostics)
 
-    def _max(self, X):
+    def _check_params(self):
+        check_diagnostics(self.diagnostics)
         if self.row_bound not in ROW_BOUNDS:
             raise ValueError(f"row_bound must be one of {ROW_BOUNDS}, got {self.row_bound!r}")
-        return _block_norm_max(np.asarray(X, float) / self.row_scale, [np.arange(np.shape(X)[1])]) \
+        check_positive(self.row_scale, "row_scale")
+        check_positive(self.lam_source, "lam_source")
+        check_positive(self.lam, "lam")
+        if isinstance(self.eta, bool) or not isinstance(self.eta, numbers.Real):
+            raise TypeError(f"eta must be a number in [0, 1], got {self.eta!r}")
+        transfer_centre(0.0, self.eta)
+
+    def _max(self, X):
+        """Largest row norm (only for ``row_bound="private_max"``, outside the guarantee)."""
+        return _block_norm_max(X / self.row_scale, [np.arange(X.shape[1])]) \
             if self.row_bound == "private_max" else None
 
+    @atomic_fit
     def fit_source(self, X, y):
-        """Fit the private source PLR. Returns self."""
+        """Fit the private source PLR and fix the label set. Returns self.
+
+        A target fitted on an earlier source is dropped (it was centred at the old source).
+        """
+        eps_s = check_epsilon(self.epsilon_source, "epsilon_source")
+        self._check_params()
         X, y = _validate_data(self, X, y, dtype=float, ensure_min_samples=2)
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        classes, from_data = resolve_classes(self.classes, y, binary=True, estimator="SimComb")
         rng = np.random.default_rng(_domain_seeds(self.random_state)[0])
-        self.source_block_max_ = self._max(X)
-        self.source_ = self._plr(check_epsilon(self.epsilon_source, "epsilon_source"), self.lam_source, None,
-                                 _seed(rng)).fit(self._rows(X, self.source_block_max_), y)
+        block_max = self._max(X)
+        source = self._plr(eps_s, self.lam_source, None, _seed(rng))._fit_unchecked(
+            self._rows(X, block_max), np.where(y == classes[1], 1.0, -1.0))
+        ledger = PrivacyLedger()
+        ledger.add("PLR (source)", "D_s", eps_s)
+        record_classes(ledger, from_data, "D_s")
+        _source_ledger(self, ledger)
+        _drop(self, self._target_attributes)
+        self.classes_, self.source_block_max_, self.source_, self.source_privacy_ = classes, block_max, source, ledger
         return self
 
+    @atomic_fit
     def fit(self, X, y, X_source=None, y_source=None):
         """Fit the target PLR centred at (1 − η)w_s (after or with the source). Returns self."""
+        eps_t = check_epsilon(self.epsilon_target, "epsilon_target")
+        self._check_params()
         _ensure_source(self, X_source, y_source)
-        X, y = _validate_data(self, X, y, dtype=float, ensure_min_samples=2, reset=False)
-        rng = np.random.default_rng(_domain_seeds(self.random_state)[1])
-        self.block_max_ = self._max(X)
+        X, y_signed = _check_target(self, X, y, 2)
         w0 = transfer_centre(self.source_.w_, self.eta)
-        self.target_ = self._plr(check_epsilon(self.epsilon_target, "epsilon_target"), self.lam, w0,
-                                 _seed(rng)).fit(self._rows(X, self.block_max_), y)
-        if not np.array_equal(self.target_.classes_, self.source_.classes_):
-            raise ValueError("target and source have different classes")
-        self.classes_ = self.target_.classes_
-        self.privacy_ = PrivacyLedger()
-        self.privacy_.add("PLR (source)", "D_s", self.epsilon_source)
-        self.privacy_.add(f"PLR (target, centred at (1-eta) w_s, eta={self.eta:g})", "D_t", self.epsilon_target)
+        rng = np.random.default_rng(_domain_seeds(self.random_state)[1])
+        block_max = self._max(X)
+        target = self._plr(eps_t, self.lam, w0, _seed(rng))._fit_unchecked(self._rows(X, block_max), y_signed)
+        ledger = PrivacyLedger()
+        ledger.extend(self.source_privacy_)
+        ledger.add(f"PLR (target, centred at (1-eta) w_s, eta={self.eta:g})", "D_t", eps_t)
         if self.row_bound == "private_max":
-            warnings.warn("row_bound='private_max' divides by the largest norm in the private data: "
-                          "the fitted model is NOT differentially private (ledger total = inf)",
-                          UserWarning, stacklevel=2)
-            self.privacy_.add("row scaling by the private maximum norm", "D_s", np.inf, note="outside the DP guarantee")
-            self.privacy_.add("row scaling by the private maximum norm", "D_t", np.inf, note="outside the DP guarantee")
+            note_private_max(ledger, "D_t", stacklevel=4)
+        self.target_, self.block_max_, self.privacy_ = target, block_max, ledger
+        record_diagnostics(self, ledger, "D_t", source=getattr(self.source_, "diagnostics_", None),
+                           target=getattr(target, "diagnostics_", None))
         return self
 
     def decision_function(self, X, model="target"):
         """Margins of the target model (SimComb) or of the source model (``model="source"``: SourceD)."""
-        check_is_fitted(self, "target_" if model == "target" else "source_")
         if model not in ("target", "source"):
             raise ValueError(f"model must be 'target' or 'source', got {model!r}")
+        check_is_fitted(self, "target_" if model == "target" else "source_")
         X = _validate_data(self, X, dtype=float, reset=False)
-        est = self.target_ if model == "target" else self.source_
-        return est.decision_function(self._rows(X, self.block_max_ if model == "target" else self.source_block_max_))
+        est, block_max = (self.target_, self.block_max_) if model == "target" else (self.source_,
+                                                                                    self.source_block_max_)
+        return est._decision_function_unchecked(self._rows(X, block_max))
 
     def predict_proba(self, X, model="target"):
-        from scipy.special import expit
-
+        """(n, 2) probabilities σ(margin) of ``classes_[0]`` and ``classes_[1]``."""
         p = expit(self.decision_function(X, model))
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X, model="target"):
-        return self.classes_[(self.decision_function(X, model) >= 0).astype(int)]
+        """Class labels of the target (or source) model."""
+        margins = self.decision_function(X, model)  # checks fitted state before classes_ is read
+        return self.classes_[(margins >= 0).astype(int)]

@@ -215,3 +215,38 @@ def test_missing_data_stops_with_one_clear_message(tmp_path, monkeypatch):
             est.require_data("MNIST")
     finally:
         est.load_task.cache_clear()
+
+
+def test_experiment_functions_pass_the_public_label_set(monkeypatch):
+    """No estimator built by the experiment drivers reads its label set from the private labels.
+
+    The cells silence the private_max warning they expect; a label set read from the data is
+    caught here at its source, whatever warning filters are active.
+    """
+    import types
+
+    import dpstack.base
+    from dpstack.experiments import plr as eplr
+    from dpstack.theory import excess_loss_curve
+
+    leaks = []
+    monkeypatch.setattr(dpstack.base, "warnings", types.SimpleNamespace(warn=lambda msg, *a, **k: leaks.append(msg)))
+    est.run_stacking(_stack_cells(repeats=1, eps=(1.0,)))
+    est.ablation(dataset="SYNTH", methods=("PLR", "PST-S", "PST-F(W)"), n_repeats=1,
+                 variants={"private_max": {"row_bound": "private_max"}, "intercepts": {"low_intercept": True}})
+    etr.run_transfer(_transfer_cells(methods=etr.TRANSFER_METHODS + ("PLR(main)",), repeats=1))
+    eplr.auc_vs_n([40], [1.0], n_repeats=1)
+    eplr.privacy_loss_draws(1.0, 30, n_draws=2)
+    excess_loss_curve(np.ones(4), [50], [np.arange(2), np.arange(2, 4)], [0.5, 0.5], n_repeats=1, n_test=200,
+                      n_reference=500)
+    est.swing_diagnostics("SYNTH", "PST-F(W)", n_seeds=1)
+    etr.run_transfer([dict(dataset="SYNTH", method="PPTL-FS(R)", epsilon=1.0, lam_grid=LAM, eta_grid=[0.5],
+                           options={"row_bound": "private_max"})])
+    assert leaks == []
+
+
+def test_high_level_signal_needs_diagnostics():
+    X, y, _, _, v = est.synthetic_task()
+    clf = est._estimator("PST-F(W)", 1.0, 0.01, 4, v, None, 0).fit(X, y)
+    with pytest.raises(ValueError, match="diagnostics=True"):
+        est.high_level_signal(clf, X, y)

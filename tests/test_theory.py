@@ -95,7 +95,7 @@ def test_single_record_loss_matches_the_audit_exact_loss():
     X = np.zeros((n, 2)); X[0] = [0.6, 0.8]; X[1] = [0.0, 0.0]
     y = np.array([1, 0] + [1] * (n - 2))
     Xp, yp = X.copy(), y.copy(); Xp[0] = [-1.0, 0.0]; yp[0] = 0
-    est = PrivateLogisticRegression(epsilon=1.0, lam=lam, random_state=0).fit(X, y)
+    est = PrivateLogisticRegression(epsilon=1.0, lam=lam, random_state=0, classes=[0, 1]).fit(X, y)
     for w in ([0.3, -2.0], [5.0, 1.0], [-0.2, 0.1]):
         closed = single_record_privacy_loss(w, X[0], 1.0, Xp[0], -1.0, n * lam, est.calibration_.noise_scale)
         assert closed == pytest.approx(exact_privacy_loss(est, X, y, Xp, yp, np.array(w)), abs=1e-9)

@@ -76,7 +76,8 @@ def auc_vs_n_cell(n, epsilon, repeat, lam, digits, n_test, seed_sequence):
     train = pool[:n]
     if np.unique(y[train]).size < 2:
         return dict(auc=np.nan)
-    clf = PrivateLogisticRegression(epsilon=epsilon, lam=lam, random_state=np.random.default_rng(noise_ss))
+    clf = PrivateLogisticRegression(epsilon=epsilon, lam=lam, random_state=np.random.default_rng(noise_ss),
+                                    classes=[0, 1])
     clf.fit(X[train], y[train])
     return dict(auc=roc_auc_score(y[test], clf.decision_function(X[test])), delta=clf.delta_,
                 epsilon_noise=clf.epsilon_noise_)
@@ -112,7 +113,7 @@ def privacy_loss_draws(epsilon, n, lam=0.01, n_draws=300, digits=(0, 8), seed=0)
     idx = rng.choice(len(y), size=n, replace=False)
     frames = []
     for name, (XD, yD, XDp, yDp) in worst_case_neighbours(X[idx], y[idx]).items():
-        est = PrivateLogisticRegression(epsilon=epsilon, lam=lam, random_state=rng).fit(XD, yD)
+        est = PrivateLogisticRegression(epsilon=epsilon, lam=lam, random_state=rng, classes=[0, 1]).fit(XD, yD)
         W = sample_outputs(est, XD, yD, n_draws, random_state=rng)
         loss = exact_privacy_loss(est, XD, yD, XDp, yDp, W)
         frames.append(pd.DataFrame(dict(pair=name, draw=np.arange(n_draws), loss=loss, epsilon=epsilon,

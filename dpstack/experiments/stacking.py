@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..base import PrivacyLeakWarning
 from ..linear import PrivateLogisticRegression
 from ..metrics import roc_auc_score
 from ..stacking import PrivateStackingClassifier, bound_rows
@@ -175,7 +176,9 @@ def stacking_cell(dataset, method, epsilon, repeat=0, n_groups=5, alpha=None, la
     for lam in lam_grid:
         est = _estimator(method, epsilon, lam, n_groups, importance, opts, noise_seed)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # private_max warns; the row says so
+            # the private_max variant warns at every fit; its row says it is not private. Only that
+            # warning is silenced: any other PrivacyLeakWarning still reaches the caller.
+            warnings.filterwarnings("ignore", message="row_bound='private_max'", category=PrivacyLeakWarning)
             est.fit(X[fit], y[fit])
         trials.append((lam, _scores(est, method, X[val], combiners), _scores(est, method, X_test, combiners)))
     rows = []
@@ -466,14 +469,21 @@ def high_level_signal(est, X, y):
     signal = ‖∇ of the mean logistic loss at w = 0‖ = ‖mean(y·m)‖/2 over the meta-features m of
     D_h (y = ±1); noise = ‖b‖/n_h, the size of the perturbation term's gradient. When
     noise ≳ signal the high level's weights, and with them the sign of C-hl, are mostly noise.
+
+    An analysis, not a release: it needs the rows of D_h and the high level's noise, which
+    exist only on an estimator fitted with ``diagnostics=True`` (such an object is not private).
     """
     from ..stacking import meta_features
 
-    rows = est.high_index_
+    diag = getattr(est, "diagnostics_", None)
+    if diag is None:
+        raise ValueError("high_level_signal needs an estimator fitted with diagnostics=True "
+                         "(the rows of D_h and the high level's noise are diagnostics)")
+    rows = diag.high_index
     M = meta_features(est.decision_function_low(X[rows]), est.meta_features)
     ys = np.where(y[rows] == est.classes_[1], 1.0, -1.0)
     signal = float(np.linalg.norm((ys[:, None] * M).mean(axis=0)) / 2)
-    noise = float(est.high_level_.diagnostics_.noise_norm / rows.size)
+    noise = float(diag.high_level.noise_norm / rows.size)
     return dict(meta_rms=float(np.sqrt((M ** 2).sum(axis=1).mean())), signal=signal, noise=noise,
                 high_coef_norm=float(np.linalg.norm(est.high_level_.coef_)))
 
@@ -488,6 +498,7 @@ def swing_diagnostics(dataset="MNIST", method="PST-F(U)", epsilon=0.25, lam=0.1,
     X, y, X_test, y_test, variance = load_task(dataset)
     rows = []
     for s in range(n_seeds):
+        # an analysis of the noise: diagnostics=True keeps the high level's noise and the rows of D_h
         est = _estimator(method, epsilon, lam, 5, _importance(method, None, variance), options, s,
                          diagnostics=True).fit(X, y)
         d = est.decision_functions(X_test)

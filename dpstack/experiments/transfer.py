@@ -29,6 +29,7 @@ import warnings
 
 import numpy as np
 
+from ..base import PrivacyLeakWarning
 from ..linear import PrivateLogisticRegression
 from ..metrics import roc_auc_score
 from ..stacking import bound_rows
@@ -180,7 +181,7 @@ def transfer_cell(dataset, method, epsilon, repeat=0, branch=None, n_groups=5, l
             fit_s = s_train if final else s_train[n_s_val:]
             eval_s = s_test if final or on_test else s_train[:n_s_val]
             plr = PrivateLogisticRegression(epsilon=epsilon, lam=lam, fit_intercept=opts["low_intercept"],
-                                            random_state=source_seed)
+                                            random_state=source_seed, classes=[0, 1])
             plr.fit(bound_rows(Xs[fit_s], opts["row_bound"], row_scale), ys[fit_s])
             return ys[eval_s], plr.decision_function(bound_rows(Xs[eval_s], opts["row_bound"], row_scale))
         if method in ("SimComb", "SourceD", "Direct"):
@@ -188,7 +189,8 @@ def transfer_cell(dataset, method, epsilon, repeat=0, branch=None, n_groups=5, l
             # source release is the same for every branch of a repeat, the target noise is the branch's own
             est = SimComb(epsilon_source=epsilon, epsilon_target=epsilon, lam_source=lam, lam=lam,
                           eta=1.0 if method == "Direct" else eta, fit_intercept=opts["low_intercept"],
-                          row_bound=opts["row_bound"], row_scale=row_scale, random_state=source_seed)
+                          row_bound=opts["row_bound"], row_scale=row_scale, random_state=source_seed,
+                          classes=[0, 1])
             key = ("simcomb", dataset, data_seed, epsilon, lam, opts["row_bound"], row_scale, opts["low_intercept"],
                    source_seed, s_train.size)
             model = _fitted_source(key, est, Xs[s_train], ys[s_train])
@@ -203,7 +205,7 @@ def transfer_cell(dataset, method, epsilon, repeat=0, branch=None, n_groups=5, l
             lam_blocks=opts["lam_blocks"], lam_high=lam_high, eta=eta, row_bound=opts["row_bound"],
             row_scale=row_scale,
             meta_features=opts["meta_features"], low_intercept=opts["low_intercept"],
-            high_intercept=opts["high_intercept"], random_state=source_seed)
+            high_intercept=opts["high_intercept"], random_state=source_seed, classes=[0, 1])
         key = ("pptl", method, dataset, data_seed, epsilon, lam, n_groups, opts["row_bound"], row_scale,
                opts["low_intercept"], opts["lam_blocks"], source_seed, s_train.size)
         model = _fitted_source(key, est, Xs[s_train], ys[s_train])
@@ -215,7 +217,9 @@ def transfer_cell(dataset, method, epsilon, repeat=0, branch=None, n_groups=5, l
     etas = (1.0,) if method in ("Direct", "SourceD", "PLR(main)") else tuple(eta_grid)
     best = (-np.inf, None, None)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # private_max warns; the variant's name says so
+        # the private_max variant warns at every fit; its name says it is not private. Only that
+        # warning is silenced: any other PrivacyLeakWarning still reaches the caller.
+        warnings.filterwarnings("ignore", message="row_bound='private_max'", category=PrivacyLeakWarning)
         for lam in lam_grid:
             for eta in etas:
                 v = _auc(*scores(lam, eta, final=False))
@@ -416,6 +420,7 @@ def transfer_swing_diagnostics(method="PPTL-FS(W)", epsilon=1.0, lam=1.0, eta=0.
     train, test = _split(len(yt), rng, 0.2)
     rows = []
     for s in range(n_seeds):
+        # an analysis of the noise: diagnostics=True keeps the high level's noise and the rows of D_t1
         est = PrivateTransferStacking(
             epsilon_source=epsilon, epsilon_target=epsilon, feature_importance=importance if method == "PPTL-FS(W)"
             else None, lam_source=lam, lam=lam, lam_high=lam if opts["lam_high"] == "tied" else opts["lam_high"],
