@@ -33,6 +33,8 @@ from .transfer import PrivateTransferStacking, SimComb
 
 __all__ = ["digits_runs", "digits_table", "transfer_runs", "transfer_table", "mean_ci", "format_table", "main"]
 
+#: both tasks label their two classes 0 and 1: a public label set, so no label is read from the data
+CLASSES = (0, 1)
 DIGITS_METHODS = ("PLR", "PST-S", "PST-F(U)")
 TRANSFER_METHODS = ("SourceD (source model on the target)", "Direct (PLR on the target)", "SimComb", "PPTL-FS(W)")
 #: What a reader should see in the digits table and figure (checked by tests/test_demo.py).
@@ -84,9 +86,11 @@ def digits_runs(epsilons=(0.5, 1.0, 4.0, np.inf), n_repeats=100, seed=0):
         train, test = order[: int(0.7 * len(y))], order[int(0.7 * len(y)):]
         for eps in epsilons:
             models = {
-                "PLR": PrivateLogisticRegression(epsilon=eps, lam=0.01, random_state=rng),
-                "PST-S": PrivateStackingClassifier(epsilon=eps, partition="samples", n_groups=5, random_state=rng),
-                "PST-F(U)": PrivateStackingClassifier(epsilon=eps, partition="features", n_groups=5, random_state=rng),
+                "PLR": PrivateLogisticRegression(epsilon=eps, lam=0.01, random_state=rng, classes=CLASSES),
+                "PST-S": PrivateStackingClassifier(epsilon=eps, partition="samples", n_groups=5, random_state=rng,
+                                                   classes=CLASSES),
+                "PST-F(U)": PrivateStackingClassifier(epsilon=eps, partition="features", n_groups=5, random_state=rng,
+                                                      classes=CLASSES),
             }
             for name, model in models.items():
                 model.fit(X[train], y[train])
@@ -120,14 +124,16 @@ def transfer_runs(branch="branch_1", epsilon=1.0, n_repeats=30, seed=0):
         rng = np.random.default_rng([seed, r])
         order = rng.permutation(len(yt))
         train, test = order[: int(0.7 * len(yt))], order[int(0.7 * len(yt)):]
-        source = PrivateLogisticRegression(epsilon=epsilon, lam=0.01, random_state=rng).fit(Xs, ys)
+        source = PrivateLogisticRegression(epsilon=epsilon, lam=0.01, random_state=rng, classes=CLASSES).fit(Xs, ys)
         rows.append(dict(method=TRANSFER_METHODS[0], repeat=r, auc=_auc(source, Xt[test], yt[test])))
-        direct = PrivateLogisticRegression(epsilon=epsilon, lam=0.01, random_state=rng).fit(Xt[train], yt[train])
+        direct = PrivateLogisticRegression(epsilon=epsilon, lam=0.01, random_state=rng,
+                                           classes=CLASSES).fit(Xt[train], yt[train])
         rows.append(dict(method=TRANSFER_METHODS[1], repeat=r, auc=_auc(direct, Xt[test], yt[test])))
         transfer = {
-            "SimComb": SimComb(epsilon_source=epsilon, epsilon_target=epsilon, random_state=rng),
+            "SimComb": SimComb(epsilon_source=epsilon, epsilon_target=epsilon, random_state=rng, classes=CLASSES),
             "PPTL-FS(W)": PrivateTransferStacking(epsilon_source=epsilon, epsilon_target=epsilon,
-                                                  feature_importance=cohort.feature_importance, random_state=rng),
+                                                  feature_importance=cohort.feature_importance, random_state=rng,
+                                                  classes=CLASSES),
         }
         for name, model in transfer.items():
             model.fit(Xt[train], yt[train], X_source=Xs, y_source=ys)
