@@ -19,7 +19,7 @@ n = 200,000, d = 100 logistic model. Timed: the whole ``fit`` (input
 validation included) of ``PrivateLogisticRegression(epsilon=np.inf)`` and of
 scikit-learn, interleaved, medians of ``repeats`` runs, one BLAS thread.
 "solver only" is :func:`dpstack.solvers.minimize_perturbed_logistic` on the same
-arrays, without the estimator's validation and clipping copy.
+arrays, without the estimator's input validation and clipping check.
 """
 import warnings
 

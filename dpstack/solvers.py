@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import linalg, optimize
 from scipy.linalg import blas
-from scipy.special import expit, log_expit
+from scipy.special import expit
 
 __all__ = [
     "ConvergenceError",

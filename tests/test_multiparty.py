@@ -78,6 +78,35 @@ def test_batched_equal_parties_reach_the_exact_minimiser():
             np.testing.assert_allclose(w, _sklearn_fit(Xm, ym, LAM)[0], atol=1e-6)
 
 
+def test_batched_backtracking_keeps_the_margins_of_the_accepted_point(monkeypatch):
+    # Newton from 0 rarely needs a shorter step on these problems, so force one: the first
+    # full step of 50 parties is reported as an increase of J. Their shorter step must carry
+    # its own margins G·B (which later steps update), or the solution drifts off w*.
+    import dpstack.multiparty.logistic as logistic
+
+    rng = np.random.default_rng(6)
+    M, n, d = 120, 22, 30
+    parties = np.repeat(np.arange(M), n)
+    X = _unit_rows(rng, M * n, d)
+    y = (X[:, 0] + 0.1 * rng.normal(size=M * n) > 0.12).astype(int)
+    calls, original = [], logistic._loss_terms
+
+    def first_step_rejected(Z, T, mask):
+        loss, R, h = original(Z, T, mask)
+        calls.append(Z.shape[0])
+        if len(calls) == 2:  # the first trial point of every party (call 1 is the start)
+            loss[:50] += 1.0
+        return loss, R, h
+
+    monkeypatch.setattr(logistic, "_loss_terms", first_step_rejected)
+    W, _ = fit_local_logistic(X, y, parties, M, 2, LAM)
+    assert calls[2] == 50  # the backtracking evaluated exactly the rejected parties
+    for m in range(M):
+        Xm, ym, w = X[m * n:(m + 1) * n], y[m * n:(m + 1) * n], W[m, 0]
+        grad = Xm.T @ (1.0 / (1.0 + np.exp(-Xm @ w)) - ym) / n + LAM * w
+        assert np.linalg.norm(grad) <= 1e-10
+
+
 def test_batched_multiclass_local_fits_equal_sklearn_multinomial():
     rng = np.random.default_rng(1)
     M, K, n = 40, 3, 9

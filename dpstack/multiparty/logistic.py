@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import linalg
-from scipy.special import expit, log_expit, logsumexp
+from scipy.special import logsumexp
 
 from ..solvers import ConvergenceError
 
