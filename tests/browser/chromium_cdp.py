@@ -177,6 +177,16 @@ class Chromium:
             raise ProtocolError(f"evaluate: {text}")
         return result["result"].get("value")
 
+    def set_width(self, width, settle_ms=500):
+        """Lay the page out in a window ``width`` CSS pixels wide (media queries follow)."""
+        self.page("Emulation.setDeviceMetricsOverride",
+                  {"width": int(width), "height": self.height, "deviceScaleFactor": 1, "mobile": False})
+        self.width = int(width)
+        # Two animation frames (the new layout is computed and painted), then the theme's
+        # transitions (the sidebar sliding away) end: a screenshot earlier catches them midway.
+        self.evaluate("new Promise(done => requestAnimationFrame(() => requestAnimationFrame("
+                      "() => setTimeout(done, settle_ms))))".replace("settle_ms", str(int(settle_ms))))
+
     def screenshot(self, path, max_height=20000):
         """Write a PNG of the whole page (up to ``max_height`` CSS pixels tall)."""
         size = self.page("Page.getLayoutMetrics")["cssContentSize"]
