@@ -20,7 +20,7 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-__all__ = ["ci_half_width", "decimals_of", "paper_vs_ours", "tidy", "scrollable", "ScrollableTable", "MISSING"]
+__all__ = ["ci_half_width", "decimals_of", "paper_vs_ours", "tidy", "scrollable", "as_table", "ScrollableTable", "MISSING"]
 
 #: What a missing value shows as (explained in each table's footnote).
 MISSING = "–"
@@ -73,13 +73,15 @@ def _column_label(name, value):
     if name in ("epsilon", "eps", "ε"):
         return "ε = ∞" if isinstance(value, Real) and np.isinf(value) else f"ε = {value:g}" if isinstance(
             value, Real) else f"ε = {value}"
-    if isinstance(value, Real) and not isinstance(value, Integral) and float(value).is_integer():
+    if not isinstance(value, Real):
+        return str(value)  # a method, a dataset: its name is label enough
+    if not isinstance(value, Integral) and float(value).is_integer():
         value = int(value)
     return f"{name} = {value}"
 
 
 def paper_vs_ours(ours, paper, index="method", columns="epsilon", value="auc", paper_value="paper_mean",
-                  decimals=None, level=0.95, quantity=None):
+                  decimals=None, level=0.95, quantity=None, paper_only="drop"):
     """Our repeats beside the paper's numbers, one cell ``ours ± CI (paper)`` per (row, column).
 
     Parameters
@@ -101,6 +103,9 @@ def paper_vs_ours(ours, paper, index="method", columns="epsilon", value="auc", p
         Confidence level of the t-interval of our mean over repeats.
     quantity : str, optional
         What the numbers are (e.g. ``"test AUC"``), named in the footnote.
+    paper_only : {"drop", "show"}, default "drop"
+        Cells the paper reports but we did not run (e.g. a quick profile's shorter ε grid):
+        left out of the table and counted in the footnote ("drop"), or shown as dashes.
 
     Returns
     -------
@@ -128,6 +133,13 @@ def paper_vs_ours(ours, paper, index="method", columns="epsilon", value="auc", p
                           "n": grouped.apply(lambda v: int(np.isfinite(np.asarray(v, dtype=float)).sum()))})
     theirs = paper.groupby(keys, sort=True)[paper_value].first().rename("paper")
     merged = stats.join(theirs, how="outer")
+    if paper_only not in ("drop", "show"):
+        raise ValueError(f"paper_only must be 'drop' or 'show', got {paper_only!r}")
+    dropped = 0
+    if paper_only == "drop":
+        ran = merged["n"].fillna(0) > 0
+        dropped = int((~ran).sum())
+        merged = merged[ran]
 
     notes = set()
 
@@ -170,6 +182,8 @@ def paper_vs_ours(ours, paper, index="method", columns="epsilon", value="auc", p
         footnote.append(f"({MISSING}): the paper reports no value for this cell.")
     if "missing" in notes:
         footnote.append(f"{MISSING}: not run here.")
+    if dropped:
+        footnote.append(f"The paper reports {dropped} more cell{'s' if dropped > 1 else ''}, not run here.")
     return ScrollableTable(table, " ".join(footnote))
 
 
@@ -179,7 +193,8 @@ def tidy(frame, decimals=None, missing=MISSING):
     A column whose values are all whole numbers (``3.0``) prints as integers; any other
     numeric column prints in one fixed-point format with ``decimals`` decimals (by default
     the most any of its values needs, at most 4), so ``0.0696`` never shows as
-    ``6.9571e-02``. Booleans and text are kept. NaN and None show as ``missing``.
+    ``6.9571e-02``; a non-zero value too small for them reads ``< 0.0001`` (never a false
+    ``0.0000``). Booleans and text are kept. NaN and None show as ``missing``.
     """
     out = pd.DataFrame(index=frame.index)
     for column in frame.columns:
@@ -194,8 +209,17 @@ def tidy(frame, decimals=None, missing=MISSING):
             out[column] = values.map(lambda v: f"{int(v)}" if np.isfinite(v) else missing)
             continue
         places = decimals if decimals is not None else min(decimals_of(finite.round(4)), 4)
-        out[column] = values.map(lambda v: _fmt(v, places) if np.isfinite(v) else missing)
+        out[column] = values.map(lambda v, places=places: _tiny_or_fmt(v, places, missing))
     return out
+
+
+def _tiny_or_fmt(value, places, missing):
+    """Fixed-point text; a non-zero value that would print as zero reads "< 0.0001"."""
+    if not np.isfinite(value):
+        return missing
+    if value != 0 and abs(value) < 0.5 * 10.0 ** -places:
+        return f"{'> −' if value < 0 else '< '}{10.0 ** -places:.{places}f}"
+    return _fmt(value, places)
 
 
 class ScrollableTable:
@@ -234,3 +258,12 @@ def scrollable(frame, footnote="", formatted=False):
                               classes=["dataframe", "dpstack-table"])
     note = f'<p class="dpstack-table-note">{_html.escape(footnote)}</p>' if footnote else ""
     return f'<div class="{SCROLL_CLASS}" style="overflow-x:auto;max-width:100%">{table}</div>{note}'
+
+
+def as_table(frame, footnote="", decimals=None):
+    """Any table for a notebook page: formatted by :func:`tidy`, scrolling sideways when too wide.
+
+    ``display(as_table(claims))`` shows every row, column and character, no NaN, counts as
+    integers, and ``footnote`` under the table.
+    """
+    return ScrollableTable(tidy(frame, decimals=decimals), footnote)

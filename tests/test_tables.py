@@ -42,7 +42,7 @@ def test_no_nan_is_shown_and_each_dash_is_explained():
     ours = repeats({("PLR", 1.0): [0.8, 0.9], ("PST-S", 1.0): [0.7], ("PST-S", 4.0): [0.7, 0.8]})
     paper = pd.DataFrame({"method": ["PLR", "PLR", "Direct"], "epsilon": [1.0, 4.0, 1.0],
                           "paper_mean": [0.85, 0.95, 0.6]})
-    table = paper_vs_ours(ours, paper)
+    table = paper_vs_ours(ours, paper, paper_only="show")
     text = repr(table) + table._repr_html_()
     assert "NaN" not in text and "nan" not in text and "<NA>" not in text and "…" not in text
     assert table.frame.loc["PLR", "ε = 4"] == MISSING  # the paper has it, we did not run it
@@ -78,3 +78,23 @@ def test_nothing_is_truncated_in_a_large_table():
     frame = pd.DataFrame(np.arange(80 * 30).reshape(80, 30) / 7)
     html = scrollable(frame)
     assert html.count("<tr") == 81 and "…" not in html and "..." not in html
+
+
+def test_cells_the_paper_alone_reports_are_dropped_and_counted():
+    ours = repeats({("PLR", 1.0): [0.8, 0.9], ("PST-S", 1.0): [0.7, 0.75]})
+    paper = pd.DataFrame({"method": ["PLR", "PLR", "Direct"], "epsilon": [1.0, 4.0, 1.0],
+                          "paper_mean": [0.85, 0.95, 0.6]})
+    table = paper_vs_ours(ours, paper)
+    assert list(table.frame.index) == ["PLR", "PST-S"] and list(table.frame.columns) == ["ε = 1"]
+    assert "The paper reports 2 more cells, not run here." in table.footnote
+    assert MISSING not in table.frame.to_numpy().ravel().tolist()[0]
+    by_method = paper_vs_ours(ours, paper, index="epsilon", columns="method")
+    assert list(by_method.frame.columns) == ["PLR", "PST-S"]  # names, not "method = PLR"
+
+
+def test_as_table_shows_any_frame_tidy_and_scrollable():
+    from dpstack.tables import as_table
+
+    shown = as_table(pd.DataFrame({"claim": ["x"], "n_pairs": [12.0], "p_value": [6.9571e-05]}), "a note")
+    assert list(shown.frame.iloc[0]) == ["x", "12", "< 0.0001"]
+    assert "a note" in shown._repr_html_() and "dpstack-table-scroll" in shown._repr_html_()
