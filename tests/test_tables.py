@@ -95,6 +95,8 @@ def test_cells_the_paper_alone_reports_are_dropped_and_counted():
 def test_as_table_shows_any_frame_tidy_and_scrollable():
     from dpstack.tables import as_table
 
-    shown = as_table(pd.DataFrame({"claim": ["x"], "n_pairs": [12.0], "p_value": [6.9571e-05]}), "a note")
-    assert list(shown.frame.iloc[0]) == ["x", "12", "< 0.0001"]
+    shown = as_table(pd.DataFrame({"claim": ["x", "y"], "n_pairs": [12.0, 3.0], "p_value": [6.9571e-05, 3e-9]}),
+                     "a note")
+    assert list(shown.frame.iloc[0]) == ["x", "12", "0.0001"]
+    assert list(shown.frame.iloc[1]) == ["y", "3", "< 0.0001"]  # not a false 0.0000
     assert "a note" in shown._repr_html_() and "dpstack-table-scroll" in shown._repr_html_()
