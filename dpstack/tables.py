@@ -71,8 +71,9 @@ def _fmt(value, decimals):
 
 def _column_label(name, value):
     if name in ("epsilon", "eps", "ε"):
-        return "ε = ∞" if isinstance(value, Real) and np.isinf(value) else f"ε = {value:g}" if isinstance(
-            value, Real) else f"ε = {value}"
+        if not isinstance(value, Real):
+            return f"ε = {value}"
+        return "ε = ∞" if np.isinf(value) else f"ε = {value:g}"
     if not isinstance(value, Real):
         return str(value)  # a method, a dataset: its name is label enough
     if not isinstance(value, Integral) and float(value).is_integer():
@@ -171,8 +172,12 @@ def paper_vs_ours(ours, paper, index="method", columns="epsilon", value="auc", p
 
     counts = merged["n"].dropna()
     counts = counts[counts > 0].astype(int)
-    repeats = (f"{counts.min()}" if counts.min() == counts.max() else f"{counts.min()}–{counts.max()}") \
-        if len(counts) else "0"
+    if not len(counts):
+        repeats = "0"
+    elif counts.min() == counts.max():
+        repeats = f"{counts.min()}"
+    else:
+        repeats = f"{counts.min()}–{counts.max()}"
     what = f"{quantity}: " if quantity else ""
     footnote = [f"{what}ours ± half-width of the {level:.0%} t-interval of our mean over {repeats} repeats "
                 f"(paper's mean in brackets), rounded to {decimals} decimals as the paper prints them."]
@@ -251,8 +256,8 @@ def scrollable(frame, footnote="", formatted=False):
     """
     if isinstance(frame, ScrollableTable):
         frame, footnote = frame.frame, footnote or frame.footnote
-    shown = frame if formatted or all(frame[c].map(lambda v: isinstance(v, str)).all() for c in frame.columns) \
-        else tidy(frame)
+    all_text = all(frame[c].map(lambda v: isinstance(v, str)).all() for c in frame.columns)
+    shown = frame if formatted or all_text else tidy(frame)
     with pd.option_context("display.max_colwidth", None):
         table = shown.to_html(max_rows=None, max_cols=None, na_rep=MISSING, border=0,
                               classes=["dataframe", "dpstack-table"])

@@ -89,8 +89,9 @@ class _Page(html.parser.HTMLParser):
     NOT_PROSE_CLASSES = {"highlight", "cell_input", "cell_output", "math", "headerlink", "toctree-wrapper",
                          "prev-next-area", "bd-sidebar-secondary", "bd-toc", "sig", "py"}
 
-    def __init__(self):
+    def __init__(self, root="article"):
         super().__init__(convert_charrefs=True)
+        self.root = root  # the element holding the article: article, else main, else body
         self.stack = []  # (tag, in_article, hidden, not_prose, code)
         self.seen_article = False
         self.images = []
@@ -107,18 +108,15 @@ class _Page(html.parser.HTMLParser):
         attrs = dict(attrs)
         article, hidden, not_prose, code = self._state()
         if tag == "img":
-            if article or not self.seen_article:
-                self.images.append((attrs.get("src") or "", article))
+            self.images.append((attrs.get("src") or "", article))
             return
         if tag in self.VOID:
             return
         classes = set((attrs.get("class") or "").split())
         if tag == "a" and attrs.get("href") and article and not hidden:
             self.links.append(attrs["href"])
-        if tag == "article" or (tag == "main" and not self.seen_article):
-            article = True
-            if tag == "article":
-                self.seen_article = True
+        if tag == self.root:
+            article = self.seen_article = True
         hidden = hidden or tag in self.HIDDEN
         not_prose = (not_prose or tag in self.NOT_PROSE or bool(classes & self.NOT_PROSE_CLASSES)
                      or (attrs.get("id") or "").startswith("module-"))
@@ -158,7 +156,9 @@ class _Page(html.parser.HTMLParser):
 
 
 def parse(page_html):
-    page = _Page()
+    root = "article" if re.search(r"<article\b", page_html) else "main" if re.search(r"<main\b", page_html) \
+        else "body"
+    page = _Page(root)
     page.feed(page_html)
     page.close()
     return page
@@ -177,9 +177,7 @@ def image_problems(page_html, widths, min_width=MIN_RASTER_WIDTH):
     """
     problems = []
     page = parse(page_html)
-    in_article = [src for src, article in page.images if article] if page.seen_article else \
-        [src for src, _ in page.images]
-    for src in dict.fromkeys(in_article):
+    for src in dict.fromkeys(src for src, article in page.images if article):
         if "_static/" in src:  # the theme's own icons (e.g. the index's toggles), not figures
             continue
         if re.search(r"\.svgz?(?:[?#].*)?$", src, re.I) or src.lower().startswith("data:image/svg+xml"):
