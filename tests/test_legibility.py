@@ -89,3 +89,8 @@ def test_one_link_to_a_page_is_enough_and_docstrings_are_not_searched():
     # Without the link, the later mention is reported.
     body = body.replace("<a href='mpl_har.html#top'>HAR page</a>", "HAR page")
     assert len(legibility.unlinked_page_names(page(body), PAGES, own="notebooks/plr.html")) == 1
+
+
+def test_a_name_that_is_itself_a_link_elsewhere_is_not_reported():
+    body = "<p>The source is <a href='https://example.org/notebooks/mpl_har.ipynb'>mpl_har.ipynb</a>.</p>"
+    assert legibility.unlinked_page_names(page(body), PAGES, own="notebooks/plr.html") == []
