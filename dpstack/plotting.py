@@ -4,7 +4,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["COLORS", "color_for", "style", "plot_mean_with_spread", "mean_interval", "set_grid_ticks",
+__all__ = ["COLORS", "SVG_METADATA", "color_for", "style", "plot_mean_with_spread", "mean_interval", "set_grid_ticks",
            "plot_privacy_loss_histogram"]
 
 #: One colour per method, stable across the whole book (every page draws through this table).
@@ -32,17 +32,35 @@ def color_for(label):
     return _FALLBACK[zlib.crc32(str(label).encode()) % len(_FALLBACK)]
 
 
-def style():
-    """Apply the book's matplotlib style (call once per notebook).
+#: Passed to every SVG the book writes: no creation date, so the same figure gives the same bytes.
+SVG_METADATA = {"Date": None}
 
-    SVG output is deterministic (a fixed ``svg.hashsalt``) so re-executed notebooks are
-    byte-stable, and keeps text as text.
+
+def style(vector=True):
+    """Apply the book's matplotlib style (call once per notebook, before the first figure).
+
+    In a notebook (IPython), figures are shown as SVG: vector images stay sharp at any
+    screen width and zoom. The SVG is deterministic — a fixed ``svg.hashsalt`` for its ids
+    and no creation date — so re-executing a notebook gives byte-identical figures; text
+    stays text. ``vector=False`` keeps the inline backend's PNG output.
     """
     plt.rcParams.update({
         "figure.figsize": (6.4, 3.8), "figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3,
         "axes.spines.top": False, "axes.spines.right": False, "legend.frameon": False,
         "font.size": 10, "svg.hashsalt": "dpstack", "svg.fonttype": "none", "savefig.dpi": 200,
     })
+    if vector and _in_ipython():
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+
+        set_matplotlib_formats("svg", metadata=SVG_METADATA)
+
+
+def _in_ipython():
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    return get_ipython() is not None
 
 
 def mean_interval(values, level=0.95):

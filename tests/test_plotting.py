@@ -29,3 +29,36 @@ def test_band_is_the_clipped_confidence_interval_of_the_mean():
 def test_colours_are_stable_for_unknown_labels():
     assert color_for("some new method") == color_for("some new method")
     assert color_for("PST-F(W)") == color_for("PPTL-FS(W)")
+
+
+SVG_RUN = """
+import matplotlib
+matplotlib.use("module://matplotlib_inline.backend_inline")
+from IPython.core.interactiveshell import InteractiveShell
+shell = InteractiveShell.instance()
+import matplotlib.pyplot as plt
+import pandas as pd
+from dpstack.plotting import plot_mean_with_spread, style
+style()
+df = pd.DataFrame({"eps": [0.1, 0.1, 1.0, 1.0], "auc": [0.6, 0.7, 0.8, 0.9], "method": "PLR"})
+fig, ax = plt.subplots()
+plot_mean_with_spread(ax, df, "eps", "auc", "method", logx=True)
+ax.set_title("one figure")
+data, _ = shell.display_formatter.format(fig)
+import sys
+sys.stdout.write(data.get("image/svg+xml", "NO SVG: " + ", ".join(sorted(data))))
+"""
+
+
+def test_notebook_figures_are_svg_and_identical_from_run_to_run():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    runs = [subprocess.run([sys.executable, "-c", SVG_RUN], capture_output=True, text=True, env=env, check=True).stdout
+            for _ in range(2)]
+    assert runs[0].lstrip().startswith("<") and "<svg" in runs[0], runs[0][:200]
+    assert "one figure" in runs[0]  # text kept as text (svg.fonttype none)
+    assert runs[0] == runs[1]

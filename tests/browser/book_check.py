@@ -4,8 +4,10 @@
 load, JavaScript errors and console errors, failed or remote requests, broken images, error
 and stderr outputs of notebook cells, math MathJax did not render (or raw ``$...$``/``\\(``
 left in the text), words that send the reader outside the book (:mod:`outside_words`: a
-design-notes file, a folder of the build machine, a tracker issue), and finally links to pages
-or anchors that do not exist. Run by hand on
+design-notes file, a folder of the build machine, a tracker issue), the legibility rules
+(:mod:`legibility`: at a 400 px window a wide table that does not scroll sideways, a raster
+image narrower than 1,600 px, another page of the book named in the text without a link), and
+finally links to pages or anchors that do not exist. Run by hand on
 an existing build: ``python tests/browser/book_check.py _build/html``.
 """
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections import defaultdict
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
+import legibility
 import outside_words
 from chromium_cdp import Chromium, ProtocolError, find_chromium
 
@@ -92,6 +95,8 @@ PAGE_PROBE = r"""
     brokenImages: Array.from(document.images).filter(img => !(img.complete && img.naturalWidth > 0)).map(img => img.getAttribute('src')),
     stderr: Array.from(document.querySelectorAll('.cell_output .stderr')).map(e => e.textContent.trim().split('\n')[0].slice(0, 200)),
     cellErrors: errorOutputs.map(e => e.textContent.trim().split('\n').slice(-1)[0].slice(0, 200)),
+    images: Array.from((document.querySelector('article') || root).querySelectorAll('img')).map(img =>
+        ({src: img.getAttribute('src') || '', naturalWidth: img.naturalWidth})),
     links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
     ids: Array.from(document.querySelectorAll('[id], a[name]')).map(e => e.id || e.getAttribute('name')),
   };
@@ -231,28 +236,64 @@ def link_problems(html_dir, base_url, probes):
     return {problem: sorted(pages) for problem, pages in broken.items()}
 
 
+#: Widths (CSS pixels) of the two windows a page is read in: a laptop and a phone.
+WIDE, NARROW = 1400, legibility.NARROW_WIDTH
+
+
+def screenshot_path(stem, width):
+    """Where the screenshot of a page at ``width`` goes: ``<stem>-<width>.png``."""
+    stem = Path(stem)
+    return stem.with_name(f"{stem.name}-{width}.png")
+
+
+def book_page_names(html_dir, pages):
+    """{page: the names it goes by in the text} for the book's pages with a title."""
+    names = {}
+    for page in pages:
+        if redirect_target(html_dir, page) is not None or page in ("genindex.html", "search.html",
+                                                                    "py-modindex.html"):
+            continue
+        title = legibility.page_title((Path(html_dir) / page).read_text(errors="replace"))
+        names[page] = legibility.page_names(title, page)
+    return names
+
+
 def check_book(browser, base_url, html_dir, screenshots=None):
     """Visit every page; returns (problems: {page: [text]}, probes: {page: probe}).
 
-    ``screenshots`` maps a page to the PNG path where its full-page screenshot is written.
+    Each page is read at :data:`WIDE` pixels, then its tables are measured at :data:`NARROW`.
+    ``screenshots`` maps a page to a path stem: full-page screenshots are written to
+    ``<stem>-1400.png`` and ``<stem>-400.png`` (:func:`screenshot_path`).
     """
     screenshots = screenshots or {}
     problems, probes = {}, {}
-    for page in book_pages(html_dir):
+    pages = book_pages(html_dir)
+    names = book_page_names(html_dir, pages)
+    for page in pages:
         target = redirect_target(html_dir, page)
         if target is not None:  # checked as a link; opening it would just show the target
             probes[page] = {"links": [urljoin(base_url + page, target)], "ids": []}
             continue
+        page_html = (Path(html_dir) / page).read_text(errors="replace")
+        browser.set_width(WIDE)
         try:
             probe, found = visit(browser, base_url, page)
+            if probe is not None:
+                if page in screenshots:
+                    Path(screenshots[page]).parent.mkdir(parents=True, exist_ok=True)
+                    browser.screenshot(screenshot_path(screenshots[page], WIDE))
+                browser.set_width(NARROW)
+                found += legibility.table_problems(browser.evaluate(legibility.TABLE_PROBE), NARROW)
+                if page in screenshots:
+                    browser.screenshot(screenshot_path(screenshots[page], NARROW))
         except ProtocolError as exc:  # e.g. the page navigated away while being inspected
             probe, found = None, [f"could not be inspected: {exc}"]
-        found += outside_words.page_problems((Path(html_dir) / page).read_text(errors="replace"))
+        found += outside_words.page_problems(page_html)
         if probe is not None:
             probes[page] = probe
-            if page in screenshots:
-                Path(screenshots[page]).parent.mkdir(parents=True, exist_ok=True)
-                browser.screenshot(screenshots[page])
+            widths = {image["src"]: image["naturalWidth"] for image in probe.get("images", [])}
+            found += legibility.image_problems(page_html, widths)
+        found += legibility.unlinked_page_names(page_html, names, own=page)
         if found:
             problems[page] = found
     for problem, pages in link_problems(html_dir, base_url, probes).items():
@@ -282,7 +323,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     shots = {}
     if args.screenshots:
-        shots = {p: args.screenshots / (p.replace("/", "__")[:-5] + ".png") for p in book_pages(args.html_dir)}
+        shots = {p: args.screenshots / p.replace("/", "__")[:-5] for p in book_pages(args.html_dir)}
     with tempfile.TemporaryDirectory() as profile, Chromium(find_chromium(), profile) as browser, \
             serve(args.html_dir) as base_url:
         problems, probes = check_book(browser, base_url, args.html_dir, screenshots=shots)

@@ -177,14 +177,31 @@ class Chromium:
             raise ProtocolError(f"evaluate: {text}")
         return result["result"].get("value")
 
+    def set_width(self, width, settle_ms=500):
+        """Lay the page out in a window ``width`` CSS pixels wide (media queries follow)."""
+        self.page("Emulation.setDeviceMetricsOverride",
+                  {"width": int(width), "height": self.height, "deviceScaleFactor": 1, "mobile": False})
+        self.width = int(width)
+        # Two animation frames (the new layout is computed and painted), then the theme's
+        # transitions (the sidebar sliding away) end: a screenshot earlier catches them midway.
+        self.evaluate("new Promise(done => requestAnimationFrame(() => requestAnimationFrame("
+                      "() => setTimeout(done, settle_ms))))".replace("settle_ms", str(int(settle_ms))))
+
     def screenshot(self, path, max_height=20000):
-        """Write a PNG of the whole page (up to ``max_height`` CSS pixels tall)."""
+        """Write a PNG of the whole page (up to ``max_height`` CSS pixels tall).
+
+        The window is made as tall as the page for the capture, then put back: capturing
+        "beyond the viewport" instead shifts parts of the page sideways in the image.
+        """
         size = self.page("Page.getLayoutMetrics")["cssContentSize"]
         height = min(max(int(size["height"]), self.height), max_height)
-        data = self.page("Page.captureScreenshot", {
-            "format": "png", "captureBeyondViewport": True,
-            "clip": {"x": 0, "y": 0, "width": self.width, "height": height, "scale": 1},
-        })["data"]
+        metrics = {"width": self.width, "deviceScaleFactor": 1, "mobile": False}
+        self.page("Emulation.setDeviceMetricsOverride", {**metrics, "height": height})
+        try:
+            self.evaluate("new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+            data = self.page("Page.captureScreenshot", {"format": "png"})["data"]
+        finally:
+            self.page("Emulation.setDeviceMetricsOverride", {**metrics, "height": self.height})
         with open(path, "wb") as fh:
             fh.write(base64.b64decode(data))
 

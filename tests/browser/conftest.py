@@ -45,7 +45,7 @@ def chromium_path():
 @pytest.fixture(scope="session")
 def browser(chromium_path, tmp_path_factory):
     profile = tmp_path_factory.mktemp("chromium-profile")
-    with Chromium(chromium_path, profile, log_path=profile.parent / "chromium.log") as chromium:
+    with Chromium(chromium_path, profile, width=1400, log_path=profile.parent / "chromium.log") as chromium:
         yield chromium
 
 

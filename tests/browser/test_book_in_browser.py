@@ -3,9 +3,11 @@
 Fails on: a page that does not load, a JavaScript or console error, a failed or remote
 request (the book must read offline), a broken image, a notebook cell that raised or wrote
 a warning to stderr, math left unrendered, words that send the reader outside the book
-(``outside_words.py``), and a link to a page or anchor that does not exist. Keeps one
-full-page screenshot per part of the book in _build/screenshots/ (DPSTACK_SCREENSHOTS=all:
-one per page). The book is built with ``--all -W``.
+(``outside_words.py``), a table cut off at a 400 px window, a raster image narrower than
+1,600 px, a page of the book named in the text without a link (``legibility.py``), and a link
+to a page or anchor that does not exist. Keeps full-page screenshots at 1400 and 400 px of the
+landing page, the first page of each part, an experiment page, the audit chapter and a page
+whose data is absent in _build/screenshots/ (DPSTACK_SCREENSHOTS=all: of every page). The book is built with ``--all -W``.
 """
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ import nbformat
 import pytest
 import yaml
 
-from book_check import JUPYTER_BOOK, ROOT, book_pages, check_book, format_problems, serve
+from book_check import (JUPYTER_BOOK, NARROW, ROOT, WIDE, book_pages, check_book, format_problems,
+                        screenshot_path, serve)
 
 pytestmark = pytest.mark.browser
 
@@ -46,21 +49,29 @@ def toc_files(node):
     return []
 
 
+#: Pages a new reader meets, shot at both widths besides the first page of each part: an
+#: experiment page, the audit chapter and a page whose data is absent.
+READER_PAGES = (("experiment", "notebooks/pst_fig1_epsilon"), ("audit", "notebooks/audit"),
+                ("absent-data", "notebooks/mpl_har"))
+
+
 def screenshot_plan(toc_path, html_dir, out_dir, every_page=False):
-    """{page: png path}: the landing page and the first page of each part of the toc."""
+    """{page: path stem}: the landing page, the first page of each part of the toc and
+    :data:`READER_PAGES`; each is shot at 1400 and 400 px (``<stem>-1400.png``, ``<stem>-400.png``)."""
     toc = yaml.safe_load(Path(toc_path).read_text())
     chosen = [("landing", toc["root"])]
     for part in toc.get("parts", []):
         first = next((c["file"] for c in part.get("chapters", []) if "file" in c), None)
         if first:
             chosen.append((part.get("caption", "part"), first))
+    chosen += [c for c in READER_PAGES if c[1] in toc_files(toc)]
     plan = {}
     for number, (caption, toc_file) in enumerate(chosen):
         slug = re.sub(r"[^a-z0-9]+", "-", caption.lower()).strip("-")
-        plan[html_page(toc_file)] = Path(out_dir) / f"{number:02d}-{slug}.png"
+        plan.setdefault(html_page(toc_file), Path(out_dir) / f"{number:02d}-{slug}")
     if every_page:
         for page in book_pages(html_dir):
-            plan.setdefault(page, Path(out_dir) / "all" / (page.replace("/", "__")[:-5] + ".png"))
+            plan.setdefault(page, Path(out_dir) / "all" / page.replace("/", "__")[:-5])
     return plan
 
 
@@ -81,7 +92,8 @@ def test_every_page_of_the_book_reads_in_a_browser(book_html, browser):
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     missing = [f for f in toc_files(toc) if html_page(f) not in probes]
     assert not missing, f"pages of the toc not found in the build: {missing}"
-    assert all(png.is_file() for png in per_part.values()), "a screenshot was not written"
+    assert all(screenshot_path(stem, width).is_file() for stem in per_part.values() for width in (WIDE, NARROW)), \
+        "a screenshot was not written"
     assert sum(p.get("mathCount", 0) for p in probes.values()) > 0, "no formula found in the book"
 
 
@@ -101,6 +113,14 @@ Math MyST renders: $\varepsilon' = \varepsilon - \log 2$.
 <script>console.error("boom from the page");</script>
 
 The sampler follows DESIGN.md §4 (the issue calls it Figure 4).
+
+The numbers are in raised.ipynb, next to the output.
+
+<table id="wide"><tr><th>a very wide table that does not scroll</th>
+<td style="min-width: 900px">paper</td><td>verdict</td></tr></table>
+
+<div style="overflow-x: auto"><table id="scrolls"><tr><th>a wide table inside a scroll box</th>
+<td style="min-width: 900px">paper</td></tr></table></div>
 """
 
 BROKEN_CONFIG = """
@@ -130,6 +150,17 @@ def make_broken_book(folder):
                 nbformat.v4.new_code_cell("import x", outputs=[warning], execution_count=1),
                 nbformat.v4.new_code_cell("fit(epsilon=-1)", outputs=[error], execution_count=2)]
     nbformat.write(nb, folder / "raised.ipynb")
+    # A raster figure 300 px wide: blurs on a phone.
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(3, 2), dpi=100)
+    fig.savefig(folder / "small.png")
+    plt.close(fig)
+    with open(folder / "intro.md", "a") as fh:
+        fh.write("\n![a small raster figure](small.png)\n")
 
 
 def test_the_checks_report_each_kind_of_defect(tmp_path, browser):
@@ -149,6 +180,10 @@ def test_the_checks_report_each_kind_of_defect(tmp_path, browser):
     assert "names something outside the book (tracker issue)" in intro
     assert "a notebook cell raised" in raised and "epsilon must be > 0" in raised
     assert "a notebook cell wrote to stderr: /home/me/x.py:3: FutureWarning" in raised
+    assert "table cut off at 400 px" in intro and "a very wide table" in intro
+    assert intro.count("table cut off") == 1  # the one in a scroll box is not reported
+    assert "raster image 300 px wide" in intro and "small.png" in intro
+    assert "names page raised.html without a link" in intro
     # The formula MyST did render is not reported.
     assert "varepsilon" not in intro
 

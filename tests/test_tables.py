@@ -1,0 +1,102 @@
+"""The book's table style: "ours ± CI (paper)" at the paper's precision, no NaN, counts as integers."""
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from dpstack.tables import MISSING, ci_half_width, decimals_of, paper_vs_ours, scrollable, tidy
+
+
+def repeats(cells):
+    return pd.DataFrame([dict(method=m, epsilon=e, auc=a) for (m, e), values in cells.items() for a in values])
+
+
+def test_ci_half_width_is_scipys_t_interval():
+    values = [0.81, 0.84, 0.79, 0.9, 0.86]
+    low, high = stats.t.interval(0.95, len(values) - 1, loc=np.mean(values), scale=stats.sem(values))
+    assert ci_half_width(values) == pytest.approx((high - low) / 2)
+    assert ci_half_width(values, level=0.9) < ci_half_width(values)
+    assert np.isnan(ci_half_width([0.8])) and np.isnan(ci_half_width([0.8, np.nan]))
+
+
+def test_decimals_are_those_the_paper_prints():
+    assert decimals_of([0.9007, 0.95, 0.1]) == 4
+    assert decimals_of([0.95, np.nan, None]) == 2
+    assert decimals_of(["0.950", "0.9"]) == 3  # printed strings keep their trailing zeros
+    assert decimals_of([12, 3]) == 0
+
+
+def test_cells_read_ours_ci_and_paper_rounded_to_the_papers_precision():
+    ours = repeats({("PLR", 1.0): [0.81234, 0.84, 0.79, 0.9], ("PLR", 2.0): [0.9, 0.92, 0.91, 0.95]})
+    paper = pd.DataFrame({"method": ["PLR", "PLR"], "epsilon": [1.0, 2.0], "paper_mean": [0.843, 0.9]})
+    table = paper_vs_ours(ours, paper)
+    values = ours[ours.epsilon == 1.0].auc
+    expected = f"{values.mean():.3f} ± {ci_half_width(values):.3f} (0.843)"
+    assert table.frame.loc["PLR", "ε = 1"] == expected
+    assert table.frame.loc["PLR", "ε = 2"].endswith("(0.900)")  # the paper's 3 decimals, trailing zero kept
+    assert "4 repeats" in table.footnote and "95%" in table.footnote
+    assert paper_vs_ours(ours, paper, decimals=1).frame.loc["PLR", "ε = 2"] == "0.9 ± 0.0 (0.9)"
+
+
+def test_no_nan_is_shown_and_each_dash_is_explained():
+    ours = repeats({("PLR", 1.0): [0.8, 0.9], ("PST-S", 1.0): [0.7], ("PST-S", 4.0): [0.7, 0.8]})
+    paper = pd.DataFrame({"method": ["PLR", "PLR", "Direct"], "epsilon": [1.0, 4.0, 1.0],
+                          "paper_mean": [0.85, 0.95, 0.6]})
+    table = paper_vs_ours(ours, paper, paper_only="show")
+    text = repr(table) + table._repr_html_()
+    assert "NaN" not in text and "nan" not in text and "<NA>" not in text and "…" not in text
+    assert table.frame.loc["PLR", "ε = 4"] == MISSING  # the paper has it, we did not run it
+    assert table.frame.loc["Direct", "ε = 1"] == MISSING
+    assert table.frame.loc["PST-S", "ε = 1"] == "0.70 (–)"  # one repeat: no interval; no paper value
+    assert "single repeat" in table.footnote and "reports no value" in table.footnote
+    assert "not run here" in table.footnote and "1–2 repeats" in table.footnote
+
+
+def test_missing_key_column_names_the_frame_and_column():
+    with pytest.raises(ValueError, match="ours has no column 'auc'"):
+        paper_vs_ours(pd.DataFrame({"method": [], "epsilon": []}), pd.DataFrame(
+            {"method": [], "epsilon": [], "paper_mean": []}))
+    with pytest.raises(ValueError, match="decimals"):
+        paper_vs_ours(repeats({("PLR", 1.0): [0.8]}), pd.DataFrame(
+            {"method": ["PLR"], "epsilon": [1.0], "paper_mean": [0.8]}), decimals=-1)
+
+
+def test_tidy_prints_counts_as_integers_one_float_format_and_dashes():
+    frame = pd.DataFrame({"n": [3.0, 10.0, np.nan], "x": [0.6410, 0.069571, np.nan],
+                          "holds": [True, False, True], "claim": ["a" * 80, None, "c"]})
+    out = tidy(frame)
+    assert list(out["n"]) == ["3", "10", MISSING]
+    assert list(out["x"]) == ["0.6410", "0.0696", MISSING]
+    assert list(out["holds"]) == ["True", "False", "True"]
+    assert out["claim"].iloc[1] == MISSING
+    html = scrollable(frame)
+    assert "a" * 80 in html and "…" not in html and "..." not in html and "NaN" not in html
+    assert 'class="dpstack-table-scroll"' in html and "overflow-x:auto" in html
+
+
+def test_nothing_is_truncated_in_a_large_table():
+    frame = pd.DataFrame(np.arange(80 * 30).reshape(80, 30) / 7)
+    html = scrollable(frame)
+    assert html.count("<tr") == 81 and "…" not in html and "..." not in html
+
+
+def test_cells_the_paper_alone_reports_are_dropped_and_counted():
+    ours = repeats({("PLR", 1.0): [0.8, 0.9], ("PST-S", 1.0): [0.7, 0.75]})
+    paper = pd.DataFrame({"method": ["PLR", "PLR", "Direct"], "epsilon": [1.0, 4.0, 1.0],
+                          "paper_mean": [0.85, 0.95, 0.6]})
+    table = paper_vs_ours(ours, paper)
+    assert list(table.frame.index) == ["PLR", "PST-S"] and list(table.frame.columns) == ["ε = 1"]
+    assert "The paper reports 2 more cells, not run here." in table.footnote
+    assert MISSING not in table.frame.to_numpy().ravel().tolist()[0]
+    by_method = paper_vs_ours(ours, paper, index="epsilon", columns="method")
+    assert list(by_method.frame.columns) == ["PLR", "PST-S"]  # names, not "method = PLR"
+
+
+def test_as_table_shows_any_frame_tidy_and_scrollable():
+    from dpstack.tables import as_table
+
+    shown = as_table(pd.DataFrame({"claim": ["x", "y"], "n_pairs": [12.0, 3.0], "p_value": [6.9571e-05, 3e-9]}),
+                     "a note")
+    assert list(shown.frame.iloc[0]) == ["x", "12", "0.0001"]
+    assert list(shown.frame.iloc[1]) == ["y", "3", "< 0.0001"]  # not a false 0.0000
+    assert "a note" in shown._repr_html_() and "dpstack-table-scroll" in shown._repr_html_()
