@@ -138,7 +138,7 @@ sphinx:
 
 def make_broken_book(folder):
     (folder / "_config.yml").write_text(BROKEN_CONFIG.format(ext=ROOT / "book" / "_ext"))
-    (folder / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: raised\n")
+    (folder / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: raised\n  - file: figures\n")
     (folder / "intro.md").write_text(textwrap.dedent(BROKEN_PAGE))
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -158,7 +158,23 @@ def make_broken_book(folder):
 
     fig = plt.figure(figsize=(3, 2), dpi=100)
     fig.savefig(folder / "small.png")
+    # What the book's figures should be: SVG (as dpstack.plotting.style() makes them) or a
+    # raster at least 1,600 px wide. Neither is reported.
+    import base64
+    import io
+
+    svg, png = io.StringIO(), io.BytesIO()
+    fig.savefig(svg, format="svg")
+    fig.savefig(png, format="png", dpi=600)  # 1,800 px wide
     plt.close(fig)
+    figures = nbformat.v4.new_notebook()
+    figures.metadata["kernelspec"] = nb.metadata["kernelspec"]
+    outputs = [nbformat.v4.new_output("display_data", data={"image/svg+xml": svg.getvalue(), "text/plain": "<Figure>"}),
+               nbformat.v4.new_output("display_data", data={"image/png": base64.b64encode(png.getvalue()).decode(),
+                                                            "text/plain": "<Figure>"})]
+    figures.cells = [nbformat.v4.new_markdown_cell("# Sharp figures"),
+                     nbformat.v4.new_code_cell("draw()", outputs=outputs, execution_count=1)]
+    nbformat.write(figures, folder / "figures.ipynb")
     with open(folder / "intro.md", "a") as fh:
         fh.write("\n![a small raster figure](small.png)\n")
 
@@ -167,7 +183,7 @@ def test_the_checks_report_each_kind_of_defect(tmp_path, browser):
     make_broken_book(tmp_path)
     html_dir = build_allowing_warnings(tmp_path)
     with serve(html_dir) as base_url:
-        problems, _ = check_book(browser, base_url, html_dir)
+        problems, probes = check_book(browser, base_url, html_dir)
     intro = "\n".join(problems.get("intro.html", []))
     raised = "\n".join(problems.get("raised.html", []))
     assert "raw TeX in the text" in intro and "alpha_1" in intro
@@ -184,6 +200,10 @@ def test_the_checks_report_each_kind_of_defect(tmp_path, browser):
     assert intro.count("table cut off") == 1  # the one in a scroll box is not reported
     assert "raster image 300 px wide" in intro and "small.png" in intro
     assert "names page raised.html without a link" in intro
+    figures = problems.get("figures.html", [])
+    assert not [p for p in figures if "image" in p], figures  # SVG and a 1,800 px PNG are sharp
+    shown = probes["figures.html"]["images"]
+    assert sorted(i["src"].rsplit(".", 1)[-1] for i in shown) == ["png", "svg"], shown
     # The formula MyST did render is not reported.
     assert "varepsilon" not in intro
 
