@@ -612,3 +612,21 @@ def test_no_writable_cache_anywhere_still_loads(news_home, tmp_path, monkeypatch
     monkeypatch.setenv("DPSTACK_CACHE", str(blocker))
     b = ds.load_news20("test", data_home=news_home, verify=False)
     assert len(b.data) == 24 and not (news_home / ".cache").exists()
+
+
+def test_file_summary_ignores_files_the_experiments_do_not_read(home):
+    """Extra files in the data home (e.g. URL days no experiment uses) leave the datasets page's table as is."""
+    from dpstack.datasets.overview import file_summary
+
+    before = file_summary(home)
+    url = home / "url_svmlight"
+    url.mkdir(parents=True, exist_ok=True)
+    for day in (20, 45, 120):
+        (url / f"Day{day}.svm").write_text("+1 1:0.5\n")
+    (home / "notes.txt").write_text("a file of the user's own")
+    after = file_summary(home)
+    assert after.equals(before)
+    assert int(after.loc[after.dataset == "url", "files expected"].iloc[0]) == 20
+    # a file the experiments do read is counted
+    (url / "Day0.svm").write_text("+1 1:0.5\n")
+    assert int(file_summary(home).loc[lambda f: f.dataset == "url", "present"].iloc[0]) == 1

@@ -28,3 +28,28 @@ def test_every_problem_is_listed_and_unknown_names_are_refused():
         check_parameters({}, "seed")
     with pytest.raises(KeyError, match="no validation rule"):
         check_parameters({"x": 1}, "x")
+
+
+def test_every_notebook_validates_exactly_its_parameters():
+    """The cell after each parameters cell checks every parameter the notebook declares."""
+    import ast
+    from pathlib import Path
+
+    import nbformat
+
+    notebooks = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+    assert notebooks
+    for path in notebooks:
+        nb = nbformat.read(path, as_version=4)
+        idx = [i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])]
+        if not idx:  # a page without parameters (nothing to re-run it with)
+            continue
+        assert len(idx) == 1, f"{path.name}: one parameters cell expected"
+        declared = [t.id for node in ast.parse(nb.cells[idx[0]].source).body if isinstance(node, ast.Assign)
+                    for t in node.targets if isinstance(t, ast.Name)]
+        check = nb.cells[idx[0] + 1].source
+        call = [n for n in ast.walk(ast.parse(check)) if isinstance(n, ast.Call)
+                and getattr(n.func, "id", "") == "check_parameters"]
+        assert call, f"{path.name}: the cell after the parameters cell must call check_parameters"
+        checked = [a.value for a in call[0].args[1:]]
+        assert checked == declared, f"{path.name}: checks {checked}, declares {declared}"

@@ -77,8 +77,9 @@ def data_status(dataset):
         files = ", ".join(dict.fromkeys(files))
         return (f"Data absent: the {dataset.upper()} figure cannot be drawn here. Missing file(s) "
                 f"in the data home ($DPSTACK_DATA, see dpstack.datasets.data_home()): {files}. "
-                "See the data manifest for their expected checksums; the code below is the "
-                "one that will run once they are there.")
+                f"`python -m dpstack.datasets fetch {_REGISTRY_NAME.get(dataset, dataset)}` downloads them (checked against the "
+                "checksums pinned in dpstack.datasets.REGISTRY); the code below is the one that will "
+                "run once they are there.")
     return None
 
 
@@ -95,6 +96,10 @@ def _other_part_errors(dataset):
     except (FileNotFoundError, ImportError, AttributeError) as exc:
         return [str(exc)]
     return []
+
+
+#: the dpstack.datasets registry name of each MPL task's raw files
+_REGISTRY_NAME = {"kdd": "kddcup99", "mnist10": "mnist"}
 
 
 @functools.lru_cache(maxsize=2)
