@@ -17,14 +17,34 @@ subpackage checks those claims instead of trusting them (DESIGN.md §6):
 """
 from .exact import (exact_privacy_loss, exact_privacy_loss_terms, max_privacy_loss, mechanism_blocks, output_vector,
                     sample_outputs, solve_perturbed_batch)
+from .laws import law_pvalues, mpl_unperturbed, noise_law_test, recover_noise, register_noise_recovery, stationarity_noise
 from .levels import changed_levels, composition_checks, mechanism_levels
 from .neighbours import changed_rows, worst_case_neighbours
 from .output import output_perturbation_audit, party_neighbours
-from .report import audit_data, audit_level, audit_mechanisms, audit_mutants, loss_distribution
+from .protocol import (NoiseBlock, PrivateMechanism, audit_release, claimed_epsilon, privacy_unit, release_of,
+                       release_vector)
+from .report import (audit_data, audit_level, audit_mechanisms, audit_mutants, composition_noise_identity,
+                     composition_post_processing, law_data, loss_distribution)
 from .statistical import EpsilonLowerBound, clopper_pearson, epsilon_lower_bound, epsilon_lower_bound_from_scores
 from .worst_case import AdversarialCase, adversarial_case, block_loss_table
 
 __all__ = [
+    "NoiseBlock",
+    "PrivateMechanism",
+    "audit_release",
+    "claimed_epsilon",
+    "composition_noise_identity",
+    "composition_post_processing",
+    "law_data",
+    "law_pvalues",
+    "mpl_unperturbed",
+    "noise_law_test",
+    "privacy_unit",
+    "recover_noise",
+    "register_noise_recovery",
+    "release_of",
+    "release_vector",
+    "stationarity_noise",
     "AdversarialCase",
     "EpsilonLowerBound",
     "adversarial_case",
