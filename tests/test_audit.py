@@ -465,3 +465,68 @@ def test_stacking_levels_pass_the_noise_law():
                            n_fits=100, random_state=0)
     assert table.attrs["pass"], table
     assert set(table["block"]) == {"low PLR-FS block 1", "low PLR-FS block 2", "high PLR"}
+
+
+# -- the protocol on a mechanism written by a user -------------------------------------------------------
+from sklearn.base import BaseEstimator  # noqa: E402
+
+from dpstack.audit import NoiseBlock, PrivateMechanism, audit_release, release_vector  # noqa: E402
+from dpstack.mechanisms import clip_rows, isotropic_noise  # noqa: E402
+
+
+class NoisyMean(BaseEstimator):
+    """A user's mechanism: the mean of rows clipped to ``bound``, plus noise for sensitivity 2·bound/n."""
+
+    _release_attributes = ("mean_",)
+    privacy_unit = "one sample"
+
+    def __init__(self, epsilon=1.0, bound=1.0, random_state=None, _noise_factor=1.0):
+        self.epsilon = epsilon
+        self.bound = bound
+        self.random_state = random_state
+        self._noise_factor = _noise_factor
+
+    def _scale(self, n):
+        return 2.0 * self.bound / (n * self.epsilon)
+
+    def fit(self, X, y=None):
+        Z = clip_rows(X, self.bound)
+        noise = isotropic_noise(Z.shape[1], self._scale(Z.shape[0]) * self._noise_factor, self.random_state)
+        self.mean_ = Z.mean(axis=0) + noise
+        return self
+
+    def recover_noise(self, X, y=None):
+        Z = clip_rows(X, self.bound)
+        return [NoiseBlock("noisy mean", self.mean_ - Z.mean(axis=0), self._scale(Z.shape[0]))]
+
+
+def _mean_neighbours(X, y):
+    Xp = X.copy()
+    Xp[0] = -X[0]
+    return {"mirrored record": (X, y, Xp, y)}
+
+
+def test_the_protocol_audits_a_users_mechanism_and_catches_its_bug():
+    X = np.zeros((5, 1))
+    X[0, 0] = 1.0
+    y = np.zeros(5, dtype=int)
+    good, bad = NoisyMean(epsilon=1.0), NoisyMean(epsilon=1.0, _noise_factor=0.1)
+    assert isinstance(good, PrivateMechanism)
+    assert release_vector(good.fit(X)).shape == (1,)
+    assert audit_release(good, X, y, neighbours=_mean_neighbours, n_runs=600)["verdict"] == "pass"
+    assert audit_release(bad, X, y, neighbours=_mean_neighbours, n_runs=600)["verdict"].startswith("FAIL")
+    assert noise_law_test(good, X, y, n_fits=300).attrs["pass"]
+    assert not noise_law_test(bad, X, y, n_fits=300).attrs["pass"]
+
+
+def test_adversary_with_the_noise_norm_always_wins_and_without_it_stays_within_the_bound():
+    from dpstack.audit import adversary_experiment
+
+    X, y = _data(n=40, p=4)
+    XD, yD, XP, yP = worst_case_neighbours(X, y)["label_flip"]
+    rates = {}
+    for diagnostics in (False, True):
+        template = PrivateLogisticRegression(epsilon=1.0, lam=0.05, classes=[0, 1], diagnostics=diagnostics)
+        rates[diagnostics] = adversary_experiment(template, (XD, yD), (XP, yP), n_trials=120, random_state=0)
+    assert rates[True]["successes"] == 120 and not rates[True]["within_bound"]
+    assert rates[False]["within_bound"] and rates[False]["rate"] < rates[False]["bound"] + 0.05

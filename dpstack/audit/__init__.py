@@ -24,11 +24,16 @@ from .output import output_perturbation_audit, party_neighbours
 from .protocol import (NoiseBlock, PrivateMechanism, audit_release, claimed_epsilon, privacy_unit, release_of,
                        release_vector)
 from .report import (audit_data, audit_level, audit_mechanisms, audit_mutants, composition_noise_identity,
-                     composition_post_processing, law_data, loss_distribution)
+                     composition_post_processing, law_data, loss_distribution, power_table)
+from .adversary import adversary_experiment, adversary_guess, adversary_table
 from .statistical import EpsilonLowerBound, clopper_pearson, epsilon_lower_bound, epsilon_lower_bound_from_scores
 from .worst_case import AdversarialCase, adversarial_case, block_loss_table
 
 __all__ = [
+    "adversary_experiment",
+    "adversary_guess",
+    "adversary_table",
+    "power_table",
     "NoiseBlock",
     "PrivateMechanism",
     "audit_release",

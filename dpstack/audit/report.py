@@ -22,7 +22,7 @@ from .statistical import epsilon_lower_bound
 from .worst_case import adversarial_case
 
 __all__ = ["PROFILES", "audit_level", "loss_distribution", "audit_mechanisms", "audit_mutants", "audit_data",
-           "law_data", "composition_noise_identity", "composition_post_processing"]
+           "law_data", "composition_noise_identity", "composition_post_processing", "power_table"]
 
 #: draws per dataset for the exact check, runs per dataset for the statistical one, real fits for the law of
 #: the noise (objective perturbation) and per dataset for output perturbation
@@ -410,3 +410,43 @@ def audit_mutants(profile="quick", epsilon=1.0, random_state=0):
     df["verdict"] = np.where(df["verdict"].str.startswith("FAIL"), "caught (" + df["verdict"].str[6:] + ")",
                              "NOT CAUGHT")
     return df
+
+
+def power_table(profile="quick", epsilon=1.0, n_repeats=200, random_state=0):
+    """The power of the noise-law test: does it reject a √d or a 2× error in the noise scale?
+
+    Two parts, at the profile's number of real fits m:
+
+    * real fits: the genuine PLR and the mutants that divide the noise by √d or by 2 inside
+      ``fit`` (every attribute truthful), each through :func:`noise_law_test`;
+    * the rejection rate of the same test on ``n_repeats`` simulated samples of m noise
+      vectors with the claimed law, and with its scale divided by 2 and by √d — the size
+      (≈ 0) and the power (≈ 1) of the test at this m.
+
+    Returns
+    -------
+    pandas.DataFrame with columns ``case``, ``source``, ``fits``, ``scale ratio``, ``p-value``,
+    ``rejection rate``.
+    """
+    from .laws import ALPHA, law_pvalues
+
+    rng = check_random_state(random_state)
+    m = PROFILES[profile]["n_fits"]
+    X, y = law_data(random_state=0)
+    d = X.shape[1]
+    rows = []
+    for name, cls in (("genuine PLR", PrivateLogisticRegression), ("noise / √d inside fit", SqrtDNoisePLR),
+                      ("noise / 2 inside fit", DoubleEpsilonNoisePLR)):
+        table = noise_law_test(cls(epsilon=epsilon, lam=0.05, classes=[0, 1]), X, y, n_fits=m, random_state=rng)
+        p = float(min(1.0, 2 * min(table["p norm"].min(), table["p direction"].min())))
+        rows.append({"case": name, "source": "real fits", "fits": m, "scale ratio": float(table["scale ratio"][0]),
+                     "p-value": p, "rejection rate": float(not table.attrs["pass"])})
+    for name, factor in (("claimed law (size)", 1.0), ("scale / 2", 0.5), (f"scale / √d (d = {d})", d ** -0.5)):
+        rejected = 0
+        for _ in range(int(n_repeats)):
+            u = rng.standard_normal((m, d))
+            b = u / np.linalg.norm(u, axis=1, keepdims=True) * rng.gamma(d, 1.0, size=(m, 1)) * factor
+            rejected += 2 * min(law_pvalues(b, 1.0)[:2]) < ALPHA
+        rows.append({"case": name, "source": f"{n_repeats} simulated samples", "fits": m, "scale ratio": factor,
+                     "p-value": np.nan, "rejection rate": rejected / n_repeats})
+    return pd.DataFrame(rows)
