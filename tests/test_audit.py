@@ -435,7 +435,7 @@ def test_mpl_noise_is_coef_minus_the_audits_own_minimiser_and_follows_the_claim(
 
 
 @pytest.mark.parametrize("mutant,kw", [(mutants.TenfoldEpsilonNoiseMPL, dict(method="soft")),
-                                       (mutants.VoteWithSoftScale, dict())])
+                                       (mutants.VoteWithSoftScale, dict(method="vote"))])
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_mpl_mutants_are_caught_from_the_released_coef(mutant, kw, n_classes):
     D, Dp = party_neighbours(n_parties=5, party_size=3, n_aux=10, n_classes=n_classes)
@@ -455,6 +455,21 @@ def test_high_level_on_low_data_is_caught_and_genuine_stacking_is_not():
     transfer = PrivateTransferStacking(epsilon_source=1.0, epsilon_target=1.0, groups=[[0, 1, 2], [3, 4, 5]],
                                        group_importance=[0.7, 0.3], lam_source=0.05, lam=0.05, classes=[0, 1])
     assert composition_noise_identity(transfer, X, y, dict(X_source=Xs, y_source=ys))["identical"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("template", [
+    PrivateLogisticRegression(epsilon=1.0, lam=0.05, classes=[0, 1]),
+    FeatureSplitLogisticRegression(epsilon=1.0, groups=GROUPS, importance=Q, lam=[0.002, 0.001, 0.05],
+                                   classes=[0, 1]),
+], ids=["plr", "plr-fs-delta>0"])
+def test_paper_profile_a_thousand_real_fits_pass_the_law_and_the_mutants_fail(template):
+    X, y = _law_data()
+    table = noise_law_test(template, X, y, n_fits=1000, random_state=1)
+    assert table.attrs["pass"] and np.allclose(table["scale ratio"], 1.0, atol=0.05), table
+    params = dict(epsilon=1.0, lam=0.05, classes=[0, 1])
+    for mutant in (mutants.SqrtDNoisePLR, mutants.DoubleEpsilonNoisePLR):
+        assert not noise_law_test(mutant(**params), X, y, n_fits=1000, random_state=1).attrs["pass"]
 
 
 def test_stacking_levels_pass_the_noise_law():

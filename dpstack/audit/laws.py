@@ -270,7 +270,8 @@ def noise_law_test(template, X, y, n_fits=1000, fit_params=None, random_state=0,
     -------
     pandas.DataFrame, one row per noise block: ``block``, ``d``, ``claimed scale``,
     ``scale ratio`` (mean ‖b‖ / (d·scale): 1 when the scale is right), ``p norm``,
-    ``p direction``, ``reject``; attribute ``attrs["pass"]`` (bool) and ``attrs["n_fits"]``.
+    ``p direction``, ``reject``; attributes ``attrs["pass"]`` (bool), ``attrs["n_fits"]`` and
+    ``attrs["samples"]`` (block name → the recovered noise vectors divided by the claimed scale).
     """
     rng = check_random_state(random_state)
     seeds = rng.integers(0, 2**31 - 1, size=int(n_fits))
@@ -291,4 +292,5 @@ def noise_law_test(template, X, y, n_fits=1000, fit_params=None, random_state=0,
     table = pd.DataFrame(rows)
     table.attrs["pass"] = not table["reject"].any()
     table.attrs["n_fits"] = int(n_fits)
+    table.attrs["samples"] = {name: np.array(noise) / scales[name] for name, noise in samples.items()}
     return table

@@ -116,16 +116,15 @@ def _soft_sensitivity_for_vote(method, *args, **kwargs):
 
 
 class VoteWithSoftScale(MultipartyPrivateClassifier):
-    """MUTANT: majority-vote ERM released with the soft-label sensitivity 2/(Mλ)."""
+    """MUTANT: majority-vote ERM released with the soft-label sensitivity 2/(Mλ).
 
-    def __init__(self, method="vote", epsilon=1.0, lam=1e-4, local_lam=None, protect_aux=False,
-                 local_estimator=None, tol=1e-12, max_iter=100, random_state=None):
-        super().__init__(method=method, epsilon=epsilon, lam=lam, local_lam=local_lam, protect_aux=protect_aux,
-                         local_estimator=local_estimator, tol=tol, max_iter=max_iter, random_state=random_state)
+    Construct it with ``method="vote"`` (it inherits the real constructor, so any
+    parameter the real estimator gains is inherited too).
+    """
 
-    def fit(self, X, y, parties, X_aux=None):
+    def fit(self, X, y, parties, X_aux=None, **kwargs):
         with _swapped(mpl_estimator, "mpl_sensitivity", _soft_sensitivity_for_vote):
-            return super().fit(X, y, parties, X_aux)
+            return super().fit(X, y, parties, X_aux, **kwargs)
 
 def _noise_divided(factor_of_dim):
     original = linear.isotropic_noise

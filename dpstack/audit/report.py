@@ -22,12 +22,13 @@ from .statistical import epsilon_lower_bound
 from .worst_case import adversarial_case
 
 __all__ = ["PROFILES", "audit_level", "loss_distribution", "audit_mechanisms", "audit_mutants", "audit_data",
-           "law_data", "composition_noise_identity", "composition_post_processing", "power_table"]
+           "law_data", "composition_noise_identity", "composition_post_processing", "power_table",
+           "mpl_sensitivity_table"]
 
 #: draws per dataset for the exact check, runs per dataset for the statistical one, real fits for the law of
 #: the noise (objective perturbation) and per dataset for output perturbation
-PROFILES = {"smoke": dict(n_draws=100, n_runs=400, n_fits=150), "quick": dict(n_draws=300, n_runs=1000, n_fits=1000),
-            "paper": dict(n_draws=2000, n_runs=10000, n_fits=5000)}
+PROFILES = {"smoke": dict(n_draws=100, n_runs=400, n_fits=150), "quick": dict(n_draws=150, n_runs=500, n_fits=200),
+            "paper": dict(n_draws=2000, n_runs=10000, n_fits=2000)}
 #: neighbour pairs the statistical test is run on (Bonferroni over them and the adversarial case)
 STAT_PAIRS = ("label_flip", "orthogonal", "far_outside")
 CONFIDENCE = 0.95
@@ -378,16 +379,16 @@ def audit_mutants(profile="quick", epsilon=1.0, random_state=0):
     lam_pptl = brentq(lambda lam: feature_split_calibration(eps, X.shape[0], lam, q).epsilon_prime - 0.1 * eps,
                       1e-6, 1e3)
     rows = [
-        _audit_single("noise for 10ε (PLR)", TenfoldEpsilonPLR(epsilon=eps, lam=0.05), X, y, "one sample", profile,
+        _audit_single("noise for 10ε (PLR)", TenfoldEpsilonPLR(epsilon=eps, lam=0.05, classes=[0, 1]), X, y, "one sample", profile,
                       rng),
-        _audit_single("max-norm rescaling (PLR)", MaxNormScaledPLR(epsilon=eps, lam=0.05), X, y, "one sample",
+        _audit_single("max-norm rescaling (PLR)", MaxNormScaledPLR(epsilon=eps, lam=0.05, classes=[0, 1]), X, y, "one sample",
                       profile, rng),
-        _audit_single("Δ > 0 branch skipped (PLR)", SkippedDeltaPLR(epsilon=eps, lam=0.002), X, y, "one sample",
+        _audit_single("Δ > 0 branch skipped (PLR)", SkippedDeltaPLR(epsilon=eps, lam=0.002, classes=[0, 1]), X, y, "one sample",
                       profile, rng),
         _audit_single("PPTL ε^(k) = ε (PLR-FS)",
-                      PPTLEpsilonFeatureSplit(epsilon=eps, groups=groups, importance=q, lam=lam_pptl), X, y,
+                      PPTLEpsilonFeatureSplit(epsilon=eps, groups=groups, importance=q, lam=lam_pptl, classes=[0, 1]), X, y,
                       "one sample", profile, rng),
-        _audit_output("vote with soft scale (MPL)", VoteWithSoftScale(epsilon=eps, lam=1.0), "one party", profile,
+        _audit_output("vote with soft scale (MPL)", VoteWithSoftScale("vote", epsilon=eps, lam=1.0), "one party", profile,
                       rng),
         _audit_single("noise / √d inside fit (PLR)", SqrtDNoisePLR(epsilon=eps, lam=0.05, classes=[0, 1]), X, y, "one sample",
                       profile, rng),
@@ -449,4 +450,32 @@ def power_table(profile="quick", epsilon=1.0, n_repeats=200, random_state=0):
             rejected += 2 * min(law_pvalues(b, 1.0)[:2]) < ALPHA
         rows.append({"case": name, "source": f"{n_repeats} simulated samples", "fits": m, "scale ratio": factor,
                      "p-value": np.nan, "rejection rate": rejected / n_repeats})
+    return pd.DataFrame(rows)
+
+
+def mpl_sensitivity_table(epsilon=1.0, lams=(1.0, 1e-4), n_classes=(2, 3), n_runs=20, random_state=0):
+    """How much of the claimed MPL sensitivity the proofs' worst-case neighbours use.
+
+    For every method, λ and number of classes: the distance between the minimisers on
+    :func:`party_neighbours` (M = 11), recomputed by the audit's own solver, next to the
+    claimed sensitivity, and the exact maximum loss as a fraction of ε.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    rng = check_random_state(random_state)
+    rows = []
+    for K in n_classes:
+        D, Dp = party_neighbours(n_classes=K)
+        for method in ("vote", "soft", "avg"):
+            for lam in lams:
+                template = MultipartyPrivateClassifier(method, epsilon=epsilon, lam=lam)
+                if "classes" in template.get_params(deep=False):
+                    template.set_params(classes=list(range(K)))
+                res = output_perturbation_audit(template, D, Dp, n_runs=n_runs, random_state=rng)
+                rows.append({"method": method, "classes": K, "λ": lam, "M": 11,
+                             "measured ‖w_s(D) − w_s(D')‖": res["measured_distance"],
+                             "claimed sensitivity": res["claimed_sensitivity"],
+                             "exact max loss / ε": res["measured_distance"] / res["claimed_sensitivity"]})
     return pd.DataFrame(rows)
