@@ -203,7 +203,7 @@ _RECOVERERS = {
 
 
 def register_noise_recovery(cls, function):
-    """Teach the audit how to read the noise of ``cls`` back: ``function(fitted, X, y, **fit_params)``
+    """Teach the audit how to read the noise of ``cls`` back: ``function(fitted, X, y, cache=None, **fit_params)``
     → list of :class:`~dpstack.audit.NoiseBlock`. Subclasses inherit it. (A class can instead define
     a ``recover_noise(X, y, **fit_params)`` method.)"""
     _RECOVERERS[cls] = function
@@ -216,10 +216,6 @@ def recover_noise(fitted, X, y, fit_params=None, cache=None):
         return list(fitted.recover_noise(X, y, **fit_params))
     for cls in type(fitted).__mro__:
         if cls in _RECOVERERS:
-            if cls is MultipartyPrivateClassifier:
-                return _mpl_noise(fitted, X, y, cache=cache, **fit_params)
-            if cls is PrivateTransferStacking:
-                return _stacking_noise(fitted, X, y, cache=cache)
             return _RECOVERERS[cls](fitted, X, y, cache=cache, **fit_params)
     raise TypeError(f"the audit cannot read the noise of {type(fitted).__name__} back: define "
                     "recover_noise(X, y, **fit_params) or call register_noise_recovery")

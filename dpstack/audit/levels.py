@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import clone
 
-from ..stacking import PrivateStackingClassifier, meta_features
+from ..stacking import PrivateStackingClassifier
 from ..transfer import PrivateTransferStacking, SimComb
 
 __all__ = ["mechanism_levels", "composition_checks", "changed_levels"]
@@ -55,7 +55,8 @@ def mechanism_levels(fitted, X, y, X_source=None, y_source=None, domain="target"
         return [("source PLR-FS", fitted.source_, fitted._design(Xs), _signed(fitted.source_classes_, y_source))]
     if not isinstance(fitted, (PrivateStackingClassifier, PrivateTransferStacking)):
         raise TypeError(f"no level decomposition for {type(fitted).__name__}")
-    Z = fitted._design(np.asarray(X, dtype=float))
+    X = np.asarray(X, dtype=float)
+    Z = fitted.bounded_design(X)
     ys = _signed(fitted.classes_, y)
     levels = []
     if isinstance(fitted.low_level_, list):
@@ -64,7 +65,7 @@ def mechanism_levels(fitted, X, y, X_source=None, y_source=None, domain="target"
     else:
         name = "low PLR-FS (centre (1-η)w_s)" if isinstance(fitted, PrivateTransferStacking) else "low PLR-FS"
         levels.append((name, fitted.low_level_, Z[fitted.low_index_], ys[fitted.low_index_]))
-    M = meta_features(fitted._low_margins(Z[fitted.high_index_]), fitted.meta_features)
+    M = fitted.high_level_inputs(X[fitted.high_index_])
     levels.append(("high PLR on meta-features", fitted.high_level_, M, ys[fitted.high_index_]))
     return levels
 

@@ -20,7 +20,6 @@ The privacy unit is one whole party: D' replaces all of one party's samples.
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import clone
 
 from .._validation import check_random_state
 from ..multiparty.estimator import mpl_sensitivity

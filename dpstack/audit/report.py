@@ -53,10 +53,12 @@ def law_data(n_samples=40, n_features=5, random_state=0):
 
 
 def _neighbour_kwargs(level):
-    if isinstance(level, FeatureSplitLogisticRegression):
-        return dict(groups=level.groups_, importance=level.importance_)
-    bound = float(level.norm_bound)
-    return dict(norm_bound=bound)
+    """Where the neighbours put their records: the public bound, or the public groups and q_k."""
+    params = level.get_params(deep=False)
+    if "groups" in params:  # feature blocks, block k bounded by q_k
+        return dict(groups=getattr(level, "groups_", params["groups"]),
+                    importance=getattr(level, "importance_", params.get("importance")))
+    return dict(norm_bound=float(params.get("norm_bound", 1.0)))
 
 
 def audit_level(level, X, y, n_draws=300, n_runs=1000, random_state=0, n_tests=None, n_fits=None):
@@ -123,10 +125,7 @@ def loss_distribution(template, X, y, n_draws=300, random_state=0):
     """
     rng = check_random_state(random_state)
     template = clone(template)
-    if isinstance(template, FeatureSplitLogisticRegression):
-        kw = dict(groups=template.groups, importance=template.importance)
-    else:
-        kw = dict(norm_bound=float(template.norm_bound))
+    kw = _neighbour_kwargs(template)
     cases = {name: (clone(template).set_params(random_state=int(rng.integers(2**31 - 1))).fit(XD, yD), XD, yD, XP, yP)
              for name, (XD, yD, XP, yP) in worst_case_neighbours(X, y, **kw).items()}
     adv = adversarial_case(template, n_samples=np.asarray(X).shape[0])

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import clone
 
-from ..linear import FeatureSplitLogisticRegression
 from .exact import (_noise_from_output, _signed, exact_privacy_loss, exact_privacy_loss_terms, mechanism_blocks,
                     sample_outputs)
 
@@ -90,7 +89,7 @@ def adversarial_case(estimator, n_samples=40, n_features=None, margin=12.0, angl
     -------
     AdversarialCase
     """
-    is_fs = isinstance(estimator, FeatureSplitLogisticRegression)
+    is_fs = "groups" in estimator.get_params(deep=False)  # feature blocks (PLR-FS and its kind)
     if is_fs:
         groups = [np.asarray(g, dtype=int).ravel() for g in estimator.groups]
         p = int(max(g.max() for g in groups)) + 1 if n_features is None else int(n_features)
@@ -161,7 +160,7 @@ def block_loss_table(case):
     terms = exact_privacy_loss_terms(est, case.X, case.y, case.X_prime, case.y_prime, case.w_star)
     n = case.X.shape[0]
     cal = est.calibration_
-    if isinstance(est, FeatureSplitLogisticRegression):
+    if "groups" in est.get_params(deep=False):
         eps_blocks = cal.epsilon_k[cal.noise_scale_k > 0]
     else:
         eps_blocks = [cal.epsilon_noise]
