@@ -581,3 +581,15 @@ def test_post_processing_check_uses_the_low_level_hook_when_the_estimator_has_on
     else:
         assert genuine["identical"]
         assert not composition_post_processing(mutants.HighLevelOnLowDataPST(**params), X, y)["identical"]
+
+
+def test_transfer_levels_and_source_blocks_pass_the_noise_law():
+    from dpstack import PrivateTransferStacking
+
+    X, y = _data(n=40, p=4)
+    Xs, ys = _data(n=50, p=4, seed=1)
+    transfer = PrivateTransferStacking(epsilon_source=1.0, epsilon_target=1.0, groups=[[0, 1], [2, 3]],
+                                       group_importance=[0.7, 0.3], lam_source=0.05, lam=0.05, classes=[0, 1])
+    table = noise_law_test(transfer, X, y, n_fits=80, fit_params=dict(X_source=Xs, y_source=ys), random_state=0)
+    assert table.attrs["pass"], table
+    assert {"source PLR-FS block 1", "source PLR-FS block 2", "high PLR"} <= set(table["block"])

@@ -108,6 +108,10 @@ def _stacking_noise(est, X, y, cache=None, X_source=None, y_source=None):
         out += _plrfs_noise(est.low_level_, Z[est.low_index_], ys[est.low_index_], "low PLR-FS")
     M = est.high_level_inputs(X[est.high_index_])
     out += _plr_noise(est.high_level_, M, ys[est.high_index_], "high PLR")
+    if X_source is not None and getattr(est, "source_", None) is not None:  # PPTL-FS: the source blocks too
+        Xs = np.asarray(X_source, dtype=float)
+        out += _plrfs_noise(est.source_, est.bounded_design(Xs), _signed(est.source_classes_, y_source),
+                            "source PLR-FS")
     return out
 
 

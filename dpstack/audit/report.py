@@ -262,8 +262,9 @@ def _audit_composed(name, template, X, y, fit_params, unit, profile, rng, domain
     claimed = _claim(template, domain)
     ok = ok and comp["ledger_total"] <= claimed
     law = None
-    if domain == "target" and not isinstance(template, SimComb):
+    if not isinstance(template, SimComb):  # every level's noise, the source blocks of PPTL-FS included
         law = _law(template, profile, rng, X, y, fit_params)
+    if domain == "target" and not isinstance(template, SimComb):
         ident = composition_noise_identity(template, X, y, fit_params, random_state=int(rng.integers(2**31 - 1)))
         head += f"; each level's noise ignores records outside its part: {ident['identical']}"
         ok = ok and ident["identical"]
