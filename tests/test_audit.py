@@ -333,8 +333,10 @@ def test_a_record_reaches_only_the_level_of_its_part():
 
     X, y = _data(n=90, p=4)
     pst = PrivateStackingClassifier(partition="samples", n_groups=3, lam=0.05, random_state=4)
+    from dpstack.audit import split_of
+
     fitted = pst.fit(X, y)
-    in_s2 = int(fitted.sample_parts_[1][0])
+    in_s2 = int(split_of(fitted, X, y)[2][1][0])
     table = changed_levels(pst, X, y, in_s2, random_state=4)
     assert table["trained on the changed record"].tolist() == [False, True, False, False]
     # S_1 and S_3 are bit-identical; S_2 and (through its input) the high level change

@@ -108,7 +108,8 @@ def _density(estimator):
             return _DENSITIES[cls]
     raise TypeError(
         "exact privacy loss needs an objective-perturbation mechanism with a registered density "
-        f"(PrivateLogisticRegression, FeatureSplitLogisticRegression or register_density), got {type(estimator).__name__}"
+        "(PrivateLogisticRegression, FeatureSplitLogisticRegression or register_density), "
+        f"got {type(estimator).__name__}"
     )
 
 

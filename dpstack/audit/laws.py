@@ -41,7 +41,7 @@ from ..mechanisms import clip_rows, feature_split_calibration, objective_perturb
 from ..multiparty.estimator import MultipartyPrivateClassifier, mpl_sensitivity
 from ..stacking import PrivateStackingClassifier
 from ..transfer import PrivateTransferStacking
-from .protocol import NoiseBlock, fit_clone
+from .protocol import NoiseBlock, fit_clone, split_of
 
 __all__ = ["recover_noise", "register_noise_recovery", "stationarity_noise", "mpl_unperturbed",
            "noise_law_test", "law_pvalues", "ALPHA"]
@@ -96,22 +96,24 @@ def _plrfs_noise(est, X, y, name="PLR-FS", cache=None):
     return out
 
 
-def _stacking_noise(est, X, y, cache=None, X_source=None, y_source=None):
+def _stacking_noise(est, X, y, cache=None, **fit_params):
     X = np.asarray(X, dtype=float)
     ys = _signed(est.classes_, y)
     Z = est.bounded_design(X)
+    low, high, sample_parts = split_of(est, X, y, fit_params)
     out = []
     if isinstance(est.low_level_, list):
-        for k, (plr, rows) in enumerate(zip(est.low_level_, est.sample_parts_)):
+        for k, (plr, rows) in enumerate(zip(est.low_level_, sample_parts)):
             out += _plr_noise(plr, Z[rows], ys[rows], f"low PLR S_{k + 1}")
     else:
-        out += _plrfs_noise(est.low_level_, Z[est.low_index_], ys[est.low_index_], "low PLR-FS")
-    M = est.high_level_inputs(X[est.high_index_])
-    out += _plr_noise(est.high_level_, M, ys[est.high_index_], "high PLR")
+        out += _plrfs_noise(est.low_level_, Z[low], ys[low], "low PLR-FS")
+    M = est.high_level_inputs(X[high])
+    out += _plr_noise(est.high_level_, M, ys[high], "high PLR")
+    X_source, y_source = fit_params.get("X_source"), fit_params.get("y_source")
     if X_source is not None and getattr(est, "source_", None) is not None:  # PPTL-FS: the source blocks too
         Xs = np.asarray(X_source, dtype=float)
-        out += _plrfs_noise(est.source_, est.bounded_design(Xs), _signed(est.source_classes_, y_source),
-                            "source PLR-FS")
+        source_classes = getattr(est, "source_classes_", est.classes_)
+        out += _plrfs_noise(est.source_, est.bounded_design(Xs), _signed(source_classes, y_source), "source PLR-FS")
     return out
 
 

@@ -194,21 +194,24 @@ class TenfoldEpsilonNoiseMPL(MultipartyPrivateClassifier):
 
 class HighLevelOnLowDataPST(PrivateStackingClassifier):
     """MUTANT: PST whose high level is trained on the meta-features of D_l (with D_l's
-    labels) instead of D_h; ``low_index_`` and ``high_index_`` still describe the
-    disjoint split. Every D_l record is used by both levels: the release costs 2ε."""
+    labels) instead of D_h; the split it reports still describes the disjoint parts.
+    Every D_l record is used by both levels: the release costs 2ε."""
+
+    def _high_level_rows(self, parts):  # the high level's rows, where the estimator names them
+        return parts.low
 
     def _validate_fit_inputs(self, X, y):
         out = super()._validate_fit_inputs(X, y)
-        self._mutant_data = (out[0], out[1])
+        if not hasattr(PrivateStackingClassifier, "_high_level_rows"):
+            self._mutant_data = (out[0], out[1])
         return out
 
-    def _fit_high(self, M, y_signed, epsilon, rng):
+    def _fit_high(self, M, y_signed, epsilon, rng):  # estimators that fit the high level in _fit_high
         X, ys = self._mutant_data
         del self._mutant_data
         Zl = self._design(X)[self.low_index_]
         return super()._fit_high(meta_features(self._low_margins(Zl), self.meta_features), ys[self.low_index_],
                                  epsilon, rng)
-
 
 
 #: name shown in the audit table -> (mutant class, what it breaks)

@@ -39,7 +39,7 @@ from .neighbours import worst_case_neighbours
 from .statistical import epsilon_lower_bound_from_scores
 
 __all__ = ["PrivateMechanism", "NoiseBlock", "release_of", "release_vector", "privacy_unit", "claimed_epsilon",
-           "fit_clone", "audit_release"]
+           "fit_clone", "audit_release", "split_of"]
 
 
 @runtime_checkable
@@ -137,6 +137,27 @@ def claimed_epsilon(estimator):
 def fit_clone(template, X, y, seed, fit_params=None):
     """``clone(template)`` with ``random_state=seed``, fitted by its public ``fit``."""
     return clone(template).set_params(random_state=int(seed)).fit(X, y, **(fit_params or {}))
+
+
+def split_of(fitted, X, y, fit_params=None):
+    """Which rows a fitted stacking/transfer model put in D_l, D_h and the S_k.
+
+    The split is drawn from ``random_state`` alone, before any data is read, so it is public
+    given the seed — but a default object does not carry it. It is read from the object when
+    the object has it (``low_index_`` … or ``diagnostics_``); otherwise from a twin fitted with
+    the same parameters and seed and ``diagnostics=True`` (only its split is read).
+
+    Returns
+    -------
+    low_index, high_index : ndarray
+    sample_parts : list of ndarray or None (PST-S's S_k)
+    """
+    if hasattr(fitted, "low_index_"):
+        return fitted.low_index_, fitted.high_index_, getattr(fitted, "sample_parts_", None)
+    diag = getattr(fitted, "diagnostics_", None)
+    if diag is None or "low_index" not in diag:
+        diag = clone(fitted).set_params(diagnostics=True).fit(X, y, **(fit_params or {})).diagnostics_
+    return diag["low_index"], diag["high_index"], diag.get("sample_parts")
 
 
 def audit_release(estimator, X, y, neighbours=None, fit_params=None, n_runs=1000, confidence=0.95,

@@ -18,6 +18,7 @@ from .mutants import (ClippedThenInterceptPLR, DoubleEpsilonNoisePLR, HighLevelO
                       TenfoldEpsilonPLR, UnusedDeltaPLR, VoteWithSoftScale)
 from .neighbours import worst_case_neighbours
 from .output import output_perturbation_audit, party_neighbours
+from .protocol import split_of
 from .statistical import epsilon_lower_bound
 from .worst_case import adversarial_case
 
@@ -197,15 +198,16 @@ def composition_noise_identity(template, X, y, fit_params=None, random_state=0):
     fit_params = {} if fit_params is None else dict(fit_params)
     X, y = np.asarray(X, dtype=float), np.asarray(y)
     first = clone(template).set_params(random_state=random_state).fit(X, y, **fit_params)
-    base = {blk.name: blk for blk in recover_noise(first, X, y)}
+    base = {blk.name: blk for blk in recover_noise(first, X, y, fit_params)}
+    low, high, _ = split_of(first, X, y, fit_params)
     worst = 0.0
-    for part, index in (("low", first.high_index_), ("high", first.low_index_)):
+    for part, index in (("low", high), ("high", low)):
         i = int(index[0])
         Xp, yp = X.copy(), y.copy()
         Xp[i] = 100.0 * np.abs(X).max() * np.sign(X[i] + 0.5)
         yp[i] = first.classes_[1] if y[i] == first.classes_[0] else first.classes_[0]
         other = clone(template).set_params(random_state=random_state).fit(Xp, yp, **fit_params)
-        for blk in recover_noise(other, Xp, yp):
+        for blk in recover_noise(other, Xp, yp, fit_params):
             if blk.name.startswith(part):  # the level whose part does not hold record i
                 worst = max(worst, float(np.abs(blk.noise - base[blk.name].noise).max() / blk.scale))
     return {"identical": worst < 1e-6, "max_difference": worst}
@@ -231,7 +233,7 @@ def composition_post_processing(template, X, y, fit_params=None, random_state=0)
     fit_params = {} if fit_params is None else dict(fit_params)
     X, y = np.asarray(X, dtype=float), np.asarray(y)
     first = clone(template).set_params(random_state=random_state).fit(X, y, **fit_params)
-    i = int(first.low_index_[0])
+    i = int(split_of(first, X, y, fit_params)[0][0])
     Xp, yp = X.copy(), y.copy()
     Xp[i] = 100.0 * np.abs(X).max() * np.sign(X[i] + 0.5)
     yp[i] = first.classes_[1] if y[i] == first.classes_[0] else first.classes_[0]
@@ -247,6 +249,8 @@ def _audit_composed(name, template, X, y, fit_params, unit, profile, rng, domain
                     y_source=None):
     comp = composition_checks(template, X, y, fit_params, random_state=int(rng.integers(2**31 - 1)))
     fitted = comp["fitted"]
+    if X_source is None and fit_params:
+        X_source, y_source = fit_params.get("X_source"), fit_params.get("y_source")
     levels = mechanism_levels(fitted, X, y, X_source, y_source, domain)
     n_tests = 4 * len(levels)
     exact, eps_lo, parts = 0.0, 0.0, []
