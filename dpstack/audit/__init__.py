@@ -25,7 +25,7 @@ offer, so a user's own mechanism can be audited the same way):
   — the neighbouring datasets the checks are run on;
 * :func:`adversary_experiment` — what an adversary holding a fitted object learns;
 * :func:`audit_mechanisms` / :func:`audit_mutants` — every mechanism (and every
-  deliberately broken test double of :mod:`dpstack.audit.mutants`) as one table.
+  deliberately broken mechanism of :mod:`dpstack.audit.mutants`) as one table.
 """
 from .exact import (exact_privacy_loss, exact_privacy_loss_terms, max_privacy_loss, mechanism_blocks, output_vector,
                     register_density,

@@ -1,4 +1,4 @@
-"""Deliberately broken mechanisms: test doubles the audit must catch. Never use them.
+"""Deliberately broken mechanisms, each with one privacy bug the audit must catch. Never use them.
 
 Each class is the real estimator with exactly one privacy bug injected, the
 way such bugs happen in practice (a wrong calibration, a data-dependent
@@ -7,11 +7,11 @@ book's audit chapter and the tests can show the same mutants being caught.
 
 * :class:`TenfoldEpsilonPLR` — noise (and Δ) calibrated for 10ε, ε claimed.
 * :class:`MaxNormScaledPLR` — rows divided by the private data's largest norm
-  instead of clipped to the public bound.
+  instead of clipped to the public bound (:ref:`erratum 5 <erratum-public-bound>`).
 * :class:`SkippedDeltaPLR` — the Δ > 0 branch skipped: when ε' ≤ 0 it keeps
   ε_noise = ε/2 but adds no extra ridge, so the Jacobian is never paid for.
 * :class:`PPTLEpsilonFeatureSplit` — PPTL Algorithm 3 step 6 as printed:
-  ε^(k) = ε instead of ε' when ε' > 0 (the printed step skips paying for the Jacobian).
+  ε^(k) = ε instead of ε' when ε' > 0 (:ref:`erratum 2 <erratum-pptl-epsilon-k>`).
 * :class:`VoteWithSoftScale` — MPL majority-vote ERM released with the
   soft-label noise scale 2/(Mλε) instead of 2/(λε).
 

@@ -76,7 +76,7 @@ def output_perturbation_audit(estimator, D, D_prime, n_runs=1000, confidence=0.9
 
     Parameters
     ----------
-    estimator : MultipartyPrivateClassifier (or a test double), unfitted
+    estimator : MultipartyPrivateClassifier (or a deliberately broken variant of it), unfitted
         Only its parameters, its public ``fit`` and its released ``coef_`` and
         ``classes_`` are used.
     D, D_prime : dicts of ``fit`` keyword arguments (see :func:`party_neighbours`).

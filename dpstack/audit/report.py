@@ -365,7 +365,7 @@ def audit_mechanisms(profile="quick", epsilon=1.0, random_state=0):
 
 
 def audit_mutants(profile="quick", epsilon=1.0, random_state=0):
-    """The same audit on the deliberately broken test doubles of :mod:`.mutants`; every verdict must be FAIL.
+    """The same audit on the deliberately broken mechanisms of :mod:`.mutants`; every verdict must be FAIL.
 
     Each mutant is configured where its bug matters: the Δ-skipping PLR and
     the PPTL ε^(k) = ε PLR-FS in a regime where the Jacobian term is most of

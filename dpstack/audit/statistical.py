@@ -162,7 +162,7 @@ def epsilon_lower_bound(estimator, X, y, X_prime, y_prime, n_runs=400, statistic
     Parameters
     ----------
     estimator : estimator with a ``random_state`` parameter
-        Any private estimator of dpstack (or a deliberately broken test double).
+        Any private estimator of dpstack (or a deliberately broken variant from :mod:`dpstack.audit.mutants`).
     X, y, X_prime, y_prime : the neighbouring datasets D and D'.
     n_runs : int, default=400
         Runs per dataset.
