@@ -35,7 +35,7 @@ from ..mechanisms import isotropic_noise
 from ..solvers import minimize_perturbed_logistic
 
 __all__ = ["exact_privacy_loss", "exact_privacy_loss_terms", "max_privacy_loss", "sample_outputs", "output_vector",
-           "mechanism_blocks", "solve_perturbed_batch"]
+           "mechanism_blocks", "register_density", "solve_perturbed_batch"]
 
 #: w's are processed in chunks of this many so the (m, d, d) Hessians stay small.
 _CHUNK = 256
@@ -49,6 +49,70 @@ def _signed(estimator, y):
     return np.where(y == estimator.classes_[1], 1.0, -1.0)
 
 
+def _fs_blocks(estimator, X):
+    cal = estimator.calibration_
+    K = len(estimator.groups_)
+    lam = np.broadcast_to(np.asarray(estimator.lam, dtype=float), (K,))
+    w0 = None if estimator.w0 is None else np.asarray(estimator.w0, dtype=float).ravel()
+    blocks = []
+    for k, g in enumerate(estimator.groups_):
+        if cal.noise_scale_k[k] == 0:
+            continue
+        blocks.append(dict(
+            Z=estimator.block_design(X, k), cols=np.asarray(g), lam=float(lam[k]),
+            delta=float(cal.delta_k[k]), w0=np.zeros(g.size) if w0 is None else w0[g],
+            noise_scale=float(cal.noise_scale_k[k]),
+        ))
+    return blocks
+
+
+def _plr_blocks(estimator, X):
+    cal = estimator.calibration_
+    Z = estimator._design_matrix(X)
+    d = Z.shape[1]
+    w0 = np.zeros(d) if estimator.w0 is None else np.asarray(estimator.w0, dtype=float).ravel()
+    if cal.noise_scale == 0:
+        return []
+    return [dict(Z=Z, cols=np.arange(d), lam=float(estimator.lam), delta=float(cal.delta),
+                 w0=w0, noise_scale=float(cal.noise_scale))]
+
+
+#: class -> (blocks function, output-vector function); looked up along the MRO, so a subclass
+#: (a mutant, a user's variant) is evaluated with the density its code actually implements
+_DENSITIES = {
+    FeatureSplitLogisticRegression: (_fs_blocks, lambda est: est.coef_.ravel().copy()),
+    PrivateLogisticRegression: (_plr_blocks, lambda est: np.asarray(est.w_, dtype=float).copy()),
+}
+
+
+def register_density(cls, blocks, output):
+    """Teach the exact check an objective-perturbation mechanism of your own.
+
+    Parameters
+    ----------
+    cls : type
+        The estimator class (subclasses inherit the entry).
+    blocks : callable
+        ``blocks(fitted, X)`` → list of dicts with keys ``Z`` (the design matrix the
+        mechanism really trains on), ``cols``, ``lam``, ``delta``, ``w0``, ``noise_scale``
+        (see :func:`mechanism_blocks`).
+    output : callable
+        ``output(fitted)`` → the released parameter vector in the layout of ``cols``.
+    """
+    _DENSITIES[cls] = (blocks, output)
+
+
+def _density(estimator):
+    for cls in type(estimator).__mro__:
+        if cls in _DENSITIES:
+            return _DENSITIES[cls]
+    raise TypeError(
+        "exact privacy loss needs an objective-perturbation mechanism with a registered density "
+        "(PrivateLogisticRegression, FeatureSplitLogisticRegression or register_density), "
+        f"got {type(estimator).__name__}"
+    )
+
+
 def mechanism_blocks(estimator, X):
     """The independent objective-perturbation blocks of a fitted PLR / PLR-FS.
 
@@ -58,36 +122,9 @@ def mechanism_blocks(estimator, X):
     vector of :func:`output_vector`), ``lam``, ``delta``, ``w0`` and
     ``noise_scale``. A block with noise scale 0 (q_k = 0) has all-zero rows,
     so its output is the same on every dataset and contributes no loss.
+    Other mechanisms join with :func:`register_density`.
     """
-    X = np.asarray(X, dtype=float)
-    if isinstance(estimator, FeatureSplitLogisticRegression):
-        cal = estimator.calibration_
-        K = len(estimator.groups_)
-        lam = np.broadcast_to(np.asarray(estimator.lam, dtype=float), (K,))
-        w0 = None if estimator.w0 is None else np.asarray(estimator.w0, dtype=float).ravel()
-        blocks = []
-        for k, g in enumerate(estimator.groups_):
-            if cal.noise_scale_k[k] == 0:
-                continue
-            blocks.append(dict(
-                Z=estimator.block_design(X, k), cols=np.asarray(g), lam=float(lam[k]),
-                delta=float(cal.delta_k[k]), w0=np.zeros(g.size) if w0 is None else w0[g],
-                noise_scale=float(cal.noise_scale_k[k]),
-            ))
-        return blocks
-    if isinstance(estimator, PrivateLogisticRegression):
-        cal = estimator.calibration_
-        Z = estimator._design_matrix(X)
-        d = Z.shape[1]
-        w0 = np.zeros(d) if estimator.w0 is None else np.asarray(estimator.w0, dtype=float).ravel()
-        if cal.noise_scale == 0:
-            return []
-        return [dict(Z=Z, cols=np.arange(d), lam=float(estimator.lam), delta=float(cal.delta),
-                     w0=w0, noise_scale=float(cal.noise_scale))]
-    raise TypeError(
-        "exact privacy loss needs an objective-perturbation estimator "
-        f"(PrivateLogisticRegression or FeatureSplitLogisticRegression), got {type(estimator).__name__}"
-    )
+    return _density(estimator)[0](estimator, np.asarray(X, dtype=float))
 
 
 def output_vector(estimator):
@@ -97,9 +134,7 @@ def output_vector(estimator):
     column last when ``fit_intercept``). PLR-FS: ``coef_.ravel()`` (one entry
     per input feature; ungrouped features are 0 and ignored).
     """
-    if isinstance(estimator, FeatureSplitLogisticRegression):
-        return estimator.coef_.ravel().copy()
-    return np.asarray(estimator.w_, dtype=float).copy()
+    return _density(estimator)[1](estimator)
 
 
 def _noise_from_output(Z, ys, W, lam, delta, w0):

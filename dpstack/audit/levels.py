@@ -19,14 +19,22 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import clone
 
-from ..stacking import PrivateStackingClassifier, meta_features
+from ..stacking import PrivateStackingClassifier
 from ..transfer import PrivateTransferStacking, SimComb
+from .protocol import split_of
 
 __all__ = ["mechanism_levels", "composition_checks", "changed_levels"]
 
 
 def _signed(classes, y):
     return np.where(np.asarray(y) == classes[1], 1, -1)
+
+
+def _level_labels(level, classes, y):
+    """y as the inner model sees it: signed (±1) when it was fitted on y in {-1, +1}."""
+    if np.array_equal(np.asarray(level.classes_, dtype=object), np.array([-1.0, 1.0], dtype=object)):
+        return _signed(classes, y)
+    return np.asarray(y)
 
 
 def mechanism_levels(fitted, X, y, X_source=None, y_source=None, domain="target"):
@@ -47,25 +55,31 @@ def mechanism_levels(fitted, X, y, X_source=None, y_source=None, domain="target"
     if isinstance(fitted, SimComb):
         if domain == "source":
             Xs = np.asarray(X_source, dtype=float)
-            return [("source PLR", fitted.source_, fitted._rows(Xs, fitted.source_block_max_), np.asarray(y_source))]
+            return [("source PLR", fitted.source_, fitted._rows(Xs, fitted.source_block_max_),
+                     _level_labels(fitted.source_, fitted.classes_, y_source))]
         X = np.asarray(X, dtype=float)
-        return [("target PLR (centre (1-η)w_s)", fitted.target_, fitted._rows(X, fitted.block_max_), np.asarray(y))]
+        return [("target PLR (centre (1-η)w_s)", fitted.target_, fitted._rows(X, fitted.block_max_),
+                 _level_labels(fitted.target_, fitted.classes_, y))]
     if isinstance(fitted, PrivateTransferStacking) and domain == "source":
         Xs = np.asarray(X_source, dtype=float)
-        return [("source PLR-FS", fitted.source_, fitted._design(Xs), _signed(fitted.source_classes_, y_source))]
+        source_classes = getattr(fitted, "source_classes_", fitted.classes_)
+        return [("source PLR-FS", fitted.source_, fitted._design(Xs), _signed(source_classes, y_source))]
     if not isinstance(fitted, (PrivateStackingClassifier, PrivateTransferStacking)):
         raise TypeError(f"no level decomposition for {type(fitted).__name__}")
-    Z = fitted._design(np.asarray(X, dtype=float))
+    X = np.asarray(X, dtype=float)
+    Z = fitted.bounded_design(X)
     ys = _signed(fitted.classes_, y)
     levels = []
+    fit_params = {} if X_source is None else dict(X_source=X_source, y_source=y_source)
+    low, high, sample_parts = split_of(fitted, X, y, fit_params)
     if isinstance(fitted.low_level_, list):
-        for k, (plr, rows) in enumerate(zip(fitted.low_level_, fitted.sample_parts_)):
+        for k, (plr, rows) in enumerate(zip(fitted.low_level_, sample_parts)):
             levels.append((f"low PLR on S_{k + 1}", plr, Z[rows], ys[rows]))
     else:
         name = "low PLR-FS (centre (1-η)w_s)" if isinstance(fitted, PrivateTransferStacking) else "low PLR-FS"
-        levels.append((name, fitted.low_level_, Z[fitted.low_index_], ys[fitted.low_index_]))
-    M = meta_features(fitted._low_margins(Z[fitted.high_index_]), fitted.meta_features)
-    levels.append(("high PLR on meta-features", fitted.high_level_, M, ys[fitted.high_index_]))
+        levels.append((name, fitted.low_level_, Z[low], ys[low]))
+    M = fitted.high_level_inputs(X[high])
+    levels.append(("high PLR on meta-features", fitted.high_level_, M, ys[high]))
     return levels
 
 
@@ -91,15 +105,13 @@ def composition_checks(template, X, y, fit_params=None, random_state=0):
     a = clone(template).set_params(random_state=random_state).fit(X, y, **fit_params)
     b = clone(template).set_params(random_state=random_state).fit(Xp, yp, **fit_params)
 
-    def parts(m):
+    def parts(m, X, y):
         if isinstance(m, SimComb):
             return []
-        out = [m.low_index_, m.high_index_]
-        if getattr(m, "sample_parts_", None) is not None:
-            out = list(m.sample_parts_) + [m.high_index_]
-        return out
+        low, high, samples = split_of(m, X, y, fit_params)
+        return [low, high] if samples is None else list(samples) + [high]
 
-    pa, pb = parts(a), parts(b)
+    pa, pb = parts(a, X, y), parts(b, Xp, yp)
     if not pa:  # SimComb: one PLR per domain, no split inside a domain
         return {"disjoint": None, "data_independent_split": None, "ledger_total": a.privacy_.total(), "fitted": a}
     flat = np.concatenate(pa)
@@ -136,8 +148,9 @@ def changed_levels(template, X, y, index, fit_params=None, random_state=0):
     b = clone(template).set_params(random_state=random_state).fit(Xp, yp, **fit_params)
     rows = []
     la, lb = mechanism_levels(a, X, y), mechanism_levels(b, Xp, yp)
-    parts = list(a.sample_parts_) if getattr(a, "sample_parts_", None) is not None else [a.low_index_]
-    parts.append(a.high_index_)
+    low, high, samples = split_of(a, X, y, fit_params)
+    parts = list(samples) if samples is not None else [low]
+    parts.append(high)
     for (name, est_a, _, _), (_, est_b, _, _), part in zip(la, lb, parts):
         rows.append({"level": name, "trained on the changed record": bool(index in part),
                      "release changed": not np.array_equal(output_vector(est_a), output_vector(est_b))})

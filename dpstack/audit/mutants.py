@@ -14,6 +14,22 @@ book's audit chapter and the tests can show the same mutants being caught.
   ε^(k) = ε instead of ε' when ε' > 0 (:ref:`erratum 2 <erratum-pptl-epsilon-k>`).
 * :class:`VoteWithSoftScale` — MPL majority-vote ERM released with the
   soft-label noise scale 2/(Mλε) instead of 2/(λε).
+
+The following keep every attribute truthful (calibration, Δ, ledger, sensitivity):
+only what ``fit`` computes is wrong, so only an audit that drives ``fit`` and reads the
+release can see them.
+
+* :class:`SqrtDNoisePLR` — the noise vector divided by √d inside ``fit``.
+* :class:`DoubleEpsilonNoisePLR` — the noise norm halved inside ``fit`` (a 2× scale
+  error: noise for 2ε), the power check's smaller error.
+* :class:`UnusedDeltaPLR` — Δ computed and reported, but the solver is called with Δ = 0.
+* :class:`ClippedThenInterceptPLR` — the constant feature appended *after* clipping the
+  rows to the full bound, so the augmented rows exceed it.
+* :class:`TenfoldEpsilonNoiseMPL` — MPL ``coef_`` released with noise calibrated for 10ε
+  while ``sensitivity_``, ``noise_scale_`` and the ledger state the truth.
+* :class:`HighLevelOnLowDataPST` — PST whose high level is trained on D_l's
+  meta-features (each D_l record is used twice: cost 2ε) while its index attributes
+  still describe the disjoint split.
 """
 from __future__ import annotations
 
@@ -27,9 +43,11 @@ from ..linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
 from ..mechanisms import clip_rows, feature_split_calibration, objective_perturbation_calibration
 from ..multiparty import estimator as mpl_estimator
 from ..multiparty.estimator import MultipartyPrivateClassifier, mpl_sensitivity
+from ..stacking import PrivateStackingClassifier, meta_features
 
 __all__ = ["TenfoldEpsilonPLR", "MaxNormScaledPLR", "SkippedDeltaPLR", "PPTLEpsilonFeatureSplit",
-           "VoteWithSoftScale", "MUTANTS"]
+           "VoteWithSoftScale", "SqrtDNoisePLR", "DoubleEpsilonNoisePLR", "UnusedDeltaPLR",
+           "ClippedThenInterceptPLR", "TenfoldEpsilonNoiseMPL", "HighLevelOnLowDataPST", "MUTANTS"]
 
 
 @contextmanager
@@ -98,18 +116,103 @@ def _soft_sensitivity_for_vote(method, *args, **kwargs):
 
 
 class VoteWithSoftScale(MultipartyPrivateClassifier):
-    """MUTANT: majority-vote ERM released with the soft-label sensitivity 2/(Mλ)."""
+    """MUTANT: majority-vote ERM released with the soft-label sensitivity 2/(Mλ).
 
-    def __init__(self, method="vote", epsilon=1.0, lam=1e-4, local_lam=None, protect_aux=False,
-                 local_estimator=None, tol=1e-12, max_iter=100, random_state=None, classes=None,
-                 diagnostics=False):
-        super().__init__(method=method, epsilon=epsilon, lam=lam, local_lam=local_lam, protect_aux=protect_aux,
-                         local_estimator=local_estimator, tol=tol, max_iter=max_iter, random_state=random_state,
-                         classes=classes, diagnostics=diagnostics)
+    Construct it with ``method="vote"`` (it inherits the real constructor, so any
+    parameter the real estimator gains is inherited too).
+    """
 
-    def fit(self, X, y, parties, X_aux=None):
+    def fit(self, X, y, parties, X_aux=None, **kwargs):
         with _swapped(mpl_estimator, "mpl_sensitivity", _soft_sensitivity_for_vote):
-            return super().fit(X, y, parties, X_aux)
+            return super().fit(X, y, parties, X_aux, **kwargs)
+
+def _noise_divided(factor_of_dim):
+    original = linear.isotropic_noise
+
+    def noise(dim, scale, random_state=None, size=None):
+        return original(dim, scale, random_state, size) / factor_of_dim(dim)
+    return noise
+
+
+class SqrtDNoisePLR(PrivateLogisticRegression):
+    """MUTANT: PLR whose noise vector is divided by √d inside ``fit`` (attributes truthful)."""
+
+    def fit(self, X, y):
+        with _swapped(linear, "isotropic_noise", _noise_divided(np.sqrt)):
+            return super().fit(X, y)
+
+
+class DoubleEpsilonNoisePLR(PrivateLogisticRegression):
+    """MUTANT: PLR whose noise norm is halved inside ``fit`` (noise for 2ε; attributes truthful)."""
+
+    def fit(self, X, y):
+        with _swapped(linear, "isotropic_noise", _noise_divided(lambda dim: 2.0)):
+            return super().fit(X, y)
+
+
+def _solver_without_delta():
+    original = linear.minimize_perturbed_logistic
+
+    def solve(*args, **kwargs):
+        kwargs["delta"] = 0.0
+        return original(*args, **kwargs)
+    return solve
+
+
+class UnusedDeltaPLR(PrivateLogisticRegression):
+    """MUTANT: PLR that computes and reports Δ but solves the problem without it."""
+
+    def fit(self, X, y):
+        with _swapped(linear, "minimize_perturbed_logistic", _solver_without_delta()):
+            return super().fit(X, y)
+
+
+class ClippedThenInterceptPLR(PrivateLogisticRegression):
+    """MUTANT: PLR with ``fit_intercept=True`` that clips the rows to B and *then* appends
+    the constant s, so the augmented rows have norm up to √(B² + s²) > B."""
+
+    def _design_matrix(self, X):
+        bound, s = self._scaling()
+        Xc = clip_rows(X, bound)
+        if not self.fit_intercept:
+            return Xc
+        return np.hstack([Xc, np.full((Xc.shape[0], 1), s)])
+
+
+class TenfoldEpsilonNoiseMPL(MultipartyPrivateClassifier):
+    """MUTANT: MPL whose released ``coef_`` carries noise calibrated for 10ε; the
+    sensitivity, noise scale and ledger it reports are the true ones."""
+
+    def fit(self, X, y, parties, X_aux=None, **kwargs):
+        original = mpl_estimator.isotropic_noise
+
+        def noise(dim, scale, random_state=None, size=None):
+            return original(dim, scale / 10.0, random_state, size)
+        with _swapped(mpl_estimator, "isotropic_noise", noise):
+            return super().fit(X, y, parties, X_aux, **kwargs)
+
+
+class HighLevelOnLowDataPST(PrivateStackingClassifier):
+    """MUTANT: PST whose high level is trained on the meta-features of D_l (with D_l's
+    labels) instead of D_h; the split it reports still describes the disjoint parts.
+    Every D_l record is used by both levels: the release costs 2ε."""
+
+    def _high_level_rows(self, parts):  # the high level's rows, where the estimator names them
+        return parts.low
+
+    def _validate_fit_inputs(self, X, y):
+        out = super()._validate_fit_inputs(X, y)
+        if not hasattr(PrivateStackingClassifier, "_high_level_rows"):
+            self._mutant_data = (out[0], out[1])
+        return out
+
+    def _fit_high(self, M, y_signed, epsilon, rng):  # estimators that fit the high level in _fit_high
+        X, ys = self._mutant_data
+        del self._mutant_data
+        Zl = self._design(X)[self.low_index_]
+        return super()._fit_high(meta_features(self._low_margins(Zl), self.meta_features), ys[self.low_index_],
+                                 epsilon, rng)
+
 
 #: name shown in the audit table -> (mutant class, what it breaks)
 MUTANTS = {
@@ -118,4 +221,10 @@ MUTANTS = {
     "Δ > 0 branch skipped": (SkippedDeltaPLR, "ε' ≤ 0 but no extra ridge Δ"),
     "PPTL ε^(k) = ε": (PPTLEpsilonFeatureSplit, "PLR-FS noise at ε instead of ε' (PPTL Alg. 3 step 6)"),
     "vote with soft scale": (VoteWithSoftScale, "majority-vote ERM released with noise for sensitivity 2/(Mλ)"),
+    "noise / √d": (SqrtDNoisePLR, "PLR noise vector divided by √d inside fit"),
+    "noise / 2": (DoubleEpsilonNoisePLR, "PLR noise norm halved inside fit (noise for 2ε)"),
+    "Δ computed, not used": (UnusedDeltaPLR, "Δ reported but the solver runs with Δ = 0"),
+    "intercept after clipping": (ClippedThenInterceptPLR, "constant feature appended after clipping to B"),
+    "MPL noise for 10ε": (TenfoldEpsilonNoiseMPL, "MPL coef_ noise for 10ε, attributes truthful"),
+    "high level on D_l": (HighLevelOnLowDataPST, "PST high level trained on D_l's meta-features (2ε)"),
 }

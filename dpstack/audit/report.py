@@ -12,22 +12,29 @@ from ..stacking import PrivateStackingClassifier
 from ..transfer import PrivateTransferStacking, SimComb
 from .exact import exact_privacy_loss, max_privacy_loss, sample_outputs
 from .levels import composition_checks, mechanism_levels
-from .mutants import (MaxNormScaledPLR, PPTLEpsilonFeatureSplit, SkippedDeltaPLR, TenfoldEpsilonPLR,
-                      VoteWithSoftScale)
+from .laws import noise_law_test
+from .mutants import (ClippedThenInterceptPLR, DoubleEpsilonNoisePLR, HighLevelOnLowDataPST, MaxNormScaledPLR,
+                      PPTLEpsilonFeatureSplit, SkippedDeltaPLR, SqrtDNoisePLR, TenfoldEpsilonNoiseMPL,
+                      TenfoldEpsilonPLR, UnusedDeltaPLR, VoteWithSoftScale)
 from .neighbours import worst_case_neighbours
 from .output import output_perturbation_audit, party_neighbours
+from .protocol import split_of
 from .statistical import epsilon_lower_bound
 from .worst_case import adversarial_case
 
-__all__ = ["PROFILES", "audit_level", "loss_distribution", "audit_mechanisms", "audit_mutants", "audit_data"]
+__all__ = ["PROFILES", "audit_level", "loss_distribution", "audit_mechanisms", "audit_mutants", "audit_data",
+           "law_data", "composition_noise_identity", "composition_post_processing", "power_table",
+           "mpl_sensitivity_table"]
 
-#: draws per dataset for the exact check, runs per dataset for the statistical one
-PROFILES = {"smoke": dict(n_draws=100, n_runs=400), "quick": dict(n_draws=300, n_runs=1000),
-            "paper": dict(n_draws=2000, n_runs=10000)}
+#: draws per dataset for the exact check, runs per dataset for the statistical one, real fits for the law of
+#: the noise (objective perturbation) and per dataset for output perturbation
+PROFILES = {"smoke": dict(n_draws=100, n_runs=400, n_fits=150), "quick": dict(n_draws=150, n_runs=500, n_fits=200),
+            "paper": dict(n_draws=2000, n_runs=10000, n_fits=2000)}
 #: neighbour pairs the statistical test is run on (Bonferroni over them and the adversarial case)
 STAT_PAIRS = ("label_flip", "orthogonal", "far_outside")
 CONFIDENCE = 0.95
-COLUMNS = ["mechanism", "claimed ε", "privacy unit", "exact max loss", "ε_lo", "confidence", "checks", "verdict"]
+COLUMNS = ["mechanism", "claimed ε", "privacy unit", "exact max loss", "ε_lo", "confidence", "noise law p",
+           "scale ratio", "checks", "verdict"]
 
 
 def audit_data(n_samples=60, n_features=6, random_state=0):
@@ -38,14 +45,24 @@ def audit_data(n_samples=60, n_features=6, random_state=0):
     return X, y
 
 
+def law_data(n_samples=40, n_features=5, random_state=0):
+    """The data the law of the noise is tested on: :func:`audit_data` with a third of the rows
+    far outside every bound (×20), so clipping, rescaling and augmentation are exercised."""
+    X, y = audit_data(n_samples, n_features, random_state)
+    X[: n_samples // 3] *= 20.0
+    return X, y
+
+
 def _neighbour_kwargs(level):
-    if isinstance(level, FeatureSplitLogisticRegression):
-        return dict(groups=level.groups_, importance=level.importance_)
-    bound = float(level.norm_bound)
-    return dict(norm_bound=bound)
+    """Where the neighbours put their records: the public bound, or the public groups and q_k."""
+    params = level.get_params(deep=False)
+    if "groups" in params:  # feature blocks, block k bounded by q_k
+        return dict(groups=getattr(level, "groups_", params["groups"]),
+                    importance=getattr(level, "importance_", params.get("importance")))
+    return dict(norm_bound=float(params.get("norm_bound", 1.0)))
 
 
-def audit_level(level, X, y, n_draws=300, n_runs=1000, random_state=0, n_tests=None):
+def audit_level(level, X, y, n_draws=300, n_runs=1000, random_state=0, n_tests=None, n_fits=None):
     """Exact maximum loss and statistical ε_lo of one PLR / PLR-FS on its own input.
 
     The exact check evaluates log p(w | D)/p(w | D') at ``n_draws`` outputs
@@ -60,6 +77,8 @@ def audit_level(level, X, y, n_draws=300, n_runs=1000, random_state=0, n_tests=N
     level : PrivateLogisticRegression or FeatureSplitLogisticRegression
         Fitted (its configuration is audited; it is refitted on the neighbours).
     X, y : the level's input data.
+    n_draws, n_runs : outputs per dataset for the exact check, runs per dataset for the statistical one.
+    n_fits : ignored (the profile's number of real fits for :func:`~dpstack.audit.noise_law_test`).
 
     Returns
     -------
@@ -75,10 +94,13 @@ def audit_level(level, X, y, n_draws=300, n_runs=1000, random_state=0, n_tests=N
         loss = max_privacy_loss(est, XD, yD, XP, yP, W)
         if loss > worst:
             worst, worst_pair = loss, name
-    adv = adversarial_case(template, n_samples=np.asarray(X).shape[0])  # same n: same calibration
-    adv_loss = adv.max_loss(n_draws, rng)
-    if adv_loss > worst:
-        worst, worst_pair = adv_loss, "adversarial centre"
+    n = np.asarray(X).shape[0]  # same n: same calibration
+    adv = adversarial_case(template, n_samples=n)
+    adv_noise = adversarial_case(template, n_samples=n, record_margin=-12.0)
+    for case, label in ((adv, "adversarial centre"), (adv_noise, "adversarial centre (noise part)")):
+        case_loss = case.max_loss(n_draws, rng)
+        if case_loss > worst:
+            worst, worst_pair = case_loss, label
     tests = [pairs[name] for name in STAT_PAIRS] + [(adv.X, adv.y, adv.X_prime, adv.y_prime)]
     k = len(tests) if n_tests is None else n_tests
     confidence = 1.0 - (1.0 - CONFIDENCE) / k
@@ -104,10 +126,7 @@ def loss_distribution(template, X, y, n_draws=300, random_state=0):
     """
     rng = check_random_state(random_state)
     template = clone(template)
-    if isinstance(template, FeatureSplitLogisticRegression):
-        kw = dict(groups=template.groups, importance=template.importance)
-    else:
-        kw = dict(norm_bound=float(template.norm_bound))
+    kw = _neighbour_kwargs(template)
     cases = {name: (clone(template).set_params(random_state=int(rng.integers(2**31 - 1))).fit(XD, yD), XD, yD, XP, yP)
              for name, (XD, yD, XP, yP) in worst_case_neighbours(X, y, **kw).items()}
     adv = adversarial_case(template, n_samples=np.asarray(X).shape[0])
@@ -126,7 +145,7 @@ def _claim(est, domain="target"):
     return float(est.epsilon_source if domain == "source" else est.epsilon_target)
 
 
-def _row(name, claimed, unit, exact, eps_lo, checks="", composition_ok=True):
+def _row(name, claimed, unit, exact, eps_lo, checks="", composition_ok=True, law=None):
     fails = []
     if exact is not None and exact > claimed * (1 + 1e-9):
         fails.append("exact loss > ε")
@@ -134,15 +153,104 @@ def _row(name, claimed, unit, exact, eps_lo, checks="", composition_ok=True):
         fails.append("ε_lo > ε")
     if not composition_ok:
         fails.append("composition")
+    p_law, ratio = np.nan, np.nan
+    if law is not None:
+        p_law, ratio, rejected = law
+        if rejected:
+            fails.append("noise law")
     return {"mechanism": name, "claimed ε": claimed, "privacy unit": unit,
             "exact max loss": np.nan if exact is None else exact, "ε_lo": eps_lo, "confidence": CONFIDENCE,
+            "noise law p": p_law, "scale ratio": ratio,
             "checks": checks, "verdict": "FAIL: " + ", ".join(fails) if fails else "pass"}
+
+
+def _law(template, profile, rng, X=None, y=None, fit_params=None, n_features=6):
+    """(smallest Bonferroni-corrected p-value, worst scale ratio, rejected) of :func:`noise_law_test`."""
+    if X is None:
+        X, y = law_data(n_features=n_features, random_state=rng)
+    table = noise_law_test(template, X, y, n_fits=PROFILES[profile]["n_fits"], fit_params=fit_params,
+                           random_state=rng)
+    n_tests = 2 * len(table)
+    p = float(min(1.0, n_tests * min(table["p norm"].min(), table["p direction"].min())))
+    ratio = float(table["scale ratio"].iloc[int(np.argmax(np.abs(np.log(table["scale ratio"]))))])
+    return p, ratio, not table.attrs["pass"]
+
+
+def composition_noise_identity(template, X, y, fit_params=None, random_state=0):
+    """Does each level's noise, read back from the release, ignore records outside its part?
+
+    Fits ``template`` with one seed on D and on D' where one record is replaced (far away,
+    other label), once for a record of D_l and once for a record of D_h. With the seed fixed
+    every level draws the same noise on D and D'; each level's noise is read back from the
+    release and the data *of its own part* (:func:`~dpstack.audit.recover_noise`). If the
+    high level is post-processing of the low-level release and D_h, its recovered noise is
+    the same after a D_l record changes (and the low level's after a D_h record changes);
+    a level that used a record outside its part gives a different vector. Only the public
+    ``fit``, the release and the index attributes of the split are read.
+
+    Returns
+    -------
+    dict with ``identical`` (bool) and ``max_difference`` (largest |b(D) − b(D')|/scale over
+    the levels that should not have seen the changed record).
+    """
+    from .laws import recover_noise
+
+    fit_params = {} if fit_params is None else dict(fit_params)
+    X, y = np.asarray(X, dtype=float), np.asarray(y)
+    first = clone(template).set_params(random_state=random_state).fit(X, y, **fit_params)
+    base = {blk.name: blk for blk in recover_noise(first, X, y, fit_params)}
+    low, high, _ = split_of(first, X, y, fit_params)
+    worst = 0.0
+    for part, index in (("low", high), ("high", low)):
+        i = int(index[0])
+        Xp, yp = X.copy(), y.copy()
+        Xp[i] = 100.0 * np.abs(X).max() * np.sign(X[i] + 0.5)
+        yp[i] = first.classes_[1] if y[i] == first.classes_[0] else first.classes_[0]
+        other = clone(template).set_params(random_state=random_state).fit(Xp, yp, **fit_params)
+        for blk in recover_noise(other, Xp, yp, fit_params):
+            if blk.name.startswith(part):  # the level whose part does not hold record i
+                worst = max(worst, float(np.abs(blk.noise - base[blk.name].noise).max() / blk.scale))
+    return {"identical": worst < 1e-6, "max_difference": worst}
+
+
+def composition_post_processing(template, X, y, fit_params=None, random_state=0):
+    """Is the high level post-processing of the low-level release and D_h?
+
+    Fits ``template`` on D, then refits it twice through the public hook
+    ``fit(..., low_level=<the low-level release of the first fit>)`` with the same seed: on D,
+    and on D' where one record of D_l is replaced (far away, other label). The high level
+    must be bit-identical. Needs the hook in ``fit``'s signature; returns ``None`` when the
+    estimator has none (the check is then "not available").
+
+    Returns
+    -------
+    dict with ``identical`` (bool) and ``changed_record`` (its index), or None.
+    """
+    import inspect
+
+    if "low_level" not in inspect.signature(template.fit).parameters:
+        return None
+    fit_params = {} if fit_params is None else dict(fit_params)
+    X, y = np.asarray(X, dtype=float), np.asarray(y)
+    first = clone(template).set_params(random_state=random_state).fit(X, y, **fit_params)
+    i = int(split_of(first, X, y, fit_params)[0][0])
+    Xp, yp = X.copy(), y.copy()
+    Xp[i] = 100.0 * np.abs(X).max() * np.sign(X[i] + 0.5)
+    yp[i] = first.classes_[1] if y[i] == first.classes_[0] else first.classes_[0]
+    low = first.low_level_
+    a = clone(template).set_params(random_state=random_state).fit(X, y, low_level=low, **fit_params)
+    b = clone(template).set_params(random_state=random_state).fit(Xp, yp, low_level=low, **fit_params)
+    same = np.array_equal(a.high_level_.w_, b.high_level_.w_) and np.array_equal(a.high_level_.w_,
+                                                                                   first.high_level_.w_)
+    return {"identical": bool(same), "changed_record": i}
 
 
 def _audit_composed(name, template, X, y, fit_params, unit, profile, rng, domain="target", X_source=None,
                     y_source=None):
     comp = composition_checks(template, X, y, fit_params, random_state=int(rng.integers(2**31 - 1)))
     fitted = comp["fitted"]
+    if X_source is None and fit_params:
+        X_source, y_source = fit_params.get("X_source"), fit_params.get("y_source")
     levels = mechanism_levels(fitted, X, y, X_source, y_source, domain)
     n_tests = 4 * len(levels)
     exact, eps_lo, parts = 0.0, 0.0, []
@@ -157,24 +265,44 @@ def _audit_composed(name, template, X, y, fit_params, unit, profile, rng, domain
         head = f"parts disjoint: {comp['disjoint']}; split data-independent: {comp['data_independent_split']}"
     claimed = _claim(template, domain)
     ok = ok and comp["ledger_total"] <= claimed
+    law = None
+    if not isinstance(template, SimComb):  # every level's noise, the source blocks of PPTL-FS included
+        law = _law(template, profile, rng, X, y, fit_params)
+    if domain == "target" and not isinstance(template, SimComb):
+        ident = composition_noise_identity(template, X, y, fit_params, random_state=int(rng.integers(2**31 - 1)))
+        head += f"; each level's noise ignores records outside its part: {ident['identical']}"
+        ok = ok and ident["identical"]
+        post = composition_post_processing(template, X, y, fit_params, random_state=int(rng.integers(2**31 - 1)))
+        if post is None:
+            head += "; high level = f(low release, D_h): not available (no low_level hook in fit)"
+        else:
+            head += f"; high level = f(low release, D_h): {post['identical']}"
+            ok = ok and post["identical"]
     checks = head + f"; ledger ε = {comp['ledger_total']:g}; " + "; ".join(parts)
-    return _row(name, claimed, unit, exact, eps_lo, checks, ok)
+    return _row(name, claimed, unit, exact, eps_lo, checks, ok, law)
 
 
 def _audit_single(name, template, X, y, unit, profile, rng, checks=""):
     fitted = clone(template).set_params(random_state=int(rng.integers(2**31 - 1))).fit(X, y)
     res = audit_level(fitted, X, y, random_state=rng, **PROFILES[profile])
     branch = fitted.calibration_.branch
+    law = _law(template, profile, rng, n_features=np.asarray(X).shape[1])
     return _row(name, _claim(template), unit, res["exact_max_loss"], res["epsilon_lo"],
-                f"branch {branch}; worst pair: {res['worst_pair']}" + checks)
+                f"branch {branch}; worst pair: {res['worst_pair']}" + checks, law=law)
 
 
-def _audit_output(name, template, unit, profile, rng):
-    D, Dp = party_neighbours()
-    res = output_perturbation_audit(template, D, Dp, n_runs=PROFILES[profile]["n_runs"] * 2, random_state=rng)
-    checks = (f"‖w_s(D) − w_s(D')‖ = {res['measured_distance']:.4f} vs sensitivity the noise is "
-              f"calibrated to {res['calibrated_sensitivity']:.4f}")
-    return _row(name, res["epsilon"], unit, res["exact_max_loss"], res["epsilon_lo"].epsilon_lo, checks)
+def _audit_output(name, template, unit, profile, rng, n_classes=2):
+    D, Dp = party_neighbours(n_parties=7, party_size=3, n_aux=20, n_classes=n_classes)
+    if "classes" in template.get_params(deep=False):
+        template = clone(template).set_params(classes=list(range(n_classes)))
+    res = output_perturbation_audit(template, D, Dp, n_runs=PROFILES[profile]["n_fits"], random_state=rng)
+    checks = (f"‖w_s(D) − w_s(D')‖ = {res['measured_distance']:.4f} (audit's solver) vs claimed sensitivity "
+              f"{res['claimed_sensitivity']:.4f}; noise scale measured from coef_ − w_s × ε = "
+              f"{res['calibrated_sensitivity']:.4f}")
+    ok = res["measured_distance"] <= res["claimed_sensitivity"] * (1 + 1e-6)
+    return _row(name, res["epsilon"], unit, res["exact_max_loss"], res["epsilon_lo"].epsilon_lo, checks, ok,
+                law=(min(1.0, 2 * min(res["p_norm"], res["p_direction"])), res["scale_ratio"],
+                     res["law_rejected"]))
 
 
 def audit_mechanisms(profile="quick", epsilon=1.0, random_state=0):
@@ -228,9 +356,11 @@ def audit_mechanisms(profile="quick", epsilon=1.0, random_state=0):
     rows.append(_audit_composed("SimComb (target)", simcomb, X, y, src, "one target sample", profile, rng))
     rows.append(_audit_composed("SimComb (source)", simcomb, X, y, src, "one source sample", profile, rng,
                                 domain="source", X_source=Xs, y_source=ys))
-    for method in ("vote", "soft", "avg"):
-        rows.append(_audit_output(f"MPL {method}", MultipartyPrivateClassifier(method, epsilon=eps, lam=1.0),
-                                  "one party", profile, rng))
+    for K in (2, 3):
+        for method in ("vote", "soft", "avg"):
+            rows.append(_audit_output(f"MPL {method} ({K} classes)",
+                                      MultipartyPrivateClassifier(method, epsilon=eps, lam=1.0),
+                                      "one party", profile, rng, n_classes=K))
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -253,19 +383,103 @@ def audit_mutants(profile="quick", epsilon=1.0, random_state=0):
     lam_pptl = brentq(lambda lam: feature_split_calibration(eps, X.shape[0], lam, q).epsilon_prime - 0.1 * eps,
                       1e-6, 1e3)
     rows = [
-        _audit_single("noise for 10ε (PLR)", TenfoldEpsilonPLR(epsilon=eps, lam=0.05), X, y, "one sample", profile,
+        _audit_single("noise for 10ε (PLR)", TenfoldEpsilonPLR(epsilon=eps, lam=0.05, classes=[0, 1]), X, y, "one sample", profile,
                       rng),
-        _audit_single("max-norm rescaling (PLR)", MaxNormScaledPLR(epsilon=eps, lam=0.05), X, y, "one sample",
+        _audit_single("max-norm rescaling (PLR)", MaxNormScaledPLR(epsilon=eps, lam=0.05, classes=[0, 1]), X, y, "one sample",
                       profile, rng),
-        _audit_single("Δ > 0 branch skipped (PLR)", SkippedDeltaPLR(epsilon=eps, lam=0.002), X, y, "one sample",
+        _audit_single("Δ > 0 branch skipped (PLR)", SkippedDeltaPLR(epsilon=eps, lam=0.002, classes=[0, 1]), X, y, "one sample",
                       profile, rng),
         _audit_single("PPTL ε^(k) = ε (PLR-FS)",
-                      PPTLEpsilonFeatureSplit(epsilon=eps, groups=groups, importance=q, lam=lam_pptl), X, y,
+                      PPTLEpsilonFeatureSplit(epsilon=eps, groups=groups, importance=q, lam=lam_pptl, classes=[0, 1]), X, y,
                       "one sample", profile, rng),
-        _audit_output("vote with soft scale (MPL)", VoteWithSoftScale(epsilon=eps, lam=1.0), "one party", profile,
+        _audit_output("vote with soft scale (MPL)", VoteWithSoftScale("vote", epsilon=eps, lam=1.0), "one party", profile,
                       rng),
+        _audit_single("noise / √d inside fit (PLR)", SqrtDNoisePLR(epsilon=eps, lam=0.05, classes=[0, 1]), X, y, "one sample",
+                      profile, rng),
+        _audit_single("noise / 2 inside fit (PLR)", DoubleEpsilonNoisePLR(epsilon=eps, lam=0.05, classes=[0, 1]), X, y, "one sample",
+                      profile, rng),
+        _audit_single("Δ computed, not used (PLR)", UnusedDeltaPLR(epsilon=eps, lam=0.002, classes=[0, 1]), X, y, "one sample",
+                      profile, rng),
+        # ε′ ≈ ε (large nλ): rows 1.118·B long cost 1.118·ε′ in the noise part
+        _audit_single("intercept after clipping (PLR)",
+                      ClippedThenInterceptPLR(epsilon=eps, lam=0.5, fit_intercept=True, classes=[0, 1]), X, y, "one sample",
+                      profile, rng),
+        _audit_output("coef_ noise for 10ε (MPL soft, 3 classes)", TenfoldEpsilonNoiseMPL("soft", epsilon=eps, lam=1.0),
+                      "one party", profile, rng, n_classes=3),
+        _audit_composed("high level on D_l (PST-F)",
+                        HighLevelOnLowDataPST(groups=[[0, 1, 2], [3, 4, 5]], group_importance=[0.7, 0.3],
+                                              epsilon=eps, n_groups=2, lam=0.05, classes=[0, 1]), X, y, None, "one sample",
+                        profile, rng),
     ]
     df = pd.DataFrame(rows, columns=COLUMNS)
     df["verdict"] = np.where(df["verdict"].str.startswith("FAIL"), "caught (" + df["verdict"].str[6:] + ")",
                              "NOT CAUGHT")
     return df
+
+
+def power_table(profile="quick", epsilon=1.0, n_repeats=200, random_state=0):
+    """The power of the noise-law test: does it reject a √d or a 2× error in the noise scale?
+
+    Two parts, at the profile's number of real fits m:
+
+    * real fits: the genuine PLR and the mutants that divide the noise by √d or by 2 inside
+      ``fit`` (every attribute truthful), each through :func:`noise_law_test`;
+    * the rejection rate of the same test on ``n_repeats`` simulated samples of m noise
+      vectors with the claimed law, and with its scale divided by 2 and by √d — the size
+      (≈ 0) and the power (≈ 1) of the test at this m.
+
+    Returns
+    -------
+    pandas.DataFrame with columns ``case``, ``source``, ``fits``, ``scale ratio``, ``p-value``,
+    ``rejection rate``.
+    """
+    from .laws import ALPHA, law_pvalues
+
+    rng = check_random_state(random_state)
+    m = PROFILES[profile]["n_fits"]
+    X, y = law_data(random_state=0)
+    d = X.shape[1]
+    rows = []
+    for name, cls in (("genuine PLR", PrivateLogisticRegression), ("noise / √d inside fit", SqrtDNoisePLR),
+                      ("noise / 2 inside fit", DoubleEpsilonNoisePLR)):
+        table = noise_law_test(cls(epsilon=epsilon, lam=0.05, classes=[0, 1]), X, y, n_fits=m, random_state=rng)
+        p = float(min(1.0, 2 * min(table["p norm"].min(), table["p direction"].min())))
+        rows.append({"case": name, "source": "real fits", "fits": m, "scale ratio": float(table["scale ratio"][0]),
+                     "p-value": p, "rejection rate": float(not table.attrs["pass"])})
+    for name, factor in (("claimed law (size)", 1.0), ("scale / 2", 0.5), (f"scale / √d (d = {d})", d ** -0.5)):
+        rejected = 0
+        for _ in range(int(n_repeats)):
+            u = rng.standard_normal((m, d))
+            b = u / np.linalg.norm(u, axis=1, keepdims=True) * rng.gamma(d, 1.0, size=(m, 1)) * factor
+            rejected += 2 * min(law_pvalues(b, 1.0)[:2]) < ALPHA
+        rows.append({"case": name, "source": f"{n_repeats} simulated samples", "fits": m, "scale ratio": factor,
+                     "p-value": np.nan, "rejection rate": rejected / n_repeats})
+    return pd.DataFrame(rows)
+
+
+def mpl_sensitivity_table(epsilon=1.0, lams=(1.0, 1e-4), n_classes=(2, 3), n_runs=20, random_state=0):
+    """How much of the claimed MPL sensitivity the proofs' worst-case neighbours use.
+
+    For every method, λ and number of classes: the distance between the minimisers on
+    :func:`party_neighbours` (M = 11), recomputed by the audit's own solver, next to the
+    claimed sensitivity, and the exact maximum loss as a fraction of ε.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    rng = check_random_state(random_state)
+    rows = []
+    for K in n_classes:
+        D, Dp = party_neighbours(n_classes=K)
+        for method in ("vote", "soft", "avg"):
+            for lam in lams:
+                template = MultipartyPrivateClassifier(method, epsilon=epsilon, lam=lam)
+                if "classes" in template.get_params(deep=False):
+                    template.set_params(classes=list(range(K)))
+                res = output_perturbation_audit(template, D, Dp, n_runs=n_runs, random_state=rng)
+                rows.append({"method": method, "classes": K, "λ": lam, "M": 11,
+                             "measured ‖w_s(D) − w_s(D')‖": res["measured_distance"],
+                             "claimed sensitivity": res["claimed_sensitivity"],
+                             "exact max loss / ε": res["measured_distance"] / res["claimed_sensitivity"]})
+    return pd.DataFrame(rows)

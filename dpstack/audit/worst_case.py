@@ -26,7 +26,6 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import clone
 
-from ..linear import FeatureSplitLogisticRegression
 from .exact import (_noise_from_output, _signed, exact_privacy_loss, exact_privacy_loss_terms, mechanism_blocks,
                     sample_outputs)
 
@@ -64,7 +63,7 @@ class AdversarialCase:
         return float(np.max(np.abs(loss)))
 
 
-def adversarial_case(estimator, n_samples=40, n_features=None, margin=12.0, angle=0.9 * np.pi):
+def adversarial_case(estimator, n_samples=40, n_features=None, margin=12.0, angle=0.9 * np.pi, record_margin=0.0):
     """Build the near-worst neighbouring pair, centre and output for PLR or PLR-FS.
 
     Parameters
@@ -78,13 +77,19 @@ def adversarial_case(estimator, n_samples=40, n_features=None, margin=12.0, angl
     margin : float
         −margin is the replacement record's margin at w* (|ℓ'| ≈ 1, ℓ'' ≈ 0).
     angle : float
-        Angle between the record and its replacement, per block.
+        Angle between the record and its replacement, per block (with an intercept:
+        between their signed augmented rows y·z, the replacement taking the other label).
+    record_margin : float, default=0.0
+        The changed record's margin in D at w*. 0 puts its curvature at the largest
+        value (the Jacobian part is large, the noise part ≈ 0.74·ε′); ``-margin`` makes
+        both curvatures ≈ 0 and ‖Δb‖ ≈ 2·bound (the noise part ≈ 0.99·ε′, the
+        Jacobian part ≈ 0) — the case that exposes rows longer than the bound.
 
     Returns
     -------
     AdversarialCase
     """
-    is_fs = isinstance(estimator, FeatureSplitLogisticRegression)
+    is_fs = "groups" in estimator.get_params(deep=False)  # feature blocks (PLR-FS and its kind)
     if is_fs:
         groups = [np.asarray(g, dtype=int).ravel() for g in estimator.groups]
         p = int(max(g.max() for g in groups)) + 1 if n_features is None else int(n_features)
@@ -95,15 +100,22 @@ def adversarial_case(estimator, n_samples=40, n_features=None, margin=12.0, angl
     Xp = np.zeros((n_samples, p))
     # rows far outside every bound: clipping puts them exactly on the bound
     big = 1e3 * (1.0 if is_fs else float(estimator.norm_bound))
+    # With an intercept every augmented row ends in the same constant s, so two records with the
+    # same label can never point almost opposite: the replacement then takes the other label and
+    # the mirrored angle, which makes the *signed* augmented rows y·z almost opposite.
+    augmented = not is_fs and bool(estimator.get_params().get("fit_intercept", False))
+    theta = np.pi - angle if augmented else angle
     for g in groups:
         X[0, g[0]] = big
         if g.size >= 2:
-            Xp[0, g[0]], Xp[0, g[1]] = big * np.cos(angle), big * np.sin(angle)
+            Xp[0, g[0]], Xp[0, g[1]] = big * np.cos(theta), big * np.sin(theta)
         else:
-            Xp[0, g[0]] = -big
+            Xp[0, g[0]] = big if augmented else -big
     y = np.arange(n_samples) % 2
     y[0] = 1
     yp = y.copy()
+    if augmented:
+        yp[0] = 0
     est = clone(estimator).set_params(w0=None, classes=[0, 1]).fit(X, y)
     ys, ysp = _signed(est, y), _signed(est, yp)
     blocks, blocks_p = mechanism_blocks(est, X), mechanism_blocks(est, Xp)
@@ -111,10 +123,10 @@ def adversarial_case(estimator, n_samples=40, n_features=None, margin=12.0, angl
     w_star, w0 = np.zeros(d_out), np.zeros(d_out)
     for blk, blk_p in zip(blocks, blocks_p):
         Z, Zp = blk["Z"], blk_p["Z"]
-        u, v = Z[0], Zp[0]
+        u, v = ys[0] * Z[0], ysp[0] * Zp[0]      # signed rows: the margin of a row is y·wᵀz
         A = np.vstack([u, v])
         if np.linalg.matrix_rank(A) == 2:
-            wk = np.linalg.lstsq(A, np.array([0.0, -margin]), rcond=None)[0]
+            wk = np.linalg.lstsq(A, np.array([float(record_margin), -margin]), rcond=None)[0]
         else:
             wk = np.zeros(u.size)
         n = Z.shape[0]
@@ -148,7 +160,7 @@ def block_loss_table(case):
     terms = exact_privacy_loss_terms(est, case.X, case.y, case.X_prime, case.y_prime, case.w_star)
     n = case.X.shape[0]
     cal = est.calibration_
-    if isinstance(est, FeatureSplitLogisticRegression):
+    if "groups" in est.get_params(deep=False):
         eps_blocks = cal.epsilon_k[cal.noise_scale_k > 0]
     else:
         eps_blocks = [cal.epsilon_noise]

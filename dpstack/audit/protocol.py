@@ -1,0 +1,220 @@
+"""The audit protocol: what an estimator must offer to be audited, and a black-box check.
+
+The audit never reads a mechanism's internals. It needs four things, which any
+estimator — dpstack's or a user's — can provide:
+
+1. **Parameters and a public ``fit``.** ``get_params`` / ``set_params`` (so the
+   audit can clone it with a fresh ``random_state``), the claimed ``epsilon``, and
+   ``fit(X, y, **fit_params)``, which the audit calls on every dataset it builds.
+2. **A release.** The fitted attributes it publishes: the class attribute
+   ``_release_attributes`` (a tuple of names) or a method ``release()`` returning
+   a dict. The audit reads only those (:func:`release_of`).
+3. **A privacy unit.** ``privacy_unit`` (a string) or the units of its ledger
+   ``privacy_`` (:func:`privacy_unit`).
+4. **Neighbours and noise.** How to build neighbouring datasets in that unit (by
+   default :func:`~dpstack.audit.worst_case_neighbours`, replace one record), and,
+   optionally, how the noise is read back from a release and the data:
+   ``recover_noise(X, y, **fit_params)`` on the fitted object, returning
+   a list of :class:`NoiseBlock` — one per independently drawn noise vector with
+   its claimed scale. dpstack's own estimators get theirs from
+   :mod:`dpstack.audit.laws`, which re-derives each noise from the claim (the public
+   parameters and the papers' calibration), never from what the estimator says
+   about itself.
+
+:class:`PrivateMechanism` states the required part as a :class:`typing.Protocol`.
+With it, :func:`audit_release` runs a black-box statistical test on any mechanism
+(fits on D and D', a distinguishing test on the releases, a lower bound on ε), and
+:func:`dpstack.audit.noise_law_test` checks the law of the recovered noise.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from sklearn.base import clone
+
+from .._validation import check_random_state
+from .neighbours import worst_case_neighbours
+from .statistical import epsilon_lower_bound_from_scores
+
+__all__ = ["PrivateMechanism", "NoiseBlock", "release_of", "release_vector", "privacy_unit", "claimed_epsilon",
+           "fit_clone", "audit_release", "split_of"]
+
+
+@runtime_checkable
+class PrivateMechanism(Protocol):
+    """The part of the audit protocol every audited estimator implements.
+
+    Attributes
+    ----------
+    epsilon : float
+        The claimed ε (a constructor parameter).
+
+    Methods
+    -------
+    get_params(deep=True), set_params(**params)
+        scikit-learn's parameter interface; ``random_state`` must be a parameter.
+    fit(X, y, **fit_params)
+        The public fit; returns the fitted object.
+
+    A fitted object also has either ``_release_attributes`` (class attribute, tuple of
+    names) or ``release()`` (dict), and either ``privacy_unit`` or a ledger
+    ``privacy_``. Optional: ``recover_noise(X, y, **fit_params)`` → list of
+    :class:`NoiseBlock`.
+    """
+
+    epsilon: Any
+
+    def get_params(self, deep: bool = True) -> dict: ...
+
+    def set_params(self, **params): ...
+
+    def fit(self, X, y, **fit_params): ...
+
+
+@dataclass(frozen=True)
+class NoiseBlock:
+    """One independently drawn noise vector, recovered from a release.
+
+    Attributes
+    ----------
+    name : str
+        Which part of the mechanism drew it (e.g. ``"high PLR"``).
+    noise : ndarray of shape (d,)
+        The vector, recovered from the released parameters and the data.
+    scale : float
+        The claimed scale: the density is ∝ exp(−‖b‖/scale), so ‖b‖ ~ Gamma(d, scale)
+        and b/‖b‖ is uniform on the sphere.
+    """
+
+    name: str
+    noise: np.ndarray
+    scale: float
+
+
+def release_of(fitted):
+    """The release of a fitted estimator: ``release()`` or its ``_release_attributes``."""
+    if callable(getattr(fitted, "release", None)):
+        return dict(fitted.release())
+    names = getattr(type(fitted), "_release_attributes", None)
+    if names is None:
+        raise TypeError(f"{type(fitted).__name__} declares no release: give it _release_attributes or release()")
+    return {name: getattr(fitted, name) for name in names if hasattr(fitted, name)}
+
+
+def release_vector(fitted):
+    """The numbers of the release, flattened into one vector (floats only, in name order)."""
+    parts = []
+    for name, value in sorted(release_of(fitted).items()):
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, np.ndarray) for v in value):
+            value = np.concatenate([np.ravel(v) for v in value])
+        arr = np.asarray(value) if isinstance(value, (np.ndarray, float, np.floating)) else None
+        if arr is not None and arr.dtype.kind == "f":
+            parts.append(np.ravel(arr))
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def privacy_unit(fitted):
+    """``privacy_unit`` of the estimator, else the units of its ledger ``privacy_``."""
+    unit = getattr(fitted, "privacy_unit", None)
+    if isinstance(unit, str):
+        return unit
+    ledger = getattr(fitted, "privacy_", None)
+    if ledger is not None:
+        return ", ".join(ledger.units)
+    raise TypeError(f"{type(fitted).__name__} states no privacy unit (privacy_unit or a ledger privacy_)")
+
+
+def claimed_epsilon(estimator):
+    """The ε an (unfitted) estimator claims: its ``epsilon`` parameter."""
+    params = estimator.get_params(deep=False)
+    if "epsilon" not in params:
+        raise TypeError(f"{type(estimator).__name__} has no epsilon parameter")
+    return float(params["epsilon"])
+
+
+def fit_clone(template, X, y, seed, fit_params=None):
+    """``clone(template)`` with ``random_state=seed``, fitted by its public ``fit``."""
+    return clone(template).set_params(random_state=int(seed)).fit(X, y, **(fit_params or {}))
+
+
+def split_of(fitted, X, y, fit_params=None):
+    """Which rows a fitted stacking/transfer model put in D_l, D_h and the S_k.
+
+    The split is drawn from ``random_state`` alone, before any data is read, so it is public
+    given the seed — but a default object does not carry it. It is read from the object when
+    the object has it (``low_index_`` … or ``diagnostics_``); otherwise from a twin fitted with
+    the same parameters and seed and ``diagnostics=True`` (only its split is read).
+
+    Returns
+    -------
+    low_index, high_index : ndarray
+    sample_parts : list of ndarray or None (PST-S's S_k)
+    """
+    if hasattr(fitted, "low_index_"):
+        return fitted.low_index_, fitted.high_index_, getattr(fitted, "sample_parts_", None)
+    diag = getattr(fitted, "diagnostics_", None)
+    if diag is None or "low_index" not in diag:
+        diag = clone(fitted).set_params(diagnostics=True).fit(X, y, **(fit_params or {})).diagnostics_
+    return diag["low_index"], diag["high_index"], diag.get("sample_parts")
+
+
+def audit_release(estimator, X, y, neighbours=None, fit_params=None, n_runs=1000, confidence=0.95,
+                  random_state=0):
+    """Black-box audit of any :class:`PrivateMechanism`: a lower bound on ε from its releases.
+
+    For every neighbouring pair (D, D'), the estimator is fitted ``n_runs`` times on
+    each with fresh seeds through its public ``fit``; each release is flattened
+    (:func:`release_vector`) and projected on the direction in which the mean
+    releases differ, estimated on a separate pilot of ``n_runs // 4`` fits per side.
+    The threshold test of :func:`~dpstack.audit.epsilon_lower_bound_from_scores` turns
+    the projections into ε_lo, which a mechanism that is ε-DP exceeds with
+    probability at most 1 − confidence (Bonferroni over the pairs).
+
+    Parameters
+    ----------
+    estimator : PrivateMechanism
+    X, y : the dataset D the neighbours are built around.
+    neighbours : callable or None
+        ``neighbours(X, y)`` → dict name → (X_D, y_D, X_D', y_D'). ``None``: the
+        replace-one pairs of :func:`~dpstack.audit.worst_case_neighbours` with the
+        estimator's ``norm_bound`` (1 if it has none).
+    fit_params : dict or None
+        Extra arguments of ``fit``.
+    n_runs : int
+    confidence : float
+    random_state : int or Generator
+
+    Returns
+    -------
+    dict with ``epsilon`` (claimed), ``epsilon_lo`` (max over pairs), ``pair`` (where it
+    was found), ``unit``, ``confidence`` and ``verdict`` ("pass" or "FAIL: ε_lo > ε").
+    """
+    rng = check_random_state(random_state)
+    eps = claimed_epsilon(estimator)
+    if neighbours is None:
+        bound = float(estimator.get_params(deep=False).get("norm_bound", 1.0))
+
+        def neighbours(X, y):
+            return worst_case_neighbours(X, y, norm_bound=bound)
+    pairs = neighbours(X, y)
+    conf = 1.0 - (1.0 - confidence) / len(pairs)
+    best, where, unit = 0.0, None, None
+    pilot = max(n_runs // 4, 20)
+    for name, (XD, yD, XP, yP) in pairs.items():
+        seeds = rng.integers(0, 2**31 - 1, size=2 * (n_runs + pilot))
+        fits_D = [fit_clone(estimator, XD, yD, s, fit_params) for s in seeds[:n_runs + pilot]]
+        fits_P = [fit_clone(estimator, XP, yP, s, fit_params) for s in seeds[n_runs + pilot:]]
+        unit = privacy_unit(fits_D[0])
+        RD = np.array([release_vector(f) for f in fits_D])
+        RP = np.array([release_vector(f) for f in fits_P])
+        direction = RD[:pilot].mean(axis=0) - RP[:pilot].mean(axis=0)
+        norm = np.linalg.norm(direction)
+        direction = direction / norm if norm > 0 else np.eye(RD.shape[1])[0]
+        res = epsilon_lower_bound_from_scores(RD[pilot:] @ direction, RP[pilot:] @ direction, conf,
+                                              random_state=rng)
+        if res.epsilon_lo >= best:
+            best, where = res.epsilon_lo, name
+    return {"epsilon": eps, "epsilon_lo": best, "pair": where, "unit": unit, "confidence": confidence,
+            "verdict": "pass" if best <= eps else "FAIL: ε_lo > ε"}
