@@ -65,6 +65,7 @@ RULES = {
     "class_counts": (_list_of(lambda x: _int(x) and x >= 2), "a non-empty list of integers >= 2"),
     "n_repeats": (lambda v: _int(v) and v >= 2, "an integer >= 2 (an interval needs two repeats)"),
     "n_draws": (lambda v: _int(v) and v >= 2, "an integer >= 2"),
+    "n_trials": (lambda v: _int(v) and v >= 2, "an integer >= 2"),
     "pool_size": (lambda v: _int(v) and v >= 2, "an integer >= 2"),
     "n_parties": (lambda v: _int(v) and v >= 1, "an integer >= 1"),
     "n_groups": (lambda v: _int(v) and v >= 1, "an integer >= 1"),
