@@ -630,3 +630,19 @@ def test_file_summary_ignores_files_the_experiments_do_not_read(home):
     # a file the experiments do read is counted
     (url / "Day0.svm").write_text("+1 1:0.5\n")
     assert int(file_summary(home).loc[lambda f: f.dataset == "url", "present"].iloc[0]) == 1
+
+
+@pytest.mark.parametrize("loader,files", [
+    (lambda h: ds.load_mnist((0, 8), "train", data_home=h, verify=False),
+     ["mnist/train-images-idx3-ubyte.gz", "mnist/train-labels-idx1-ubyte.gz"]),
+    (lambda h: ds.load_kddcup99("train", data_home=h, verify=False), ["kddcup99/kddcup.data_10_percent.gz"]),
+    (lambda h: ds.load_news20("train", data_home=h, verify=False, cache=False), ["20newsgroups/20news-bydate.tar.gz"]),
+    (lambda h: ds.load_url(days=[0], data_home=h, verify=False, n_features=10), ["url_svmlight/Day0.svm"]),
+], ids=["mnist", "kddcup99", "news20", "url"])
+def test_a_corrupt_file_read_without_verification_is_named(tmp_path, loader, files):
+    """verify=False skips the checksum; a damaged file must still stop with its path, not a bare EOFError."""
+    for rel in files:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_bytes(b"\x1f\x8b\x08\x00 truncated gzip stream")
+    with pytest.raises(ds.CorruptFileError, match=re.escape(str(tmp_path / files[0]))):
+        loader(tmp_path)

@@ -7,7 +7,7 @@ a pinned checksum. Each loader returns a :class:`sklearn.utils.Bunch` with ``dat
 ``target`` and provenance (``files``: path -> sha256, ``citation``, ``licence``).
 """
 from ._archives import UnsafeArchiveError, safe_extract
-from ._home import ChecksumError, DatasetNotFoundError, REGISTRY, data_home, dataset_status, fetch
+from ._home import ChecksumError, CorruptFileError, DatasetNotFoundError, REGISTRY, data_home, dataset_status, fetch
 from .har import load_har
 from .kddcup99 import load_kddcup99
 from .mnist import load_mnist, read_idx
@@ -19,6 +19,7 @@ from .url import load_url
 
 __all__ = [
     "ChecksumError",
+    "CorruptFileError",
     "DatasetNotFoundError",
     "NEWS20_GROUPS",
     "REGISTRY",

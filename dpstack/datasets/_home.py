@@ -8,6 +8,7 @@ unless :func:`fetch` is called (or a loader gets ``download=True``).
 """
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import http.client
@@ -18,6 +19,7 @@ import tempfile
 import urllib.error
 import urllib.request
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from ._archives import UnsafeArchiveError
 
 __all__ = [
     "ChecksumError",
+    "CorruptFileError",
     "DatasetNotFoundError",
     "REGISTRY",
     "data_home",
@@ -43,6 +46,31 @@ class DatasetNotFoundError(FileNotFoundError):
 
 class ChecksumError(ValueError):
     """A file's checksum differs from the pinned value: corrupt or a different file."""
+
+
+class CorruptFileError(ValueError):
+    """A raw file cannot be parsed: damaged, truncated, or not in the expected format."""
+
+
+@contextlib.contextmanager
+def reading(*paths):
+    """Turn any failure to parse ``paths`` into a :class:`CorruptFileError` that names them.
+
+    Loaders read through this, so a damaged file met with ``verify=False`` (no checksum
+    check) stops with the file's path and what to do, not a bare ``EOFError`` or gzip error.
+    """
+    try:
+        yield
+    except (FileNotFoundError, DatasetNotFoundError, ChecksumError, CorruptFileError, UnsafeArchiveError):
+        raise
+    except (OSError, EOFError, ValueError, zlib.error, tarfile.TarError, zipfile.BadZipFile,
+            UnicodeDecodeError, pd.errors.ParserError) as exc:
+        names = ", ".join(str(p) for p in paths)
+        raise CorruptFileError(
+            f"cannot read {names}: {type(exc).__name__}: {exc}. The file is damaged or not the published "
+            "one: load it with verify=True (the default) to check it against its pinned checksum, or "
+            "delete it and fetch it again."
+        ) from exc
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import pandas as pd
 from sklearn.utils import Bunch
 
 from . import _cache
-from ._home import REGISTRY, resolve_files
+from ._home import REGISTRY, reading, resolve_files
 from ._home import data_home as _home_path
 
 __all__ = ["load_har"]
@@ -16,7 +16,8 @@ LOADER_VERSION = 2  # bump when the parsed matrix changes: cached parses of olde
 
 
 def _read_matrix(path, n_cols=None):
-    frame = pd.read_csv(path, sep=r"\s+", header=None, engine="c", dtype=np.float64)
+    with reading(path):
+        frame = pd.read_csv(path, sep=r"\s+", header=None, engine="c", dtype=np.float64)
     if n_cols is not None and frame.shape[1] != n_cols:
         raise ValueError(f"{path}: {frame.shape[1]} columns, expected {n_cols}")
     return frame.to_numpy()

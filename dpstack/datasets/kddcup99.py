@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from ._home import REGISTRY, resolve_files
+from ._home import REGISTRY, reading, resolve_files
 from ._home import data_home as _home_path
 
 __all__ = ["load_kddcup99", "KDD_COLUMNS", "KDD_CATEGORIES", "kddcup99_feature_names"]
@@ -131,8 +131,9 @@ def load_kddcup99(subset="train", data_home=None, download=False, verify=True, d
     frames = []
     for part in parts:
         path = found[_FILES[part]][0]
-        frame = pd.read_csv(path, header=None, names=KDD_COLUMNS + ["label"], dtype={
-            c: "category" for c in KDD_CATEGORIES} | {"label": "category"}, compression="infer")
+        with reading(path):
+            frame = pd.read_csv(path, header=None, names=KDD_COLUMNS + ["label"], dtype={
+                c: "category" for c in KDD_CATEGORIES} | {"label": "category"}, compression="infer")
         if frame.isna().any().any():
             raise ValueError(f"{path}: rows with missing fields (expected 42 comma-separated fields)")
         frames.append(frame)

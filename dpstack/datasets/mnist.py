@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._home import REGISTRY, resolve_files
+from ._home import REGISTRY, reading, resolve_files
 from ._home import data_home as _home_path
 
 __all__ = ["load_mnist", "read_idx"]
@@ -31,7 +31,7 @@ def read_idx(path):
         On a bad magic number or a size that does not match the header.
     """
     opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rb") as f:
+    with reading(path), opener(path, "rb") as f:
         raw = f.read()
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_DTYPES:
         raise ValueError(f"{path} is not an IDX file (bad magic number {raw[:4].hex()})")

@@ -6,7 +6,7 @@ from sklearn.utils import Bunch
 
 from . import _cache
 from ._archives import iter_tar_files
-from ._home import REGISTRY, resolve_files
+from ._home import REGISTRY, reading, resolve_files
 from ._home import data_home as _home_path
 
 __all__ = ["load_news20", "SCI_GROUPS", "TALK_GROUPS", "NEWS20_GROUPS"]
@@ -26,7 +26,9 @@ _SPLIT_DIRS = {"20news-bydate-train": "train", "20news-bydate-test": "test"}
 def _parse_tar(path):
     """All posts as arrays: texts (Latin-1 decoded), group, split, article id; sorted like the tree."""
     texts, groups, splits, ids = [], [], [], []
-    for name, payload in iter_tar_files(path):
+    with reading(path):
+        members = list(iter_tar_files(path))
+    for name, payload in members:
         parts = name.split("/")
         if len(parts) != 3 or parts[0] not in _SPLIT_DIRS or parts[1] not in NEWS20_GROUPS:
             continue  # e.g. stray metadata files: not posts

@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.datasets import load_svmlight_files
 from sklearn.utils import Bunch
 
-from ._home import REGISTRY, resolve_files
+from ._home import REGISTRY, reading, resolve_files
 from ._home import data_home as _home_path
 
 __all__ = ["load_url", "URL_N_FEATURES"]
@@ -59,7 +59,8 @@ def load_url(days=range(10), data_home=None, download=False, verify=True, n_feat
     needed = [f"url_svmlight/Day{d}.svm" for d in days]
     found = resolve_files("url", data_home, download, verify, only=needed)
     paths = [str(found[p][0]) for p in needed]
-    loaded = load_svmlight_files(paths, n_features=n_features, zero_based=False, dtype=np.float64)
+    with reading(*paths):
+        loaded = load_svmlight_files(paths, n_features=n_features, zero_based=False, dtype=np.float64)
     Xs, ys = loaded[0::2], loaded[1::2]
     for p, y in zip(needed, ys):
         if not set(np.unique(y)) <= {-1.0, 1.0}:
