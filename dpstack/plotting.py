@@ -4,7 +4,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["COLORS", "SVG_METADATA", "color_for", "style", "plot_mean_with_spread", "mean_interval", "set_grid_ticks",
+__all__ = ["COLORS", "SVG_METADATA", "color_for", "style", "notebook_setup", "plot_mean_with_spread", "mean_interval", "set_grid_ticks",
            "plot_privacy_loss_histogram"]
 
 #: One colour per method, stable across the whole book (every page draws through this table).
@@ -53,6 +53,25 @@ def style(vector=True):
         from matplotlib_inline.backend_inline import set_matplotlib_formats
 
         set_matplotlib_formats("svg", metadata=SVG_METADATA)
+
+
+#: pandas display options of every experiment page: whole tables, four decimals, long claims kept.
+PANDAS_DISPLAY = {"display.width": 160, "display.max_columns": 30, "display.precision": 4,
+                  "display.max_colwidth": 100}
+
+
+def notebook_setup(vector=True):
+    """Prepare a notebook page: the book's figure style (:func:`style`) and pandas display options.
+
+    One call at the top of a page replaces the same half-dozen setup lines on every page;
+    :data:`PANDAS_DISPLAY` lists the options (tables formatted by :mod:`dpstack.tables` do not
+    depend on them).
+    """
+    import pandas as pd
+
+    style(vector=vector)
+    for option, value in PANDAS_DISPLAY.items():
+        pd.set_option(option, value)
 
 
 def _in_ipython():

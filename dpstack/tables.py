@@ -89,9 +89,10 @@ def paper_vs_ours(ours, paper, index="method", columns="epsilon", value="auc", p
     ----------
     ours : DataFrame
         One row per repeat: the key columns ``index`` and ``columns`` and the measured ``value``.
-    paper : DataFrame
+    paper : DataFrame or None
         The paper's numbers: the same key columns and ``paper_value`` (e.g. the output of
-        :func:`dpstack.experiments.paper_values.table_frame`).
+        :func:`dpstack.experiments.paper_values.table_frame`). ``None`` for a result the paper only
+        plots: cells are then ``ours ± CI`` without brackets, and the footnote says why.
     index, columns : str or list of str
         Keys spread down the rows and across the columns. ``columns=None`` gives a single
         column of cells.
@@ -99,7 +100,7 @@ def paper_vs_ours(ours, paper, index="method", columns="epsilon", value="auc", p
         Columns of ``ours`` and ``paper`` holding the numbers.
     decimals : int, optional
         Decimals of every number shown; by default the paper's precision, the most decimals
-        any of its values is printed with (:func:`decimals_of`).
+        any of its values is printed with (:func:`decimals_of`), and 3 when ``paper`` is None.
     level : float, default 0.95
         Confidence level of the t-interval of our mean over repeats.
     quantity : str, optional
@@ -119,6 +120,11 @@ def paper_vs_ours(ours, paper, index="method", columns="epsilon", value="auc", p
     index_keys = [index] if isinstance(index, str) else list(index)
     column_keys = [] if columns is None else [columns] if isinstance(columns, str) else list(columns)
     keys = index_keys + column_keys
+    plot_only = paper is None
+    if plot_only:
+        paper = pd.DataFrame({c: pd.Series(dtype=ours[c].dtype if c in ours.columns else float)
+                              for c in keys + [paper_value]})
+        decimals = 3 if decimals is None else decimals
     for name, frame, needed in (("ours", ours, keys + [value]), ("paper", paper, keys + [paper_value])):
         missing = [c for c in needed if c not in frame.columns]
         if missing:
@@ -153,6 +159,8 @@ def paper_vs_ours(ours, paper, index="method", columns="epsilon", value="auc", p
             text += f" ± {_fmt(row['half'], decimals)}"
         else:
             notes.add("single")
+        if plot_only:
+            return text
         if np.isfinite(row["paper"]):
             return f"{text} ({_fmt(row['paper'], decimals)})"
         notes.add("no paper")
@@ -168,7 +176,7 @@ def paper_vs_ours(ours, paper, index="method", columns="epsilon", value="auc", p
                 notes.add("missing")
         table = table.fillna(MISSING)
     else:
-        table = cells.to_frame("ours ± CI (paper)")
+        table = cells.to_frame("ours ± CI" if plot_only else "ours ± CI (paper)")
 
     counts = merged["n"].dropna()
     counts = counts[counts > 0].astype(int)
@@ -179,8 +187,13 @@ def paper_vs_ours(ours, paper, index="method", columns="epsilon", value="auc", p
     else:
         repeats = f"{counts.min()}–{counts.max()}"
     what = f"{quantity}: " if quantity else ""
-    footnote = [f"{what}ours ± half-width of the {level:.0%} t-interval of our mean over {repeats} repeats "
-                f"(paper's mean in brackets), rounded to {decimals} decimals as the paper prints them."]
+    if plot_only:
+        footnote = [f"{what}ours ± half-width of the {level:.0%} t-interval of our mean over {repeats} repeats, "
+                    f"rounded to {decimals} decimals. The paper only plots this result: it prints no number "
+                    f"to put beside ours."]
+    else:
+        footnote = [f"{what}ours ± half-width of the {level:.0%} t-interval of our mean over {repeats} repeats "
+                    f"(paper's mean in brackets), rounded to {decimals} decimals as the paper prints them."]
     if "single" in notes:
         footnote.append("A cell without ± has a single repeat: no interval.")
     if "no paper" in notes:

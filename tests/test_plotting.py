@@ -62,3 +62,13 @@ def test_notebook_figures_are_svg_and_identical_from_run_to_run():
     assert runs[0].lstrip().startswith("<") and "<svg" in runs[0], runs[0][:200]
     assert "one figure" in runs[0]  # text kept as text (svg.fonttype none)
     assert runs[0] == runs[1]
+
+
+def test_notebook_setup_applies_the_style_and_the_pandas_options():
+    from dpstack.plotting import PANDAS_DISPLAY, notebook_setup
+
+    with pd.option_context("display.precision", 9, "display.max_colwidth", 5), matplotlib.rc_context({"font.size": 20}):
+        notebook_setup()
+        assert pd.get_option("display.precision") == 4 and pd.get_option("display.max_colwidth") == 100
+        assert all(pd.get_option(k) == v for k, v in PANDAS_DISPLAY.items())
+        assert plt.rcParams["font.size"] == 10 and plt.rcParams["svg.hashsalt"] == "dpstack"

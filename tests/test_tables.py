@@ -100,3 +100,14 @@ def test_as_table_shows_any_frame_tidy_and_scrollable():
     assert list(shown.frame.iloc[0]) == ["x", "12", "0.0001"]
     assert list(shown.frame.iloc[1]) == ["y", "3", "< 0.0001"]  # not a false 0.0000
     assert "a note" in shown._repr_html_() and "dpstack-table-scroll" in shown._repr_html_()
+
+
+def test_a_result_the_paper_only_plots_shows_ours_with_its_interval_and_says_why():
+    ours = pd.DataFrame([dict(dataset=d, n_groups=k, method=m, auc=a) for d in ("MNIST", "NEWS20")
+                         for k in (2, 5) for m in ("PST-F(U)", "PST-F(W)") for a in (0.81234, 0.84, 0.9)])
+    table = paper_vs_ours(ours, None, index=["dataset", "n_groups"], columns="method")
+    values = ours.auc.iloc[:3]
+    assert table.frame.loc[("MNIST", 2), "PST-F(U)"] == f"{values.mean():.3f} ± {ci_half_width(values):.3f}"
+    assert table.frame.shape == (4, 2) and "(" not in "".join(table.frame.to_numpy().ravel())
+    assert "only plots" in table.footnote and "3 repeats" in table.footnote
+    assert paper_vs_ours(ours, None, index="method", columns=None, decimals=2).frame.columns.tolist() == ["ours ± CI"]
