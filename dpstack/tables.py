@@ -89,6 +89,8 @@ def paper_vs_ours(ours, paper, index="method", columns="epsilon", value="auc", p
     ----------
     ours : DataFrame
         One row per repeat: the key columns ``index`` and ``columns`` and the measured ``value``.
+        With a ``repeat`` column, two rows of one repeat in one cell (e.g. two methods pooled
+        because ``method`` is not a key) are an error.
     paper : DataFrame or None
         The paper's numbers: the same key columns and ``paper_value`` (e.g. the output of
         :func:`dpstack.experiments.paper_values.table_frame`). ``None`` for a result the paper only
@@ -134,6 +136,13 @@ def paper_vs_ours(ours, paper, index="method", columns="epsilon", value="auc", p
     if not isinstance(decimals, Integral) or decimals < 0:
         raise ValueError(f"decimals must be a non-negative integer, got {decimals!r}")
 
+    if "repeat" in ours.columns:
+        repeated = ours.duplicated(keys + ["repeat"], keep=False)
+        if repeated.any():
+            extra = [c for c in ours.columns if c not in keys + ["repeat", value]
+                     and ours.loc[repeated].groupby(keys + ["repeat"])[c].nunique().gt(1).any()]
+            raise ValueError(f"ours has several rows per repeat for the same {keys}: a cell would pool them; "
+                             f"add the column that tells them apart to index or columns (e.g. {extra[:3]})")
     grouped = ours.groupby(keys, sort=True)[value]
     stats = pd.DataFrame({"mean": grouped.apply(lambda v: np.nanmean(v) if np.isfinite(v).any() else np.nan),
                           "half": grouped.apply(lambda v: ci_half_width(v, level)),

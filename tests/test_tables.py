@@ -111,3 +111,12 @@ def test_a_result_the_paper_only_plots_shows_ours_with_its_interval_and_says_why
     assert table.frame.shape == (4, 2) and "(" not in "".join(table.frame.to_numpy().ravel())
     assert "only plots" in table.footnote and "3 repeats" in table.footnote
     assert paper_vs_ours(ours, None, index="method", columns=None, decimals=2).frame.columns.tolist() == ["ours ± CI"]
+
+
+def test_two_methods_are_never_pooled_into_one_cell():
+    ours = pd.DataFrame([dict(method=m, epsilon=1.0, repeat=r, auc=a) for m, a0 in (("U", 0.6), ("W", 0.9))
+                         for r, a in enumerate((a0, a0 + 0.01))])
+    with pytest.raises(ValueError, match=r"several rows per repeat.*'method'"):
+        paper_vs_ours(ours, None, index="epsilon", columns=None)
+    table = paper_vs_ours(ours, None, index="method", columns="epsilon")
+    assert table.frame.loc["U", "ε = 1"].startswith("0.605") and table.frame.loc["W", "ε = 1"].startswith("0.905")
