@@ -273,3 +273,48 @@ def test_the_template_is_not_modified_and_candidates_get_independent_seeds():
     assert template.get_params()["lam"] == 0.05 and template.random_state == 123
     assert not hasattr(template, "coef_")
     assert t.best_estimator_.random_state != 123
+
+
+# ---------------------------------------------------------------- the end-to-end experiment
+def _synthetic_experiments(monkeypatch):
+    """Route both protocols to the offline SYNTH tasks (the papers' protocol reads them via its loaders)."""
+    from dpstack.experiments import end_to_end as EE
+    from dpstack.experiments import stacking as pst
+    from dpstack.experiments import transfer as pptl
+
+    synth = pst.synthetic_task(0)
+    synth_t = pptl.load_transfer_task("SYNTH")[:5]
+    monkeypatch.setattr(pst, "load_task", lambda dataset, data_seed=0: synth)
+    monkeypatch.setattr(pptl, "load_transfer_task", lambda dataset, branch=None, data_seed=0: (*synth_t, 1.0))
+    monkeypatch.setattr(EE, "load_public_task", lambda data_seed=0: synth)
+    monkeypatch.setattr(EE, "load_public_transfer_task", lambda data_seed=0: synth_t)
+    monkeypatch.setitem(EE.PROFILES, "quick", dict(n_repeats=2, pst_epsilons=(0.5, 4.0), transfer_epsilons=(2.0,),
+                                                   lam_grid=(1e-2, 1e-1), eta_grid=(0.5,)))
+    return EE
+
+
+def test_end_to_end_rows_certify_epsilon_and_the_papers_protocol_does_not(monkeypatch):
+    EE = _synthetic_experiments(monkeypatch)
+    df = EE.end_to_end("quick", pst_methods=("PLR", "PST-F(W)"), transfer_methods=("PPTL-FS(W)", "Direct"))
+    ours = df[df.protocol == "end-to-end"]
+    papers = df[df.protocol == "papers' protocol"]
+    assert len(ours) == len(papers) == 2 * (2 * 2 + 2 * 1)
+    np.testing.assert_array_equal(ours.epsilon_total, ours.epsilon)  # max(ε_train, ε_select) = ε
+    assert np.isinf(papers.epsilon_total).all()
+    assert ours.lam.isin([1e-2, 1e-1]).all() and ours.auc.between(0, 1).all()
+    assert (ours.pca_fitted_on == "public held-out images").all()
+    table = EE.compare(df)
+    assert len(table) == 2 * 2 + 2 * 1
+    row = table.iloc[0]
+    assert row["difference"] == pytest.approx(row["end-to-end"] - row["papers' protocol"])
+
+
+def test_transfer_end_to_end_cell_reports_each_domains_guarantee(monkeypatch):
+    EE = _synthetic_experiments(monkeypatch)
+    row = EE.transfer_end_to_end_cell("SimComb", 2.0, lam_grid=(1e-2, 1e-1), eta_grid=(0.2, 0.8),
+                                      seed_sequence=np.random.SeedSequence(0))
+    assert row["epsilon_source"] == row["epsilon_target"] == row["epsilon_total"] == 2.0
+    with pytest.raises(ValueError, match="method"):
+        EE.transfer_end_to_end_cell("PPTL", 1.0, seed_sequence=np.random.SeedSequence(0))
+    with pytest.raises(ValueError, match="profile"):
+        EE.end_to_end("fast")
