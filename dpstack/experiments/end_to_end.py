@@ -43,7 +43,7 @@ from . import transfer as pptl
 from .runner import run_cells
 
 __all__ = ["PROFILES", "PST_METHODS", "TRANSFER_METHODS", "LAM_SOURCE", "PROTOCOLS", "load_public_task",
-           "load_public_transfer_task", "pst_end_to_end_cell", "transfer_end_to_end_cell", "end_to_end",
+           "load_public_transfer_task", "pst_end_to_end_cell", "transfer_end_to_end_cell", "end_to_end", "ledger_example",
            "compare"]
 
 PST_METHODS = ("PLR", "PST-F(U)", "PST-F(W)")
@@ -56,10 +56,12 @@ PROTOCOLS = ("papers' protocol", "end-to-end")
 #: quick: the book (about a minute); paper: the papers' repeats and grids
 PROFILES = {
     "quick": dict(n_repeats=3, pst_epsilons=(0.25, 1.0, 4.0), transfer_epsilons=(0.5, 2.0, 8.0),
-                  lam_grid=(1e-3, 1e-2, 1e-1, 1.0), eta_grid=(0.2, 0.8)),
+                  lam_grid=(1e-3, 1e-2, 1e-1, 1.0), eta_grid=(0.2, 0.8), pst_methods=("PLR", "PST-F(W)"),
+                  transfer_methods=("PPTL-FS(W)", "Direct")),
     "paper": dict(n_repeats=10, pst_epsilons=pst.PROFILES["paper"]["epsilons"][:-1],
                   transfer_epsilons=pptl.TRANSFER_PROFILES["paper"]["epsilons"],
-                  lam_grid=pst.PROFILES["paper"]["lam_grid"], eta_grid=pptl.TRANSFER_PROFILES["paper"]["eta_grid"]),
+                  lam_grid=pst.PROFILES["paper"]["lam_grid"], eta_grid=pptl.TRANSFER_PROFILES["paper"]["eta_grid"],
+                  pst_methods=PST_METHODS, transfer_methods=TRANSFER_METHODS),
 }
 
 
@@ -147,21 +149,8 @@ def _split(n, rng, test_fraction):
     return np.sort(perm[n_test:]), np.sort(perm[:n_test])
 
 
-def transfer_end_to_end_cell(method, epsilon, repeat=0, n_groups=5, lam_grid=(1e-3, 1e-2, 1e-1, 1.0),
-                             eta_grid=(0.2, 0.8), test_fraction=0.2, data_seed=0, *, seed_sequence):
-    """One (method, ε_s = ε_t = ε, repeat) of PPTL Table 1 (MNIST) end to end.
-
-    Source: fitted once on its training part at ε with λ_s = :data:`LAM_SOURCE`. Target:
-    (λ, η) chosen by :class:`~dpstack.tuning.PrivateParameterTuning` at ε_select = ε on the
-    target's training part (Direct: η = 1, λ only); the chosen model is scored on the
-    target's test part. The train/test splits are those of the papers' protocol.
-
-    Returns
-    -------
-    dict with ``auc``, ``lam``, ``eta``, ``epsilon_total``, ``epsilon_source``, ``epsilon_target``.
-    """
-    if method not in TRANSFER_METHODS:
-        raise ValueError(f"method must be one of {TRANSFER_METHODS}, got {method!r}")
+def _transfer_tuner(method, epsilon, n_groups, lam_grid, eta_grid, test_fraction, data_seed, seed_sequence):
+    """The fitted PrivateParameterTuning of one transfer cell, the target test labels and its scores."""
     Xs, ys, Xt, yt, variance = load_public_transfer_task(data_seed)
     split_ss, source_ss, target_ss = seed_sequence.spawn(3)
     s_train, _ = _split(len(ys), np.random.default_rng(split_ss), test_fraction)
@@ -184,22 +173,57 @@ def transfer_end_to_end_cell(method, epsilon, repeat=0, n_groups=5, lam_grid=(1e
     template.fit_source(Xs[s_train], ys[s_train])
     tuner = PrivateParameterTuning(template, grid, epsilon_select=epsilon, random_state=target_seed)
     tuner.fit(Xt[t_train], yt[t_train])
+    return tuner, yt[t_test], tuner.decision_function(Xt[t_test])
+
+
+def transfer_end_to_end_cell(method, epsilon, repeat=0, n_groups=5, lam_grid=(1e-3, 1e-2, 1e-1, 1.0),
+                             eta_grid=(0.2, 0.8), test_fraction=0.2, data_seed=0, *, seed_sequence):
+    """One (method, ε_s = ε_t = ε, repeat) of PPTL Table 1 (MNIST) end to end.
+
+    Source: fitted once on its training part at ε with λ_s = :data:`LAM_SOURCE`. Target:
+    (λ, η) chosen by :class:`~dpstack.tuning.PrivateParameterTuning` at ε_select = ε on the
+    target's training part (Direct: η = 1, λ only); the chosen model is scored on the
+    target's test part. The train/test splits are those of the papers' protocol.
+
+    Returns
+    -------
+    dict with ``auc``, ``lam``, ``eta``, ``epsilon_total``, ``epsilon_source``, ``epsilon_target``.
+    """
+    if method not in TRANSFER_METHODS:
+        raise ValueError(f"method must be one of {TRANSFER_METHODS}, got {method!r}")
+    tuner, yt_test, scores = _transfer_tuner(method, epsilon, n_groups, lam_grid, eta_grid, test_fraction, data_seed,
+                                             seed_sequence)
     domains = domain_guarantees(tuner.privacy_)
-    return dict(auc=_auc(yt[t_test], tuner.decision_function(Xt[t_test])), lam=tuner.best_params_["lam"],
+    return dict(auc=_auc(yt_test, scores), lam=tuner.best_params_["lam"],
                 eta=tuner.best_params_["eta"], epsilon_total=tuner.privacy_.total(),
                 epsilon_source=domains["source"], epsilon_target=domains["target"])
 
 
-def end_to_end(profile="quick", pst_methods=PST_METHODS, transfer_methods=TRANSFER_METHODS, n_repeats=None,
-               seed=0, n_jobs=1, cache=False):
+def ledger_example(epsilon=1.0, method="PPTL-FS(W)", profile="quick", data_seed=0, seed=0):
+    """The ledger of one end-to-end transfer release (repeat 0), as a table: every mechanism, its part and ε."""
+    from .runner import cell_seed
+
+    p = _profile(profile)
+    cell = dict(method=method, epsilon=float(epsilon), repeat=0)
+    tuner, _, _ = _transfer_tuner(method, float(epsilon), 5, list(p["lam_grid"]), list(p["eta_grid"]), 0.2, data_seed,
+                                  cell_seed(seed, cell))
+    frame = tuner.privacy_.to_frame()[["mechanism", "part", "epsilon", "unit"]]
+    return frame, tuner.privacy_
+
+
+def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repeats=None, seed=0, n_jobs=1,
+               cache=False):
     """Both experiments under both protocols; one tidy DataFrame.
 
     Columns: ``experiment`` ("PST Fig. 1" / "PPTL Table 1"), ``protocol`` (:data:`PROTOCOLS`),
     ``method``, ``epsilon``, ``repeat``, ``auc``, ``lam``, ``eta``, ``epsilon_total`` (the ε the
     ledger certifies; ∞ for the papers' protocol, whose PCA and tuning are outside),
-    ``pca_fitted_on``, ``tuning``.
+    ``pca_fitted_on``, ``tuning``. ``pst_methods`` / ``transfer_methods`` default to the
+    profile's (an empty tuple skips that experiment).
     """
     p = _profile(profile)
+    pst_methods = p["pst_methods"] if pst_methods is None else tuple(pst_methods)
+    transfer_methods = p["transfer_methods"] if transfer_methods is None else tuple(transfer_methods)
     reps = n_repeats or p["n_repeats"]
     lam_grid, eta_grid = list(p["lam_grid"]), list(p["eta_grid"])
     out = []
