@@ -318,3 +318,21 @@ def test_transfer_end_to_end_cell_reports_each_domains_guarantee(monkeypatch):
         EE.transfer_end_to_end_cell("PPTL", 1.0, seed_sequence=np.random.SeedSequence(0))
     with pytest.raises(ValueError, match="profile"):
         EE.end_to_end("fast")
+
+
+def test_validation_tuning_reproduces_the_papers_protocol_on_the_same_features(monkeypatch):
+    """tuning="validation" on the papers' own features gives the papers' protocol's numbers exactly
+    (same split, same noise seeds): the middle curve differs from it by the PCA alone."""
+    EE = _synthetic_experiments(monkeypatch)
+    from dpstack.experiments import stacking as pst
+
+    for method in ("PLR", "PST-F(W)"):
+        def ss():  # a fresh SeedSequence per cell, as the runner gives (spawn() is stateful)
+            return np.random.SeedSequence(5, spawn_key=(1,))
+
+        ours = EE.pst_end_to_end_cell(method, 1.0, lam_grid=(1e-2, 1e-1, 1.0), tuning="validation", seed_sequence=ss())
+        papers = pst.stacking_cell("SYNTH", method, 1.0, lam_grid=(1e-2, 1e-1, 1.0), seed_sequence=ss())[0]
+        assert ours["auc"] == papers["auc"] and ours["lam"] == papers["lam"]
+        assert math.isinf(ours["epsilon_total"])
+    with pytest.raises(ValueError, match="tuning"):
+        EE.pst_end_to_end_cell("PLR", 1.0, tuning="grid", seed_sequence=ss())
