@@ -223,6 +223,9 @@ def test_release_round_trip_predicts_bit_identically(tmp_path, kind):
     assert loaded.best_index_ == t.best_index_ and loaded.best_params_ == t.best_params_
     assert loaded.privacy_.is_private  # the diagnostics entry is dropped with the diagnostics
     assert loaded.privacy_.total() == 1.0
+    # the template is exported by its parameters only: a fitted source lives in the chosen model alone
+    assert not hasattr(loaded.estimator, "source_") and not hasattr(loaded.estimator, "coef_")
+    assert loaded.estimator.get_params()["random_state"] is None
 
 
 # ---------------------------------------------------------------- validation
