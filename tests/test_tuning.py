@@ -8,12 +8,21 @@ import pytest
 from scipy import stats
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from dpstack import PrivateLogisticRegression, PrivateStackingClassifier, PrivateTransferStacking, SimComb
+from dpstack import (
+    PrivateLogisticRegression,
+    PrivateStackingClassifier,
+    PrivateTransferStacking,
+    SimComb,
+)
 from dpstack.accounting import PrivacyLedger
 from dpstack.base import PrivacyLeakWarning
 from dpstack.release import load_release, save_release
 from dpstack.theory import domain_guarantees
-from dpstack.tuning import PrivateParameterTuning, exponential_mechanism, selection_probabilities
+from dpstack.tuning import (
+    PrivateParameterTuning,
+    exponential_mechanism,
+    selection_probabilities,
+)
 
 
 def _data(n=1200, d=5, seed=0):
