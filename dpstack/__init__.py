@@ -14,6 +14,7 @@ from .multiparty import MultipartyPrivateClassifier
 from .solvers import ConvergenceError
 from .stacking import PrivateStackingClassifier, bound_rows
 from .transfer import PrivateTransferStacking, SimComb
+from .tuning import PrivateParameterTuning
 
 __version__ = "0.1.0"
 
@@ -23,6 +24,7 @@ __all__ = [
     "MultipartyPrivateClassifier",
     "PrivacyLedger",
     "PrivateLogisticRegression",
+    "PrivateParameterTuning",
     "PrivateStackingClassifier",
     "PrivateTransferStacking",
     "SimComb",

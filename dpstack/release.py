@@ -48,10 +48,11 @@ def _estimator_classes():
     from .multiparty import MultipartyPrivateClassifier
     from .stacking import PrivateStackingClassifier
     from .transfer import PrivateTransferStacking, SimComb
+    from .tuning import PrivateParameterTuning
 
     return {c.__name__: c for c in (PrivateLogisticRegression, FeatureSplitLogisticRegression,
                                     PrivateStackingClassifier, PrivateTransferStacking, SimComb,
-                                    MultipartyPrivateClassifier)}
+                                    MultipartyPrivateClassifier, PrivateParameterTuning)}
 
 
 def _dataclass_types():
@@ -112,6 +113,11 @@ def _public_params(estimator):
             value = None  # the seed of the noise is not part of the release
         elif name == "diagnostics":
             value = False
+        elif type(value).__name__ in _estimator_classes():
+            # an estimator given as a parameter (the template of PrivateParameterTuning): its
+            # parameters only, never its fitted state (a fitted model is released as an attribute)
+            value = {"__estimator__": type(value).__name__,
+                     "params": _encode(_public_params(value), f"{name}.params"), "attributes": {}}
         params[name] = value
     return params
 

@@ -1,0 +1,301 @@
+"""Beyond the papers: PST Figure 1 and PPTL Table 1 with the whole pipeline inside the guarantee.
+
+The papers' protocol (:mod:`dpstack.experiments.stacking`, :mod:`dpstack.experiments.transfer`)
+has two steps outside the ε-DP guarantee: **PCA** (and with it the importances of PST-F(W) /
+PPTL-FS(W), the PCA variances) is fitted on the private training data, and **λ (and η)** is
+chosen by the AUC on a private validation set. The end-to-end protocol replaces both:
+
+* **PCA on public data.** :func:`dpstack.datasets.mnist_pst` / :func:`~dpstack.datasets.mnist_transfer`
+  with ``fit_on="public"``: PCA and the variances are fitted on 2,000 further images of the same
+  digits, disjoint from every training and test image. *Assumption:* those images are public
+  (they play the role of a public data set of the same kind, e.g. a published corpus); under it
+  the projection and the importances are constants, independent of the private records. The
+  training and test images are the same as in the papers' protocol (same draw).
+* **Private selection.** :class:`dpstack.tuning.PrivateParameterTuning` (Chaudhuri, Monteleoni &
+  Sarwate 2011, §6): the training set is split into G + 1 disjoint parts, candidate g (the
+  ε-DP estimator with the g-th setting of the grid) is fitted on part g, and the winner is
+  drawn by the exponential mechanism with utility −(errors on the held-out part),
+  sensitivity 1 (one sample), at ε_select = ε. The released model is the winner, trained on
+  its part. Total: max(ε, ε) = ε for one sample, read from the released object's ledger.
+* **Transfer.** The source organisation fits its source once, at ε_s = ε, with λ_s fixed before
+  seeing any data (:data:`LAM_SOURCE`, the library's default); the target's (λ, η) are chosen
+  privately on the target. Guarantees: ε for each domain (PPTL Thm 5 / PST Cor. 6), read
+  from the ledger with :func:`dpstack.theory.domain_guarantees`.
+
+Both protocols see the same images, the same test sets and the same grids; each cell returns
+the test AUC, the chosen setting and the ε the ledger certifies (∞ for the papers' protocol).
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import ParameterGrid
+
+from ..linear import PrivateLogisticRegression
+from ..metrics import roc_auc_score
+from ..stacking import PrivateStackingClassifier
+from ..theory import domain_guarantees
+from ..transfer import PrivateTransferStacking, SimComb
+from ..tuning import PrivateParameterTuning
+from . import stacking as pst
+from . import transfer as pptl
+from .runner import run_cells
+
+__all__ = ["PROFILES", "PST_METHODS", "TRANSFER_METHODS", "LAM_SOURCE", "PROTOCOLS", "load_public_task",
+           "load_public_transfer_task", "pst_end_to_end_cell", "transfer_end_to_end_cell", "end_to_end", "ledger_example",
+           "compare"]
+
+PST_METHODS = ("PLR", "PST-F(U)", "PST-F(W)")
+TRANSFER_METHODS = ("PPTL-FS(W)", "SimComb", "Direct")
+#: λ of the source model in the end-to-end transfer protocol, fixed before any data are seen
+LAM_SOURCE = 0.01
+#: the protocols, as they appear in the results: the papers', the end-to-end one, and (PST only) the
+#: papers' tuning on the public-PCA features, which separates the cost of the two changes
+PROTOCOLS = ("papers' protocol", "end-to-end", "public PCA, λ on validation")
+
+#: quick: the book (about a minute); paper: the papers' repeats and grids
+PROFILES = {
+    "quick": dict(n_repeats=3, pst_epsilons=(0.25, 1.0, 4.0), transfer_epsilons=(0.5, 2.0, 8.0),
+                  lam_grid=(1e-3, 1e-2, 1e-1, 1.0), eta_grid=(0.2, 0.8), pst_methods=("PLR", "PST-F(W)"),
+                  transfer_methods=("PPTL-FS(W)", "Direct")),
+    "paper": dict(n_repeats=10, pst_epsilons=pst.PROFILES["paper"]["epsilons"][:-1],
+                  transfer_epsilons=pptl.TRANSFER_PROFILES["paper"]["epsilons"],
+                  lam_grid=pst.PROFILES["paper"]["lam_grid"], eta_grid=pptl.TRANSFER_PROFILES["paper"]["eta_grid"],
+                  pst_methods=PST_METHODS, transfer_methods=TRANSFER_METHODS),
+}
+
+
+def _profile(profile):
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
+    return PROFILES[profile]
+
+
+@functools.lru_cache(maxsize=2)
+def load_public_task(data_seed=0):
+    """PST's MNIST 0 vs 8 with PCA and variances fitted on held-out images declared public.
+
+    Same draw of the 5,000 images as :func:`dpstack.experiments.stacking.load_task` (same
+    ``data_seed``); returns (X_train, y_train, X_test, y_test, feature_variance).
+    """
+    from ..datasets import mnist_pst
+
+    d = mnist_pst(fit_on="public", random_state=data_seed)
+    return d.X_train, d.y_train, d.X_test, d.y_test, d.feature_variance
+
+
+@functools.lru_cache(maxsize=2)
+def load_public_transfer_task(data_seed=0):
+    """PPTL's MNIST transfer task with PCA fitted on held-out images declared public.
+
+    Same source and target images as :func:`dpstack.experiments.transfer.load_transfer_task`;
+    returns (X_source, y_source, X_target, y_target, feature_variance).
+    """
+    from ..datasets import mnist_transfer
+
+    d = mnist_transfer(fit_on="public", random_state=data_seed)
+    return d.X_source, d.y_source, d.X_target, d.y_target, d.feature_variance
+
+
+def _auc(y, s):
+    return float(roc_auc_score(y, s)) if np.all(np.isfinite(s)) else np.nan
+
+
+def _pst_template(method, epsilon, importance, n_groups):
+    """The estimator of the papers' protocol (the defaults of dpstack.experiments.stacking), untuned."""
+    o = pst.DEFAULT_OPTIONS
+    if method == "PLR":
+        return PrivateLogisticRegression(epsilon=epsilon, fit_intercept=o["low_intercept"], classes=[0, 1])
+    return PrivateStackingClassifier(
+        epsilon=epsilon, partition="features", n_groups=n_groups,
+        feature_importance=importance if method == "PST-F(W)" else None, lam_blocks=o["lam_blocks"],
+        row_bound=o["row_bound"], row_scale=o["row_scale"], meta_features=o["meta_features"],
+        low_intercept=o["low_intercept"], high_intercept=o["high_intercept"], classes=[0, 1])
+
+
+def _lam_grid(method, lam_grid):
+    """λ candidates; stacking ties the high level's λ to the low level's, as the papers' protocol does."""
+    if method == "PLR":
+        return {"lam": list(lam_grid)}
+    return [{"lam": [lam], "lam_high": [lam]} for lam in lam_grid]
+
+
+def pst_end_to_end_cell(method, epsilon, repeat=0, n_groups=5, lam_grid=(1e-3, 1e-2, 1e-1, 1.0), data_seed=0,
+                        tuning="private", val_fraction=1 / 3, *, seed_sequence):
+    """One (method, ε, repeat) of PST Figure 1 (MNIST) end to end: public PCA, private selection of λ.
+
+    The whole training set (3,000) goes to :class:`~dpstack.tuning.PrivateParameterTuning`
+    with ε_select = ε; the chosen model is scored on the 2,000 test images.
+    ``tuning="validation"`` instead chooses λ as the papers' protocol does (fit on 2/3, best
+    AUC on the validation third, the same split and noise seed as
+    :func:`dpstack.experiments.stacking.stacking_cell`): outside the guarantee, ε_total = ∞;
+    with the public PCA it isolates the cost of the PCA change from that of private tuning.
+
+    Returns
+    -------
+    dict with ``auc``, ``lam`` (chosen), ``epsilon_total`` (the release's ledger) and
+    ``n_per_candidate`` (training records of the chosen candidate).
+    """
+    if method not in PST_METHODS:
+        raise ValueError(f"method must be one of {PST_METHODS}, got {method!r}")
+    if tuning not in ("private", "validation"):
+        raise ValueError(f"tuning must be 'private' or 'validation', got {tuning!r}")
+    X, y, X_test, y_test, variance = load_public_task(data_seed)
+    template = _pst_template(method, epsilon, variance, n_groups)
+    if tuning == "validation":
+        split_ss, noise_ss = seed_sequence.spawn(2)
+        perm = np.random.default_rng(split_ss).permutation(len(y))
+        n_val = int(round(val_fraction * len(y)))
+        val, fit = perm[:n_val], perm[n_val:]
+        noise_seed = int(np.random.default_rng(noise_ss).integers(2**63 - 1))
+        best = (-np.inf, None, None)
+        for setting in ParameterGrid(_lam_grid(method, lam_grid)):
+            est = template.set_params(**setting, random_state=noise_seed).fit(X[fit], y[fit])
+            v = _auc(y[val], est.decision_function(X[val]))
+            if np.isfinite(v) and v > best[0]:
+                best = (v, setting["lam"], _auc(y_test, est.decision_function(X_test)))
+        return dict(auc=best[2], lam=best[1], epsilon_total=np.inf, n_per_candidate=len(fit))
+    seed = int(np.random.default_rng(seed_sequence.spawn(3)[2]).integers(2**63 - 1))
+    tuner = PrivateParameterTuning(template, _lam_grid(method, lam_grid), epsilon_select=epsilon,
+                                   random_state=seed).fit(X, y)
+    return dict(auc=_auc(y_test, tuner.decision_function(X_test)), lam=tuner.best_params_["lam"],
+                epsilon_total=tuner.privacy_.total(), n_per_candidate=len(y) // (len(lam_grid) + 1))
+
+
+def _split(n, rng, test_fraction):
+    """Train/test split by index, drawn as the papers' protocol draws it (same seeds, same split)."""
+    perm = rng.permutation(n)
+    n_test = int(round(test_fraction * n))
+    return np.sort(perm[n_test:]), np.sort(perm[:n_test])
+
+
+def _transfer_tuner(method, epsilon, n_groups, lam_grid, eta_grid, test_fraction, data_seed, seed_sequence):
+    """The fitted PrivateParameterTuning of one transfer cell, the target test labels and its scores."""
+    Xs, ys, Xt, yt, variance = load_public_transfer_task(data_seed)
+    split_ss, source_ss, target_ss = seed_sequence.spawn(3)
+    s_train, _ = _split(len(ys), np.random.default_rng(split_ss), test_fraction)
+    t_train, t_test = _split(len(yt), np.random.default_rng([*split_ss.generate_state(2), 0]), test_fraction)
+    source_seed = int(np.random.default_rng(source_ss).integers(2**63 - 1))
+    target_seed = int(np.random.default_rng([*target_ss.generate_state(2), 1]).integers(2**63 - 1))
+    o = pst.DEFAULT_OPTIONS
+    if method == "PPTL-FS(W)":
+        template = PrivateTransferStacking(
+            epsilon_source=epsilon, epsilon_target=epsilon, n_groups=n_groups, feature_importance=variance,
+            lam_source=LAM_SOURCE, lam_blocks=o["lam_blocks"], row_bound=o["row_bound"], row_scale=o["row_scale"],
+            meta_features=o["meta_features"], low_intercept=o["low_intercept"], high_intercept=o["high_intercept"],
+            random_state=source_seed, classes=[0, 1])
+        grid = [{"lam": [lam], "lam_high": [lam], "eta": list(eta_grid)} for lam in lam_grid]
+    else:
+        template = SimComb(epsilon_source=epsilon, epsilon_target=epsilon, lam_source=LAM_SOURCE,
+                           fit_intercept=o["low_intercept"], row_bound=o["row_bound"], row_scale=o["row_scale"],
+                           random_state=source_seed, classes=[0, 1])
+        grid = {"lam": list(lam_grid), "eta": [1.0] if method == "Direct" else list(eta_grid)}
+    template.fit_source(Xs[s_train], ys[s_train])
+    tuner = PrivateParameterTuning(template, grid, epsilon_select=epsilon, random_state=target_seed)
+    tuner.fit(Xt[t_train], yt[t_train])
+    return tuner, yt[t_test], tuner.decision_function(Xt[t_test])
+
+
+def transfer_end_to_end_cell(method, epsilon, repeat=0, n_groups=5, lam_grid=(1e-3, 1e-2, 1e-1, 1.0),
+                             eta_grid=(0.2, 0.8), test_fraction=0.2, data_seed=0, *, seed_sequence):
+    """One (method, ε_s = ε_t = ε, repeat) of PPTL Table 1 (MNIST) end to end.
+
+    Source: fitted once on its training part at ε with λ_s = :data:`LAM_SOURCE`. Target:
+    (λ, η) chosen by :class:`~dpstack.tuning.PrivateParameterTuning` at ε_select = ε on the
+    target's training part (Direct: η = 1, λ only); the chosen model is scored on the
+    target's test part. The train/test splits are those of the papers' protocol.
+
+    Returns
+    -------
+    dict with ``auc``, ``lam``, ``eta``, ``epsilon_total``, ``epsilon_source``, ``epsilon_target``.
+    """
+    if method not in TRANSFER_METHODS:
+        raise ValueError(f"method must be one of {TRANSFER_METHODS}, got {method!r}")
+    tuner, yt_test, scores = _transfer_tuner(method, epsilon, n_groups, lam_grid, eta_grid, test_fraction, data_seed,
+                                             seed_sequence)
+    domains = domain_guarantees(tuner.privacy_)
+    return dict(auc=_auc(yt_test, scores), lam=tuner.best_params_["lam"],
+                eta=tuner.best_params_["eta"], epsilon_total=tuner.privacy_.total(),
+                epsilon_source=domains["source"], epsilon_target=domains["target"])
+
+
+def ledger_example(epsilon=1.0, method="PPTL-FS(W)", profile="quick", data_seed=0, seed=0):
+    """The ledger of one end-to-end transfer release (repeat 0), as a table: every mechanism, its part and ε."""
+    from .runner import cell_seed
+
+    p = _profile(profile)
+    cell = dict(method=method, epsilon=float(epsilon), repeat=0)
+    tuner, _, _ = _transfer_tuner(method, float(epsilon), 5, list(p["lam_grid"]), list(p["eta_grid"]), 0.2, data_seed,
+                                  cell_seed(seed, cell))
+    frame = tuner.privacy_.to_frame()[["mechanism", "part", "epsilon", "unit"]]
+    return frame, tuner.privacy_
+
+
+def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repeats=None, seed=0, n_jobs=1,
+               cache=False):
+    """Both experiments under both protocols; one tidy DataFrame.
+
+    Columns: ``experiment`` ("PST Fig. 1" / "PPTL Table 1"), ``protocol`` (:data:`PROTOCOLS`),
+    ``method``, ``epsilon``, ``repeat``, ``auc``, ``lam``, ``eta``, ``epsilon_total`` (the ε the
+    ledger certifies; ∞ for the papers' protocol, whose PCA and tuning are outside),
+    ``pca_fitted_on``, ``tuning``. ``pst_methods`` / ``transfer_methods`` default to the
+    profile's (an empty tuple skips that experiment).
+    """
+    p = _profile(profile)
+    pst_methods = p["pst_methods"] if pst_methods is None else tuple(pst_methods)
+    transfer_methods = p["transfer_methods"] if transfer_methods is None else tuple(transfer_methods)
+    reps = n_repeats or p["n_repeats"]
+    lam_grid, eta_grid = list(p["lam_grid"]), list(p["eta_grid"])
+    out = []
+    if pst_methods:
+        papers = pst.run_stacking([dict(dataset="MNIST", method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid)
+                                   for r in range(reps) for m in pst_methods for e in p["pst_epsilons"]],
+                                  seed, n_jobs, cache)
+        ours = run_cells(pst_end_to_end_cell, [dict(method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid)
+                                               for r in range(reps) for m in pst_methods for e in p["pst_epsilons"]],
+                         seed=seed, n_jobs=n_jobs, cache=cache, desc="PST end to end")
+        middle = run_cells(pst_end_to_end_cell,
+                           [dict(method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid, tuning="validation")
+                            for r in range(reps) for m in pst_methods for e in p["pst_epsilons"]],
+                           seed=seed, n_jobs=n_jobs, cache=cache, desc="PST public PCA")
+        out += [papers.assign(experiment="PST Fig. 1", protocol=PROTOCOLS[0], epsilon_total=np.inf, eta=np.nan),
+                ours.assign(experiment="PST Fig. 1", protocol=PROTOCOLS[1], eta=np.nan),
+                middle.assign(experiment="PST Fig. 1", protocol=PROTOCOLS[2], eta=np.nan)]
+    if transfer_methods:
+        papers = pptl.run_transfer([dict(dataset="MNIST", method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid,
+                                         eta_grid=eta_grid)
+                                    for r in range(reps) for m in transfer_methods for e in p["transfer_epsilons"]],
+                                   seed, n_jobs, cache)
+        ours = run_cells(transfer_end_to_end_cell,
+                         [dict(method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid, eta_grid=eta_grid)
+                          for r in range(reps) for m in transfer_methods for e in p["transfer_epsilons"]],
+                         seed=seed, n_jobs=n_jobs, cache=cache, desc="PPTL end to end")
+        out += [papers.assign(experiment="PPTL Table 1", protocol=PROTOCOLS[0], epsilon_total=np.inf),
+                ours.assign(experiment="PPTL Table 1", protocol=PROTOCOLS[1])]
+    df = pd.concat(out, ignore_index=True)
+    df["pca_fitted_on"] = np.where(df.protocol == PROTOCOLS[0], "private training data", "public held-out images")
+    df["tuning"] = np.where(df.protocol == PROTOCOLS[1], "exponential mechanism on disjoint parts (inside)",
+                            "best validation AUC (outside the guarantee)")
+    cols = ["experiment", "protocol", "method", "epsilon", "repeat", "auc", "lam", "eta", "epsilon_total",
+            "pca_fitted_on", "tuning"]
+    return df[cols]
+
+
+def compare(df):
+    """Mean test AUC per (experiment, method, ε) under each protocol, and the paired difference.
+
+    The difference is end-to-end − papers' protocol, paired on the repeat (same images, same
+    test set), with the half-width of its 95 % t-interval. The third protocol (public PCA, λ on
+    validation; PST only) is shown as a column when present.
+    """
+    from ..tables import ci_half_width
+
+    key = ["experiment", "method", "epsilon", "repeat"]
+    wide = df.pivot_table(index=key, columns="protocol", values="auc").reset_index()
+    wide["diff"] = wide[PROTOCOLS[1]] - wide[PROTOCOLS[0]]
+    g = wide.groupby(["experiment", "method", "epsilon"], sort=False)
+    columns = {name: g[name].mean() for name in (PROTOCOLS[0], PROTOCOLS[2], PROTOCOLS[1]) if name in wide}
+    return pd.DataFrame({**columns, "difference": g["diff"].mean(),
+                         "ci95": g["diff"].agg(ci_half_width)}).reset_index()
