@@ -233,7 +233,7 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
                  group_importance=None, combiner="stack", lam_source=0.01, lam=0.01, lam_blocks="same",
                  lam_high=None, eta=0.5,
                  low_fraction=0.5, row_bound="clip", row_scale=1.0, meta_features="centred",
-                 low_intercept=False, high_intercept=True, tol=1e-10, max_iter=100, random_state=None,
+                 low_intercept=False, high_intercept=False, tol=1e-10, max_iter=100, random_state=None,
                  classes=None, diagnostics=False):
         self.epsilon_source = epsilon_source
         self.epsilon_target = epsilon_target
