@@ -341,3 +341,14 @@ def test_factor_effects_pairs_on_repeats():
     assert fx.loc["b", "diff"] == pytest.approx(0.05) and fx.loc["b", "diff_low"] == pytest.approx(0.05)
     assert fx.loc["a", "diff"] == 0 and fx.loc["b", "min"] == pytest.approx(0.85)
     assert fx.loc["b", "ci_low"] < fx.loc["b", "mean"] < fx.loc["b", "ci_high"]
+
+
+def test_new_defaults_do_not_collapse_where_the_old_ones_did():
+    """PST-S on the synthetic task, ε = 0.5, repeat 7: the old defaults' high level (tied λ, an intercept)
+    ranks the test set worse than chance; the new defaults (λ per level, no intercept) do not."""
+    ss = lambda: np.random.SeedSequence(0, spawn_key=(7,))  # noqa: E731 (the ablation's seed of repeat 7)
+    grid = list(est.PROFILES["quick"]["lam_grid"])
+    old = est.stacking_cell("SYNTH", "PST-S", 0.5, lam_grid=grid, options=est.OLD_DEFAULT_OPTIONS, seed_sequence=ss())
+    new = est.stacking_cell("SYNTH", "PST-S", 0.5, lam_grid=grid, seed_sequence=ss())
+    assert old[0]["auc"] < 0.45
+    assert new[0]["auc"] > 0.5

@@ -50,7 +50,7 @@ __all__ = [
     "check_claim", "claims_table", "summarise", "require_data", "fig1_claims", "fig2_claims", "fig3_claims",
     "fig4_claims", "chosen_lam", "high_level_signal", "swing_diagnostics", "alpha_label", "eps_axis",
     "set_eps_ticks", "ABLATION_VARIANTS", "synthetic_weights", "OLD_DEFAULT_OPTIONS", "FACTOR_VARIANTS",
-    "LAM_HIGH_RULES", "tuning_budget", "budget_grid", "factor_effects",
+    "LAM_HIGH_RULES", "PST_FACTOR_VARIANTS", "tuning_budget", "budget_grid", "factor_effects",
 ]
 
 STACKING_METHODS = ("PLR", "PST-S", "PST-F(U)", "PST-F(W)")
@@ -62,13 +62,19 @@ LAM_HIGH_RULES = ("per_level", "tied")
 #: The choices the papers leave open (see dpstack.stacking) and their defaults: all DP-correct.
 #: ``lam_grid_points``: None uses the profile's λ grid; an int spreads that many points log-evenly over
 #: its range. ``equal_budget``: every method evaluates as many candidates as the stacked methods.
+#: ``refit`` (transfer only; the PST cells always score the validated model): refit the chosen
+#: setting on the whole training part before scoring it. Off by default: a refit draws fresh noise
+#: that no validation has seen, and at small ε the stacked methods' high level then flips sign in
+#: some repeats (the ablation page measures it).
 DEFAULT_OPTIONS = {"row_bound": "clip", "row_scale": 1.0, "meta_features": "centred", "lam_high": "per_level",
                    "lam_blocks": "same", "low_intercept": False, "high_intercept": False,
-                   "lam_grid_points": None, "equal_budget": True}
+                   "lam_grid_points": None, "equal_budget": True, "refit": False}
 
 #: The defaults before the fairness review: λ tied between the levels, an intercept in the high
-#: level, and (transfer) Direct/SourceD tuned over fewer candidates than the stacked methods.
-OLD_DEFAULT_OPTIONS = {**DEFAULT_OPTIONS, "lam_high": "tied", "high_intercept": True, "equal_budget": False}
+#: level, (transfer) Direct/SourceD tuned over fewer candidates than the stacked methods, and the
+#: chosen setting refitted on the whole training part.
+OLD_DEFAULT_OPTIONS = {**DEFAULT_OPTIONS, "lam_high": "tied", "high_intercept": True, "equal_budget": False,
+                       "refit": True}
 
 #: Repeats and grids. "paper": the papers' repeats (10; 30 for the K sweeps) and denser grids.
 PROFILES = {
@@ -417,11 +423,16 @@ FACTOR_VARIANTS = {
     "old, λ per level": {**OLD_DEFAULT_OPTIONS, "lam_high": "per_level"},
     "old, tied λ on a denser grid": {**OLD_DEFAULT_OPTIONS, "lam_grid_points": "budget"},
     "old, equal budget": {**OLD_DEFAULT_OPTIONS, "equal_budget": True},
+    "old, no refit": {**OLD_DEFAULT_OPTIONS, "refit": False},
     "new defaults": dict(DEFAULT_OPTIONS),
     "new, high intercept": {**DEFAULT_OPTIONS, "high_intercept": True},
     "new, meta_features=sigmoid": {**DEFAULT_OPTIONS, "meta_features": "sigmoid"},
     "new, λ_h fixed at 1e-2": {**DEFAULT_OPTIONS, "lam_high": 1e-2},
+    "new, refit": {**DEFAULT_OPTIONS, "refit": True},
 }
+
+#: The factors that exist in the PST cells (they never refit).
+PST_FACTOR_VARIANTS = {k: v for k, v in FACTOR_VARIANTS.items() if "refit" not in k}
 
 
 def factor_effects(df, baseline="old defaults", by="variant", value="auc", pair_on=("repeat",), confidence=0.95):

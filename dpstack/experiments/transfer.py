@@ -8,12 +8,15 @@ Protocol (PPTL §4.2; the method is described in :mod:`dpstack.transfer`):
   D_t0/D_t1 = 50/50 of the target training set.
 * λ (shared by source and target, λ_s = λ_t) and η are chosen on a validation
   third of the target training set, then (PPTL-FS, ``lam_high="per_level"``, the default)
-  the level-1 λ_h with level 0 fixed; the chosen model is then refitted on the whole
-  target training set. Every method evaluates the same number of candidates
-  (:func:`transfer_candidates`): SimComb a denser λ grid, Direct and SourceD a λ grid as
-  large as the stacked methods' λ × η + λ_h budget. The papers use 3-fold cross-validation; one split keeps the
-  runtime down. **Choosing λ, η on private validation data is outside the privacy
-  guarantee** (the papers do not say so).
+  the level-1 λ_h with level 0 fixed. The papers use 3-fold cross-validation; one split
+  keeps the runtime down. **Choosing λ, η on private validation data is outside the
+  privacy guarantee** (the papers do not say so).
+* The model whose validation AUC chose the setting is scored on the test part. With
+  ``options["refit"]=True`` the chosen setting is refitted on the whole target training
+  part first: a fresh draw of the noise that no validation has seen.
+* Every method evaluates the same number of candidates (:func:`transfer_candidates`):
+  SimComb a denser λ grid, Direct and SourceD a λ grid as large as the stacked methods'
+  λ × η + λ_h budget.
 * MNIST (:func:`dpstack.datasets.mnist_transfer`): source 0 vs 8 (2,000), target
   0 vs 9 (1,000), PCA to 100 fitted on source ∪ target (outside both guarantees, as
   in PPTL); importances = PCA variances. RUIJIN-like
@@ -188,13 +191,15 @@ def transfer_candidates(method, lam_grid, eta_grid, lam_high_grid=None, options=
 
 def transfer_cell(dataset, method, epsilon, repeat=0, branch=None, n_groups=5, lam_grid=(1e-3, 1e-2, 1e-1),
                   eta_grid=(0.2, 0.8), options=None, test_fraction=0.2, val_fraction=1 / 3, data_seed=0,
-                  refit=True, lam_high_grid=None, *, seed_sequence):
+                  refit=None, lam_high_grid=None, *, seed_sequence):
     """One (dataset, branch, method, ε_s = ε_t = ε, repeat): tune (λ, η, λ_h), refit, return the target test AUC.
 
     Seeds: the source/target train-test splits and the source's noise depend only on
     the repeat (shared by all methods, ε and branches of a repeat); the target's noise
-    additionally on the branch. ``refit=False`` scores the model fitted on the fit part
-    (the one whose validation AUC chose the setting) instead of refitting on the whole training part.
+    additionally on the branch. ``refit`` (default ``options["refit"]``, False): False scores the
+    model fitted on the fit part, the one whose validation AUC chose the setting; True refits the
+    chosen setting on the whole training part, a fresh draw of the noise that no validation has
+    seen (at small ε the stacked methods' high level then flips sign in some repeats).
     ``method="PLR(main)"`` is PLR on the source scored on the source's test part (PST Table 2's caption).
 
     Tuning (:func:`transfer_candidates`): λ (λ_s = λ_t of the low level) and η on the
@@ -214,6 +219,7 @@ def transfer_cell(dataset, method, epsilon, repeat=0, branch=None, n_groups=5, l
     if method not in TRANSFER_METHODS + ("PLR(main)",):
         raise ValueError(f"method must be one of {TRANSFER_METHODS + ('PLR(main)',)}, got {method!r}")
     opts = {**DEFAULT_OPTIONS, **(options or {})}
+    refit = bool(opts["refit"]) if refit is None else bool(refit)
     rule = _check_rule(opts["lam_high"])
     high_grid = [float(v) for v in (lam_grid if lam_high_grid is None else lam_high_grid)]
     candidates = transfer_candidates(method, lam_grid, eta_grid, high_grid, opts)
@@ -381,9 +387,8 @@ def transfer_ablation(profile="quick", dataset="MNIST", variants=None, methods=T
     return run_cells(_ablation_cell, cells, seed=seed, n_jobs=n_jobs, cache=cache, desc="transfer ablation")
 
 
-def _ablation_cell(variant, options, **cell):
-    options = dict(options)
-    return transfer_cell(options=options, refit=options.pop("refit", True), **cell)
+def _ablation_cell(variant, **cell):
+    return transfer_cell(**cell)
 
 
 # --- paper beside ours, claims ----------------------------------------------------------------------
