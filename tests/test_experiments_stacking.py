@@ -352,3 +352,15 @@ def test_new_defaults_do_not_collapse_where_the_old_ones_did():
     new = est.stacking_cell("SYNTH", "PST-S", 0.5, lam_grid=grid, seed_sequence=ss())
     assert old[0]["auc"] < 0.45
     assert new[0]["auc"] > 0.5
+
+
+def test_transfer_scores_the_validated_model_unless_refit_is_asked():
+    cell = dict(dataset="SYNTH", method="PPTL-FS(W)", epsilon=1.0, lam_grid=LAM, eta_grid=[0.5],
+                lam_high_grid=[1e-3, 1.0])
+    plain = etr.transfer_cell(**cell, seed_sequence=np.random.SeedSequence(2))
+    assert plain["auc"] == plain["auc_fit"] and plain["lam_high"] in (1e-3, 1.0)
+    assert plain["n_candidates"] == len(LAM) + 2
+    refit = etr.transfer_cell(**cell, options={"refit": True}, seed_sequence=np.random.SeedSequence(2))
+    # the same selection, then a refit on the whole training part: a different model
+    assert (refit["lam"], refit["lam_high"], refit["eta"]) == (plain["lam"], plain["lam_high"], plain["eta"])
+    assert refit["auc_fit"] == plain["auc_fit"] and refit["auc"] != plain["auc"]
