@@ -525,7 +525,11 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
     lam_blocks : {"same", "importance"}, default="same"
         How λ_k follows q_k in PST-F: see :func:`block_lambdas`.
     lam_high : float or None, default=None
-        λ of the high-level PLR; ``None``: same as ``lam``.
+        λ of the high-level PLR; ``None``: same as ``lam``. Tune it apart from ``lam``: the high
+        level is a K-feature problem on meta-features, not the low level's problem, and on MNIST
+        0 vs 8 choosing λ per level on validation data (λ_l, then λ_h with the low level fixed)
+        beats one tied λ (the book's ablation page; :func:`dpstack.experiments.stacking.stacking_cell`
+        does it).
     low_fraction : float, default=0.5
         |D_l| / |D| (the papers use 50/50).
     row_bound : {"clip", "scale", "normalize", "private_max"}, default="clip"
