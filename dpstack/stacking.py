@@ -18,10 +18,13 @@ of the book, :ref:`pst-open-choices`, lists them with their defaults):
   with ε = ∞).
 * ``meta_features`` — ``"centred"`` (2σ − 1)/√K (default) or ``"sigmoid"`` σ/√K
   (the papers' σ(x_(k)ᵀw_k) scaled to the unit ball); both keep ‖m‖ ≤ 1, the bound the high-level PLR assumes.
-* ``lam_high`` — λ of the high level (default: the low level's λ).
+* ``lam_high`` — λ of the high level, a parameter of its own: the two levels see
+  inputs of different scale (the low level the rows, the high level K meta-features), so
+  a careful user tunes λ and ``lam_high`` separately (the experiments choose them per
+  level on validation data). ``None`` ties it to ``lam``.
 * ``low_intercept`` / ``high_intercept`` — a regularised constant feature
   inside the norm bound (half of the bound, as in
-  :class:`~dpstack.linear.PrivateLogisticRegression`).
+  :class:`~dpstack.linear.PrivateLogisticRegression`); none by default.
 
 A fitted model releases its low-level and high-level models, the groups, the
 importances and the public label set (``_release_attributes``); which rows fell
@@ -522,7 +525,11 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
     lam_blocks : {"same", "importance"}, default="same"
         How λ_k follows q_k in PST-F: see :func:`block_lambdas`.
     lam_high : float or None, default=None
-        λ of the high-level PLR; ``None``: same as ``lam``.
+        λ of the high-level PLR; ``None``: same as ``lam``. Tune it apart from ``lam``: the high
+        level is a K-feature problem on meta-features, not the low level's problem, and on MNIST
+        0 vs 8 choosing λ per level on validation data (λ_l, then λ_h with the low level fixed)
+        beats one tied λ (the book's ablation page; :func:`dpstack.experiments.stacking.stacking_cell`
+        does it).
     low_fraction : float, default=0.5
         |D_l| / |D| (the papers use 50/50).
     row_bound : {"clip", "scale", "normalize", "private_max"}, default="clip"
@@ -534,8 +541,11 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         See :func:`meta_features`.
     low_intercept : bool, default=False
         A constant feature in each low-level model (per block for PST-F).
-    high_intercept : bool, default=True
-        A constant feature in the high-level PLR.
+    high_intercept : bool, default=False
+        A constant feature in the high-level PLR. Off by default: the centred meta-features
+        need no offset, and the AUC of C-hl ignores one, while the constant takes half of the
+        norm bound and one more noise coordinate — on MNIST 0 vs 8 at small ε it makes the
+        high level collapse in some repeats (the book's ablation page measures it).
     tol, max_iter
         Passed to the solvers.
     random_state : None, int or numpy.random.Generator
@@ -611,7 +621,7 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
     def __init__(self, epsilon=1.0, partition="features", n_groups=5, feature_importance=None, groups=None,
                  group_importance=None, combiner="stack", lam=0.01, lam_blocks="same", lam_high=None, low_fraction=0.5,
                  row_bound="clip", row_scale=1.0, meta_features="centred", low_intercept=False,
-                 high_intercept=True, tol=1e-10, max_iter=100, random_state=None, classes=None,
+                 high_intercept=False, tol=1e-10, max_iter=100, random_state=None, classes=None,
                  diagnostics=False):
         self.epsilon = epsilon
         self.partition = partition

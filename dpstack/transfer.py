@@ -155,7 +155,9 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
     lam_blocks : {"same", "importance"}, default="same"
         How λ_s^(k) and λ_t^(k) follow q_k: see :func:`~dpstack.stacking.block_lambdas`.
     lam_high : float or None, default=None
-        μ_t of the target's level-1 PLR (``None``: ``lam``).
+        μ_t of the target's level-1 PLR (``None``: ``lam``). Tune it apart from ``lam``, as
+        :func:`dpstack.experiments.transfer.transfer_cell` does (λ and η first, then μ_t with
+        level 0 fixed).
     eta : float or array-like of shape (K,), default=0.5
         η ∈ [0, 1]: 1 ignores the source, 0 shrinks towards it only.
     low_fraction : float, default=0.5
@@ -233,7 +235,7 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
                  group_importance=None, combiner="stack", lam_source=0.01, lam=0.01, lam_blocks="same",
                  lam_high=None, eta=0.5,
                  low_fraction=0.5, row_bound="clip", row_scale=1.0, meta_features="centred",
-                 low_intercept=False, high_intercept=True, tol=1e-10, max_iter=100, random_state=None,
+                 low_intercept=False, high_intercept=False, tol=1e-10, max_iter=100, random_state=None,
                  classes=None, diagnostics=False):
         self.epsilon_source = epsilon_source
         self.epsilon_target = epsilon_target

@@ -22,7 +22,8 @@ def test_stacking_driver_rows_and_columns():
     df = est.run_stacking(_stack_cells())
     assert len(df) == 2 * 4 * 2
     assert {"dataset", "method", "epsilon", "repeat", "auc", "val_auc", "lam", "combiner"} <= set(df.columns)
-    assert df["auc"].between(0, 1).all() and set(df["lam"]) <= set(LAM)
+    assert df["auc"].between(0, 1).all() and set(df["lam"]) <= set(LAM) | set(est.budget_grid(LAM, 4))
+    assert set(df.loc[df["method"] != "PLR", "lam"]) <= set(LAM)
     # non-private PLR on a well-separated task is far above chance
     assert df.query("method == 'PLR' and epsilon == inf")["auc"].min() > 0.9
 
@@ -250,3 +251,116 @@ def test_high_level_signal_needs_diagnostics():
     clf = est._estimator("PST-F(W)", 1.0, 0.01, 4, v, None, 0).fit(X, y)
     with pytest.raises(ValueError, match="diagnostics=True"):
         est.high_level_signal(clf, X, y)
+
+
+# --- fair tuning: λ per level, the same budget for every method, the chosen λ reported -----------------
+
+def test_per_level_lambda_is_chosen_for_each_level_on_validation():
+    """λ_h is the validation argmax over the high grid with the chosen low level fixed, whatever λ_l is."""
+    from dpstack.metrics import roc_auc_score
+
+    grid, high_grid = [1e-3, 1e-1, 1.0], [1e-4, 1e-2, 1.0]
+    seen = set()
+    for r in range(4):
+        ss = lambda: np.random.SeedSequence(0, spawn_key=(r,))  # noqa: E731 (a fresh sequence per call)
+        row = est.stacking_cell("SYNTH", "PST-F(U)", 1.0, lam_grid=grid, lam_high_grid=high_grid,
+                                seed_sequence=ss())[0]
+        assert row["lam"] in grid and row["lam_high"] in high_grid and row["n_candidates"] == 6
+        # recompute stage 1 (λ_h = λ_l) and stage 2 (λ_h over its grid, the chosen low level fixed)
+        X, y, X_test, y_test, _ = est.load_task("SYNTH")
+        split_ss, noise_ss = ss().spawn(2)
+        perm = np.random.default_rng(split_ss).permutation(len(y))
+        val, fit = perm[:300], perm[300:]
+        seed = int(np.random.default_rng(noise_ss).integers(2**63 - 1))
+        stage1 = [est._estimator("PST-F(U)", 1.0, lam, 5, None, None, seed, lam_high=lam).fit(X[fit], y[fit])
+                  for lam in grid]
+        low = stage1[int(np.argmax([roc_auc_score(y[val], m.decision_function(X[val])) for m in stage1]))]
+        assert row["lam"] == low.lam
+        stage2 = [est._estimator("PST-F(U)", 1.0, low.lam, 5, None, None, seed, lam_high=h).fit(
+            X[fit], y[fit], low_level=low.low_level_) for h in high_grid]
+        vals = [roc_auc_score(y[val], m.decision_function(X[val])) for m in stage2]
+        assert row["lam_high"] == high_grid[int(np.argmax(vals))]
+        assert row["val_auc"] == pytest.approx(max(vals))
+        seen.add((row["lam"], row["lam_high"]))
+    # the two levels are chosen apart: some repeat picks λ_h ≠ λ_l (the grids share only 1.0)
+    assert any(lo != hi for lo, hi in seen)
+
+
+def test_tied_lambda_uses_the_low_level_lambda_at_the_high_level():
+    row = est.stacking_cell("SYNTH", "PST-F(W)", 1.0, lam_grid=LAM, options={"lam_high": "tied"},
+                            seed_sequence=np.random.SeedSequence(0))[0]
+    assert row["lam_high"] == row["lam"] and row["n_candidates"] == len(LAM)
+
+
+def test_every_method_of_a_figure_gets_the_same_tuning_budget():
+    df = est.run_stacking(_stack_cells(eps=(1.0,), repeats=1))
+    budget = est.tuning_budget(LAM)
+    assert budget == 2 * len(LAM)
+    assert (df["n_candidates"] == budget).all(), df[["method", "n_candidates"]]
+    # PLR spends its budget on a denser grid over the same range
+    assert est.budget_grid(LAM, 4) == pytest.approx([1e-2, 10 ** (-5 / 3), 10 ** (-4 / 3), 1e-1])
+    assert est.budget_grid(LAM, 2) == LAM
+    old = est.run_stacking(_stack_cells(eps=(1.0,), repeats=1, options=est.OLD_DEFAULT_OPTIONS))
+    assert (old["n_candidates"] == len(LAM)).all()
+
+
+def test_transfer_methods_get_the_same_tuning_budget():
+    cells = [dict(dataset="SYNTH", method=m, epsilon=1.0, repeat=0, lam_grid=LAM, eta_grid=[0.2, 0.8])
+             for m in etr.TRANSFER_METHODS]
+    df = etr.run_transfer(cells)
+    assert (df["n_candidates"] == len(LAM) * 2 + len(LAM)).all(), df[["method", "n_candidates"]]
+    for m in etr.TRANSFER_METHODS:
+        assert len(etr.transfer_candidates(m, LAM, [0.2, 0.8])) + (len(LAM) if m.startswith("PPTL") else 0) == 6
+    # the old protocol gave Direct and SourceD a third of the stacked methods' budget
+    old = etr.run_transfer([dict(c, options=est.OLD_DEFAULT_OPTIONS) for c in cells]).set_index("method")
+    assert old.loc["Direct", "n_candidates"] == len(LAM) and old.loc["PPTL-FS(W)", "n_candidates"] == 4
+    with pytest.raises(ValueError, match="eta_grid"):
+        etr.transfer_candidates("SimComb", LAM, [0.2, 0.5, 0.8])
+
+
+def test_chosen_lambda_of_both_levels_and_eta_are_reported():
+    df = est.run_stacking(_stack_cells(eps=(1.0,), repeats=2))
+    assert {"lam", "lam_high", "n_candidates", "auc_oracle"} <= set(df.columns)
+    stacked = df[df["method"] != "PLR"]
+    assert stacked["lam_high"].notna().all() and df.loc[df["method"] == "PLR", "lam_high"].isna().all()
+    table = est.chosen_lam(df, "epsilon")
+    assert "/" in table.loc[1.0, "PST-F(W)"] and "/" not in table.loc[1.0, "PLR"]
+    lo, hi = (float(v) for v in table.loc[1.0, "PST-F(W)"].split(" / "))
+    w = stacked[stacked["method"] == "PST-F(W)"]
+    assert ((w["lam"] == lo) & (w["lam_high"] == hi)).any()
+    tr = etr.run_transfer(_transfer_cells(repeats=1))
+    assert {"lam", "lam_high", "eta", "n_candidates", "auc_fit", "auc_oracle"} <= set(tr.columns)
+    assert tr.loc[tr["method"].str.startswith("PPTL"), "lam_high"].notna().all()
+    assert (tr["auc_oracle"] >= tr["auc_fit"] - 1e-12).all()
+
+
+def test_factor_effects_pairs_on_repeats():
+    rows = [dict(method="M", variant=v, repeat=r, auc=0.8 + (0.05 if v == "b" else 0) + 0.01 * r)
+            for r in range(5) for v in ("a", "b")]
+    fx = est.factor_effects(pd.DataFrame(rows), baseline="a").set_index("variant")
+    assert fx.loc["b", "diff"] == pytest.approx(0.05) and fx.loc["b", "diff_low"] == pytest.approx(0.05)
+    assert fx.loc["a", "diff"] == 0 and fx.loc["b", "min"] == pytest.approx(0.85)
+    assert fx.loc["b", "ci_low"] < fx.loc["b", "mean"] < fx.loc["b", "ci_high"]
+
+
+def test_new_defaults_do_not_collapse_where_the_old_ones_did():
+    """PST-S on the synthetic task, ε = 0.5, repeat 7: the old defaults' high level (tied λ, an intercept)
+    ranks the test set worse than chance; the new defaults (λ per level, no intercept) do not."""
+    ss = lambda: np.random.SeedSequence(0, spawn_key=(7,))  # noqa: E731 (the ablation's seed of repeat 7)
+    grid = list(est.PROFILES["quick"]["lam_grid"])
+    old = est.stacking_cell("SYNTH", "PST-S", 0.5, lam_grid=grid, options=est.OLD_DEFAULT_OPTIONS, seed_sequence=ss())
+    new = est.stacking_cell("SYNTH", "PST-S", 0.5, lam_grid=grid, seed_sequence=ss())
+    assert old[0]["auc"] < 0.45
+    assert new[0]["auc"] > 0.5
+
+
+def test_transfer_scores_the_validated_model_unless_refit_is_asked():
+    cell = dict(dataset="SYNTH", method="PPTL-FS(W)", epsilon=1.0, lam_grid=LAM, eta_grid=[0.5],
+                lam_high_grid=[1e-3, 1.0])
+    plain = etr.transfer_cell(**cell, seed_sequence=np.random.SeedSequence(2))
+    assert plain["auc"] == plain["auc_fit"] and plain["lam_high"] in (1e-3, 1.0)
+    assert plain["n_candidates"] == len(LAM) + 2
+    refit = etr.transfer_cell(**cell, options={"refit": True}, seed_sequence=np.random.SeedSequence(2))
+    # the same selection, then a refit on the whole training part: a different model
+    assert (refit["lam"], refit["lam_high"], refit["eta"]) == (plain["lam"], plain["lam_high"], plain["eta"])
+    assert refit["auc_fit"] == plain["auc_fit"] and refit["auc"] != plain["auc"]

@@ -10,13 +10,23 @@ Protocol (PST §4.1; errata :ref:`5 <erratum-public-bound>`, :ref:`6 <erratum-ps
   training data: **outside the guarantee**, as in the paper (same erratum).
   The preprocessing is done once per process (cached); each repeat redraws the
   split of the training set into 2/3 fit / 1/3 validation and all the noise.
-* λ is chosen on the validation third by test-free AUC over a grid and the model fitted
-  with that λ is scored on the test set. **Choosing λ on private validation data is
+* λ is chosen on the validation third by test-free AUC and the model fitted with the
+  chosen λ is scored on the test set. **Choosing λ on private validation data is
   outside the privacy guarantee** (the papers do it without saying so, :ref:`erratum 6 <erratum-pst-split>`).
+* **λ per level** (default, ``lam_high="per_level"``): the stacked methods choose the
+  low level's λ_l first, on the validation AUC of the low level's own predictor (the sum
+  of its K margins), then the high level's λ_h on the validation AUC of C-hl with that low
+  level fixed (the high level is refitted alone through ``fit(low_level=...)``, with the
+  seeds of a normal fit). ``"tied"`` (the old default) uses λ_h = λ_l.
+* **Equal tuning budget**: every method of a figure evaluates the same number of
+  candidate settings on the validation data (:func:`tuning_budget`). With per-level λ the
+  stacked methods evaluate |λ grid| + |λ_h grid| candidates, so PLR gets a λ grid of that
+  many points spread log-evenly over the same range (:func:`budget_grid`).
 * K = 5, D_l/D_h = 50/50, ε = ∞ is the non-private version of each method.
 
 Every cell returns tidy rows (one per method × combiner) with the test AUC, the
-chosen λ and its validation AUC; :func:`check_claim` turns the repeats into a
+chosen λ of each level (``lam``, ``lam_high``), its validation AUC, the number of
+candidates evaluated and the best test AUC among them (``auc_oracle``: the selection's cost); :func:`check_claim` turns the repeats into a
 paired test of an ordering claim.
 """
 from __future__ import annotations
@@ -39,14 +49,32 @@ __all__ = [
     "fig1_epsilon", "synthetic_task", "fig2_groups", "fig3_importance", "fig4_combiners", "ablation",
     "check_claim", "claims_table", "summarise", "require_data", "fig1_claims", "fig2_claims", "fig3_claims",
     "fig4_claims", "chosen_lam", "high_level_signal", "swing_diagnostics", "alpha_label", "eps_axis",
-    "set_eps_ticks", "ABLATION_VARIANTS", "synthetic_weights",
+    "set_eps_ticks", "ABLATION_VARIANTS", "synthetic_weights", "OLD_DEFAULT_OPTIONS", "FACTOR_VARIANTS",
+    "LAM_HIGH_RULES", "PST_FACTOR_VARIANTS", "tuning_budget", "budget_grid", "factor_effects",
 ]
 
 STACKING_METHODS = ("PLR", "PST-S", "PST-F(U)", "PST-F(W)")
 
+#: How the high level's λ is chosen: ``"per_level"`` (λ_l, then λ_h, each on validation data),
+#: ``"tied"`` (λ_h = λ_l), or a number (λ_h fixed in advance).
+LAM_HIGH_RULES = ("per_level", "tied")
+
 #: The choices the papers leave open (see dpstack.stacking) and their defaults: all DP-correct.
-DEFAULT_OPTIONS = {"row_bound": "clip", "row_scale": 1.0, "meta_features": "centred", "lam_high": "tied",
-                   "lam_blocks": "same", "low_intercept": False, "high_intercept": True}
+#: ``lam_grid_points``: None uses the profile's λ grid; an int spreads that many points log-evenly over
+#: its range. ``equal_budget``: every method evaluates as many candidates as the stacked methods.
+#: ``refit`` (transfer only; the PST cells always score the validated model): refit the chosen
+#: setting on the whole training part before scoring it. Off by default: a refit draws fresh noise
+#: that no validation has seen, and at small ε the stacked methods' high level then flips sign in
+#: some repeats (the ablation page measures it).
+DEFAULT_OPTIONS = {"row_bound": "clip", "row_scale": 1.0, "meta_features": "centred", "lam_high": "per_level",
+                   "lam_blocks": "same", "low_intercept": False, "high_intercept": False,
+                   "lam_grid_points": None, "equal_budget": True, "refit": False}
+
+#: The defaults before the fairness review: λ tied between the levels, an intercept in the high
+#: level, (transfer) Direct/SourceD tuned over fewer candidates than the stacked methods, and the
+#: chosen setting refitted on the whole training part.
+OLD_DEFAULT_OPTIONS = {**DEFAULT_OPTIONS, "lam_high": "tied", "high_intercept": True, "equal_budget": False,
+                       "refit": True}
 
 #: Repeats and grids. "paper": the papers' repeats (10; 30 for the K sweeps) and denser grids.
 PROFILES = {
@@ -115,10 +143,28 @@ def _importance(method, alpha, feature_variance):
     return float(alpha) ** np.arange(1, feature_variance.size + 1)
 
 
-def _estimator(method, epsilon, lam, n_groups, importance, options, seed, diagnostics=False):
-    """The estimator of one grid cell; the tasks' labels are 0/1, a public label set."""
+def _lam_high(opts, lam):
+    """λ_h the estimator is built with: λ_l (tied, and the start of the per-level search) or a fixed number."""
+    rule = opts["lam_high"]
+    return lam if rule in LAM_HIGH_RULES else float(rule)
+
+
+def _check_rule(rule):
+    if isinstance(rule, str) and rule not in LAM_HIGH_RULES:
+        raise ValueError(f"options['lam_high'] must be one of {LAM_HIGH_RULES} or a number > 0, got {rule!r}")
+    if not isinstance(rule, str) and not float(rule) > 0:
+        raise ValueError(f"options['lam_high'] must be one of {LAM_HIGH_RULES} or a number > 0, got {rule!r}")
+    return rule
+
+
+def _estimator(method, epsilon, lam, n_groups, importance, options, seed, diagnostics=False, lam_high=None):
+    """The estimator of one grid cell; the tasks' labels are 0/1, a public label set.
+
+    ``lam_high`` (a number) overrides the rule of ``options["lam_high"]``.
+    """
     opts = {**DEFAULT_OPTIONS, **(options or {})}
-    lam_high = lam if opts["lam_high"] == "tied" else float(opts["lam_high"])
+    if lam_high is None:
+        lam_high = _lam_high(opts, lam)
     if method == "PLR":
         return PrivateLogisticRegression(epsilon=epsilon, lam=lam, fit_intercept=opts["low_intercept"],
                                          random_state=seed, classes=[0, 1], diagnostics=diagnostics)
@@ -132,21 +178,62 @@ def _estimator(method, epsilon, lam, n_groups, importance, options, seed, diagno
         classes=[0, 1], diagnostics=diagnostics)
 
 
+def budget_grid(grid, n_points):
+    """``grid`` itself if it has ``n_points`` values, else ``n_points`` values spread log-evenly over its range.
+
+    A method with one tuned λ gets as many candidates as a method that tunes more
+    (:func:`tuning_budget`): the same range, a denser grid.
+    """
+    grid = [float(v) for v in grid]
+    n_points = int(n_points)
+    if n_points < 1:
+        raise ValueError(f"n_points must be >= 1, got {n_points}")
+    if n_points == len(grid):
+        return grid
+    if n_points == 1:
+        return [float(np.sqrt(min(grid) * max(grid)))]
+    return [float(v) for v in np.geomspace(min(grid), max(grid), n_points)]
+
+
+def tuning_budget(lam_grid, lam_high_grid=None, options=None, n_eta=1):
+    """Number of candidate settings a stacked method evaluates on the validation data.
+
+    ``"per_level"``: |λ grid|·n_eta (the low level, with η for PPTL) + |λ_h grid| (the high
+    level, the low level fixed). ``"tied"`` or a fixed λ_h: |λ grid|·n_eta. With
+    ``options["equal_budget"]`` every other method of the table evaluates this many
+    candidates too (PLR / Direct / SourceD: a λ grid of this size; SimComb: this size / n_eta
+    λ values × the η grid).
+    """
+    opts = {**DEFAULT_OPTIONS, **(options or {})}
+    n_low = len(_low_grid(lam_grid, opts)) * int(n_eta)
+    if _check_rule(opts["lam_high"]) == "per_level":
+        return n_low + len(lam_grid if lam_high_grid is None else lam_high_grid)
+    return n_low
+
+
+def _low_grid(lam_grid, opts):
+    points = opts.get("lam_grid_points")
+    return list(lam_grid) if points is None else budget_grid(lam_grid, points)
+
+
 def _scores(est, method, X, combiners):
     """{combiner name: scores} for one fitted model (PLR: one entry)."""
     if method == "PLR":
         return {"C-hl": est.decision_function(X)}
-    if combiners:
-        return est.decision_functions(X)
-    return {"C-hl": est.decision_function(X)}
+    return est.decision_functions(X) if combiners else {"C-hl": est.decision_function(X)}
 
 
 def _auc(y, s):
     return float(roc_auc_score(y, s)) if np.all(np.isfinite(s)) else np.nan
 
 
+def _best(val_aucs):
+    return int(np.nanargmax(np.where(np.isnan(val_aucs), -np.inf, val_aucs)))
+
+
 def stacking_cell(dataset, method, epsilon, repeat=0, n_groups=5, alpha=None, lam_grid=(1e-3, 1e-2, 1e-1),
-                  options=None, combiners=False, val_fraction=1 / 3, data_seed=0, *, seed_sequence):
+                  options=None, combiners=False, val_fraction=1 / 3, data_seed=0, lam_high_grid=None, *,
+                  seed_sequence):
     """One (dataset, method, ε, repeat): tune λ on validation, return the test AUC row(s).
 
     The split of the training set (fit / validation) depends only on the repeat's
@@ -156,38 +243,92 @@ def stacking_cell(dataset, method, epsilon, repeat=0, n_groups=5, alpha=None, la
     (C-0 … C-K−1, C-mv, C-wmv, C-hl), each with its own λ chosen on validation.
     ``options`` overrides :data:`DEFAULT_OPTIONS` (the ablation).
 
+    λ of the stacked methods (``options["lam_high"]``):
+
+    * ``"per_level"``: a coordinate search. λ_l is chosen over ``lam_grid`` on the validation
+      AUC of C-hl with λ_h = λ_l (each low-level combiner C-k, C-mv, C-wmv on its own AUC),
+      then λ_h over ``lam_high_grid`` (default: ``lam_grid``) on the validation AUC of C-hl,
+      the chosen low level fixed (only the high level is refitted, through
+      ``fit(low_level=...)``): |lam_grid| + |lam_high_grid| candidates in all. The low
+      level is not chosen on its own AUC: that AUC does not see the scale of the margins,
+      and a large λ_l gives small margins, hence meta-features too small for the high
+      level's noise.
+    * ``"tied"``: λ_h = λ_l, |lam_grid| candidates; a number: λ_h fixed.
+
+    PLR evaluates :func:`tuning_budget` candidates (:func:`budget_grid`) when
+    ``options["equal_budget"]``, so that every method of a figure has the same budget.
+
     Returns
     -------
-    list of dict with keys ``combiner``, ``auc`` (test), ``val_auc``, ``lam``, ``auc_sd_over_lam``.
+    list of dict with keys ``combiner``, ``auc`` (test), ``val_auc``, ``lam`` (λ_l, or PLR's λ),
+    ``lam_high`` (λ_h of C-hl; NaN for PLR and the low-level combiners), ``n_candidates``,
+    ``auc_oracle`` (the best test AUC among the candidates evaluated) and ``auc_sd_over_lam``.
     """
     if method not in STACKING_METHODS:
         raise ValueError(f"method must be one of {STACKING_METHODS}, got {method!r}")
+    opts = {**DEFAULT_OPTIONS, **(options or {})}
+    rule = _check_rule(opts["lam_high"])
     X, y, X_test, y_test, variance = load_task(dataset, data_seed)
     split_ss, noise_ss = seed_sequence.spawn(2)
     perm = np.random.default_rng(split_ss).permutation(len(y))
     n_val = int(round(val_fraction * len(y)))
     val, fit = perm[:n_val], perm[n_val:]
-    opts = {**DEFAULT_OPTIONS, **(options or {})}
     if method == "PLR" and (opts["row_bound"] != "clip" or opts["row_scale"] != 1.0):
         X, X_test = _bound_plr_rows(X, X_test, fit, opts["row_bound"], opts["row_scale"])
     importance = _importance(method, alpha, variance)
     noise_seed = int(np.random.default_rng(noise_ss).integers(2**63 - 1))
-    trials = []
-    for lam in lam_grid:
-        est = _estimator(method, epsilon, lam, n_groups, importance, opts, noise_seed)
+    high_grid = [float(v) for v in (lam_grid if lam_high_grid is None else lam_high_grid)]
+    grid = _low_grid(lam_grid, opts)
+    if method == "PLR" and opts["equal_budget"]:
+        grid = budget_grid(lam_grid, tuning_budget(lam_grid, high_grid, opts))
+
+    def fitted(lam, lam_high=None, low_level=None):
+        est = _estimator(method, epsilon, lam, n_groups, importance, opts, noise_seed,
+                         lam_high=lam_high if lam_high is not None else _lam_high(opts, lam))
         with warnings.catch_warnings():
             # the private_max variant warns at every fit; its row says it is not private. Only that
             # warning is silenced: any other PrivacyLeakWarning still reaches the caller.
             warnings.filterwarnings("ignore", message="row_bound='private_max'", category=PrivacyLeakWarning)
-            est.fit(X[fit], y[fit])
-        trials.append((lam, _scores(est, method, X[val], combiners), _scores(est, method, X_test, combiners)))
+            if low_level is None:
+                est.fit(X[fit], y[fit])
+            else:  # the high level alone, on D_h, the chosen low level fixed (same seeds)
+                est.fit(X[fit], y[fit], low_level=low_level)
+        return est
+
+    trials = []
+    for lam in grid:
+        est = fitted(lam)
+        trials.append((lam, est, _scores(est, method, X[val], combiners), _scores(est, method, X_test, combiners)))
+
+    def row(name, cands, lam_of, lam_high_of):
+        val_aucs = np.array([_auc(y[val], t[2][name]) for t in cands])
+        test_aucs = np.array([_auc(y_test, t[3][name]) for t in cands])
+        best = _best(val_aucs)
+        return dict(combiner=name, auc=test_aucs[best], val_auc=val_aucs[best], lam=lam_of(best),
+                    lam_high=lam_high_of(best), n_candidates=len(cands),
+                    auc_oracle=float(np.nanmax(test_aucs)) if np.any(np.isfinite(test_aucs)) else np.nan,
+                    auc_sd_over_lam=float(np.nanstd(test_aucs)))
+
     rows = []
-    for name in trials[0][1]:
-        val_aucs = np.array([_auc(y[val], t[1][name]) for t in trials])
-        test_aucs = np.array([_auc(y_test, t[2][name]) for t in trials])
-        best = int(np.nanargmax(np.where(np.isnan(val_aucs), -np.inf, val_aucs)))
-        rows.append(dict(combiner=name, auc=test_aucs[best], val_auc=val_aucs[best], lam=trials[best][0],
-                         auc_sd_over_lam=float(np.nanstd(test_aucs))))
+    for name in trials[0][2]:
+        if method == "PLR" or name != "C-hl":
+            rows.append(row(name, trials, lambda i: trials[i][0], lambda i: np.nan))
+        elif rule != "per_level":
+            rows.append(row(name, trials, lambda i: trials[i][0],
+                            lambda i: float(trials[i][1].lam_high)))
+        else:
+            first = row(name, trials, lambda i: trials[i][0], lambda i: float(trials[i][1].lam_high))
+            chosen = trials[[t[0] for t in trials].index(first["lam"])]
+            high = []
+            for h in high_grid:
+                est = fitted(chosen[0], lam_high=h, low_level=chosen[1].low_level_)
+                high.append((h, est, _scores(est, method, X[val], False), _scores(est, method, X_test, False)))
+            r = row(name, high, lambda i: chosen[0], lambda i: high[i][0])
+            # the candidates of both stages count, and the oracle sees both
+            tests = [_auc(y_test, t[3]["C-hl"]) for t in trials + high]
+            r.update(n_candidates=len(trials) + len(high), auc_oracle=float(np.nanmax(tests)),
+                     auc_sd_over_lam=float(np.nanstd(tests)))
+            rows.append(r)
     return rows
 
 
@@ -264,24 +405,92 @@ ABLATION_VARIANTS = {
     "row_bound=private_max (NOT DP)": {"row_bound": "private_max"},
     "rows ÷ 4 (public constant)": {"row_scale": 4.0},
     "meta_features=sigmoid": {"meta_features": "sigmoid"},
-    "meta_features=sigmoid, no high intercept": {"meta_features": "sigmoid", "high_intercept": False},
+    "meta_features=sigmoid, high intercept": {"meta_features": "sigmoid", "high_intercept": True},
     "lam_blocks=importance": {"lam_blocks": "importance"},
     "lam_high=1e-3": {"lam_high": 1e-3},
     "lam_high=1e-1": {"lam_high": 1e-1},
+    "lam_high tied": {"lam_high": "tied"},
     "low_intercept": {"low_intercept": True},
-    "no high intercept": {"high_intercept": False},
+    "high intercept": {"high_intercept": True},
 }
+
+#: The factors behind the stacked methods' high-level collapse, from the old defaults to the new
+#: ones: each row changes one option of the old defaults, then the new defaults, then one
+#: change of the new defaults (the meta-feature scale, the intercept, a fixed λ_h).
+FACTOR_VARIANTS = {
+    "old defaults": dict(OLD_DEFAULT_OPTIONS),
+    "old, no high intercept": {**OLD_DEFAULT_OPTIONS, "high_intercept": False},
+    "old, λ per level": {**OLD_DEFAULT_OPTIONS, "lam_high": "per_level"},
+    "old, tied λ on a denser grid": {**OLD_DEFAULT_OPTIONS, "lam_grid_points": "budget"},
+    "old, equal budget": {**OLD_DEFAULT_OPTIONS, "equal_budget": True},
+    "old, no refit": {**OLD_DEFAULT_OPTIONS, "refit": False},
+    "new defaults": dict(DEFAULT_OPTIONS),
+    "new, high intercept": {**DEFAULT_OPTIONS, "high_intercept": True},
+    "new, meta_features=sigmoid": {**DEFAULT_OPTIONS, "meta_features": "sigmoid"},
+    "new, λ_h fixed at 1e-2": {**DEFAULT_OPTIONS, "lam_high": 1e-2},
+    "new, refit": {**DEFAULT_OPTIONS, "refit": True},
+}
+
+#: The factors that exist in the PST cells (they never refit).
+PST_FACTOR_VARIANTS = {k: v for k, v in FACTOR_VARIANTS.items() if "refit" not in k}
+
+
+def factor_effects(df, baseline="old defaults", by="variant", value="auc", pair_on=("repeat",), confidence=0.95):
+    """Each variant against ``baseline``, per method: mean, minimum, and the paired mean difference with its CI.
+
+    Rows of one repeat (and of any other ``pair_on`` key) are paired: they share the data
+    split and, through common random numbers, the noise. The interval is the paired
+    t-interval of the mean difference at ``confidence``.
+
+    Returns
+    -------
+    DataFrame with one row per (method, variant): ``n``, ``mean``, ``ci_low``, ``ci_high`` (of
+    the mean), ``min``, ``diff`` (variant − baseline), ``diff_low``, ``diff_high``.
+    """
+    out = []
+    keys = list(pair_on)
+    for m, part in df.groupby("method", sort=False):
+        base = part[part[by] == baseline].set_index(keys)[value]
+        for v, sub in part.groupby(by, sort=False):
+            vals = sub.set_index(keys)[value]
+            x = vals.dropna().to_numpy(dtype=float)
+            n = x.size
+            half = stats.t.ppf(0.5 + confidence / 2, n - 1) * x.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan
+            joined = pd.concat([vals.rename("a"), base.rename("b")], axis=1, join="inner").dropna()
+            d = (joined["a"] - joined["b"]).to_numpy(dtype=float)
+            dh = (stats.t.ppf(0.5 + confidence / 2, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)
+                  if d.size > 1 else np.nan)
+            out.append(dict(method=m, variant=v, n=n, mean=x.mean() if n else np.nan,
+                            ci_low=x.mean() - half if n else np.nan, ci_high=x.mean() + half if n else np.nan,
+                            min=x.min() if n else np.nan, diff=d.mean() if d.size else np.nan,
+                            diff_low=d.mean() - dh if d.size else np.nan,
+                            diff_high=d.mean() + dh if d.size else np.nan))
+    return pd.DataFrame(out)
 
 
 def ablation(profile="quick", dataset="MNIST", methods=("PLR", "PST-F(U)", "PST-F(W)"), epsilons=(1.0,),
              variants=None, n_repeats=None, seed=0, n_jobs=1, cache=False):
-    """The open choices (row bounding, meta-features, λ per level, intercepts), one at a time."""
+    """The open choices (row bounding, meta-features, λ per level, intercepts), one at a time.
+
+    ``variants`` maps a name to options (default :data:`ABLATION_VARIANTS`; :data:`FACTOR_VARIANTS`
+    for the collapse's factors). ``"lam_grid_points": "budget"`` in a variant's options means a
+    tied λ on a grid as large as the per-level budget (:func:`tuning_budget`).
+    """
     p = _profile(profile)
     variants = ABLATION_VARIANTS if variants is None else variants
-    cells = [dict(dataset=dataset, method=m, epsilon=float(e), repeat=r, options=dict(variants[v]), variant=v,
-                  lam_grid=list(p["lam_grid"]))
+    cells = [dict(dataset=dataset, method=m, epsilon=float(e), repeat=r, options=_resolve_points(variants[v], p),
+                  variant=v, lam_grid=list(p["lam_grid"]))
              for r in range(n_repeats or p["n_repeats"]) for v in variants for m in methods for e in epsilons]
     return run_cells(_ablation_cell, cells, seed=seed, n_jobs=n_jobs, cache=cache, desc="PST ablation")
+
+
+def _resolve_points(options, p, n_eta=1):
+    """``lam_grid_points="budget"``: as many λ as the per-level budget (one grid of the profile per level)."""
+    options = dict(options)
+    if options.get("lam_grid_points") == "budget":
+        per_level = {**options, "lam_high": "per_level", "lam_grid_points": None}
+        options["lam_grid_points"] = tuning_budget(p["lam_grid"], None, per_level, n_eta) // int(n_eta)
+    return options
 
 
 def _ablation_cell(variant, **cell):
@@ -458,9 +667,21 @@ def set_eps_ticks(ax, df, inf_pos):
 
 
 def chosen_lam(df, index, columns="method"):
-    """The λ chosen most often over repeats (ties: the smaller), index × columns."""
-    return df.groupby([*np.atleast_1d(index), *np.atleast_1d(columns)])["lam"].agg(
-        lambda s: s.mode().min()).unstack(list(np.atleast_1d(columns)))
+    """The λ chosen most often over repeats (ties: the smaller), index × columns.
+
+    With a ``lam_high`` column (the stacked methods' C-hl rows) each entry shows both
+    levels as ``"λ_l / λ_h"`` (the most frequent pair); PLR and the low-level combiners
+    show their one λ.
+    """
+    def pick(part):
+        if "lam_high" not in part or not np.isfinite(part["lam_high"].astype(float)).any():
+            return f"{part['lam'].mode().min():g}"
+        pairs = part[["lam", "lam_high"]].astype(float).value_counts()
+        top = sorted(pairs[pairs == pairs.max()].index)[0]
+        return f"{top[0]:g} / {top[1]:g}"
+
+    keys = [*np.atleast_1d(index), *np.atleast_1d(columns)]
+    return df.groupby(keys).apply(pick, include_groups=False).unstack(list(np.atleast_1d(columns)))
 
 
 def high_level_signal(est, X, y):
@@ -488,19 +709,20 @@ def high_level_signal(est, X, y):
                 high_coef_norm=float(np.linalg.norm(est.high_level_.coef_)))
 
 
-def swing_diagnostics(dataset="MNIST", method="PST-F(U)", epsilon=0.25, lam=0.1, n_seeds=20, options=None):
+def swing_diagnostics(dataset="MNIST", method="PST-F(U)", epsilon=0.25, lam=0.1, n_seeds=20, options=None,
+                      lam_high=None):
     """Refit one PST-F configuration with ``n_seeds`` noise seeds on the whole training set.
 
     Returns one row per seed: test AUC of C-hl, of the best single low-level model and
     of C-wmv, and :func:`high_level_signal`. Shows where an AUC that swings across repeats
-    comes from.
+    comes from. ``lam_high``: λ of the high level (default: ``lam``, as with tied λ).
     """
     X, y, X_test, y_test, variance = load_task(dataset)
     rows = []
     for s in range(n_seeds):
         # an analysis of the noise: diagnostics=True keeps the high level's noise and the rows of D_h
         est = _estimator(method, epsilon, lam, 5, _importance(method, None, variance), options, s,
-                         diagnostics=True).fit(X, y)
+                         diagnostics=True, lam_high=lam if lam_high is None else lam_high).fit(X, y)
         d = est.decision_functions(X_test)
         singles = [_auc(y_test, v) for k, v in d.items() if k not in ("C-mv", "C-wmv", "C-hl")]
         rows.append(dict(seed=s, auc_hl=_auc(y_test, d["C-hl"]), auc_best_single=max(singles),

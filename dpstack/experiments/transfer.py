@@ -7,10 +7,16 @@ Protocol (PPTL §4.2; the method is described in :mod:`dpstack.transfer`):
   private source PLR applied to the target), Direct (= PLR(target)); K = 5;
   D_t0/D_t1 = 50/50 of the target training set.
 * λ (shared by source and target, λ_s = λ_t) and η are chosen on a validation
-  third of the target training set; the chosen model is then refitted on the whole
-  target training set. The papers use 3-fold cross-validation; one split keeps the
-  runtime down. **Choosing λ, η on private validation data is outside the privacy
-  guarantee** (the papers do not say so).
+  third of the target training set, then (PPTL-FS, ``lam_high="per_level"``, the default)
+  the level-1 λ_h with level 0 fixed. The papers use 3-fold cross-validation; one split
+  keeps the runtime down. **Choosing λ, η on private validation data is outside the
+  privacy guarantee** (the papers do not say so).
+* The model whose validation AUC chose the setting is scored on the test part. With
+  ``options["refit"]=True`` the chosen setting is refitted on the whole target training
+  part first: a fresh draw of the noise that no validation has seen.
+* Every method evaluates the same number of candidates (:func:`transfer_candidates`):
+  SimComb a denser λ grid, Direct and SourceD a λ grid as large as the stacked methods'
+  λ × η + λ_h budget.
 * MNIST (:func:`dpstack.datasets.mnist_transfer`): source 0 vs 8 (2,000), target
   0 vs 9 (1,000), PCA to 100 fitted on source ∪ target (outside both guarantees, as
   in PPTL); importances = PCA variances. RUIJIN-like
@@ -35,13 +41,24 @@ from ..metrics import roc_auc_score
 from ..stacking import bound_rows
 from ..transfer import PrivateTransferStacking, SimComb
 from .runner import run_cells
-from .stacking import DEFAULT_OPTIONS, check_claim, claims_table, summarise  # noqa: F401 (re-exported)
+from .stacking import (  # noqa: F401 (check_claim, claims_table, summarise re-exported)
+    DEFAULT_OPTIONS,
+    _check_rule,
+    _lam_high,
+    _low_grid,
+    budget_grid,
+    check_claim,
+    claims_table,
+    summarise,
+    tuning_budget,
+)
 
 __all__ = [
     "TRANSFER_METHODS", "PST_NAMES", "TRANSFER_PROFILES", "RUIJIN_ROW_SCALE", "load_transfer_task",
     "transfer_cell", "run_transfer", "pptl_table1", "ruijin_branches", "ruijin_epsilon", "transfer_groups",
     "transfer_ablation", "check_claim", "claims_table", "summarise", "require_data", "beside_paper",
     "table1_claims", "branches_claims", "average_ranks", "groups_claims", "transfer_swing_diagnostics",
+    "transfer_candidates",
 ]
 
 TRANSFER_METHODS = ("PPTL-FS(W)", "PPTL-FS(R)", "SimComb", "SourceD", "Direct")
@@ -141,23 +158,72 @@ def _auc(y, s):
     return float(roc_auc_score(y, s)) if np.all(np.isfinite(s)) else np.nan
 
 
-def transfer_cell(dataset, method, epsilon, repeat=0, branch=None, n_groups=5, lam_grid=(1e-3, 1e-2, 1e-1),
-                  eta_grid=(0.2, 0.8), options=None, test_fraction=0.2, val_fraction=1 / 3, data_seed=0,
-                  refit=True, *, seed_sequence):
-    """One (dataset, branch, method, ε_s = ε_t = ε, repeat): tune (λ, η), refit, return the target test AUC.
+def transfer_candidates(method, lam_grid, eta_grid, lam_high_grid=None, options=None):
+    """The (λ, η) candidates of one method's first stage, and the per-level budget they fill.
 
-    Seeds: the source/target train-test splits and the source's noise depend only on
-    the repeat (shared by all methods, ε and branches of a repeat); the target's noise
-    additionally on the branch. ``refit=False`` scores the model fitted on the fit part
-    (the one whose validation AUC chose λ, η) instead of refitting on the whole training part.
-    ``method="PLR(main)"`` is PLR on the source scored on the source's test part (PST Table 2's caption).
+    The stacked methods (PPTL-FS) evaluate λ grid × η grid, plus, with ``lam_high="per_level"``,
+    the λ_h grid (:func:`~dpstack.experiments.stacking.tuning_budget`). With
+    ``options["equal_budget"]`` every other method evaluates as many candidates: SimComb a
+    denser λ grid × the η grid, Direct, SourceD and PLR(main) (no η) a λ grid of the whole
+    budget (:func:`~dpstack.experiments.stacking.budget_grid`: the same range).
 
     Returns
     -------
-    dict with ``auc``, ``val_auc``, ``lam``, ``eta``.
+    list of (λ, η) pairs
+    """
+    opts = {**DEFAULT_OPTIONS, **(options or {})}
+    eta_grid = [float(e) for e in eta_grid]
+    low = _low_grid(lam_grid, opts)
+    budget = tuning_budget(lam_grid, lam_high_grid, opts, len(eta_grid))
+    if method in ("PPTL-FS(W)", "PPTL-FS(R)"):
+        return [(lam, eta) for lam in low for eta in eta_grid]
+    if method == "SimComb":
+        if not opts["equal_budget"]:
+            return [(lam, eta) for lam in low for eta in eta_grid]
+        if budget % len(eta_grid):
+            raise ValueError(f"equal tuning budget: SimComb tunes λ × η, so the stacked methods' budget ({budget}) "
+                             f"must be a multiple of the size of eta_grid ({len(eta_grid)}); give lam_high_grid "
+                             f"a size that is a multiple of {len(eta_grid)}")
+        return [(lam, eta) for lam in budget_grid(lam_grid, budget // len(eta_grid)) for eta in eta_grid]
+    grid = budget_grid(lam_grid, budget) if opts["equal_budget"] else low
+    return [(lam, 1.0) for lam in grid]
+
+
+def transfer_cell(dataset, method, epsilon, repeat=0, branch=None, n_groups=5, lam_grid=(1e-3, 1e-2, 1e-1),
+                  eta_grid=(0.2, 0.8), options=None, test_fraction=0.2, val_fraction=1 / 3, data_seed=0,
+                  refit=None, lam_high_grid=None, *, seed_sequence):
+    """One (dataset, branch, method, ε_s = ε_t = ε, repeat): tune (λ, η, λ_h), refit, return the target test AUC.
+
+    Seeds: the source/target train-test splits and the source's noise depend only on
+    the repeat (shared by all methods, ε and branches of a repeat); the target's noise
+    additionally on the branch. ``refit`` (default ``options["refit"]``, False): False scores the
+    model fitted on the fit part, the one whose validation AUC chose the setting; True refits the
+    chosen setting on the whole training part, a fresh draw of the noise that no validation has
+    seen (at small ε the stacked methods' high level then flips sign in some repeats).
+    ``method="PLR(main)"`` is PLR on the source scored on the source's test part (PST Table 2's caption).
+
+    Tuning (:func:`transfer_candidates`): λ (λ_s = λ_t of the low level) and η on the
+    validation AUC; for PPTL-FS with ``options["lam_high"] == "per_level"`` (default) the
+    level-1 λ_h is then chosen over ``lam_high_grid`` (default ``lam_grid``) on the
+    validation AUC, the chosen level 0 fixed (only level 1 is refitted, through
+    ``fit(low_level=...)``). Every method evaluates the same number of candidates when
+    ``options["equal_budget"]`` (default).
+
+    Returns
+    -------
+    dict with ``auc``, ``val_auc``, ``lam``, ``lam_high`` (λ_h of PPTL-FS; NaN for the one-level
+    methods), ``eta``, ``n_candidates``, ``auc_fit`` (test AUC of the selected model fitted on the
+    fit part) and ``auc_oracle`` (the best test AUC among all candidates fitted on the fit part:
+    ``auc_oracle − auc_fit`` is what selecting on the validation part costs).
     """
     if method not in TRANSFER_METHODS + ("PLR(main)",):
         raise ValueError(f"method must be one of {TRANSFER_METHODS + ('PLR(main)',)}, got {method!r}")
+    opts = {**DEFAULT_OPTIONS, **(options or {})}
+    refit = bool(opts["refit"]) if refit is None else bool(refit)
+    rule = _check_rule(opts["lam_high"])
+    high_grid = [float(v) for v in (lam_grid if lam_high_grid is None else lam_high_grid)]
+    candidates = transfer_candidates(method, lam_grid, eta_grid, high_grid, opts)
+    stacked = method in ("PPTL-FS(W)", "PPTL-FS(R)")
     Xs, ys, Xt, yt, importance, row_scale = load_transfer_task(dataset, branch, data_seed)
     split_ss, source_ss, target_ss = seed_sequence.spawn(3)
     rng = np.random.default_rng(split_ss)
@@ -167,23 +233,19 @@ def transfer_cell(dataset, method, epsilon, repeat=0, branch=None, n_groups=5, l
     perm = np.random.default_rng(target_ss.spawn(1)[0]).permutation(t_train)
     n_val = int(round(val_fraction * t_train.size))
     t_val, t_fit = np.sort(perm[:n_val]), np.sort(perm[n_val:])
-    opts = {**DEFAULT_OPTIONS, **(options or {})}
     row_scale = row_scale * opts["row_scale"]
     source_seed = int(np.random.default_rng(source_ss).integers(2**63 - 1))
     target_seed = int(np.random.default_rng([*target_ss.generate_state(2), branch or 0]).integers(2**63 - 1))
     n_s_val = int(round(val_fraction * s_train.size))
 
-    def scores(lam, eta, final, on_test=False):
-        """Fit with (λ, η) on the fit part (``final``: the whole training part); labels and margins to score
-        on the validation part (``on_test``/``final``: on the test part)."""
-        fit_rows, eval_rows = (t_train if final else t_fit), (t_test if final or on_test else t_val)
+    def fit_model(lam, eta, lam_high, final, low_level=None):
+        """The model with (λ, η, λ_h) fitted on the fit part (``final``: on the whole training part)."""
+        fit_rows = t_train if final else t_fit
         if method == "PLR(main)":  # the source's own PLR, tuned and scored on the source
             fit_s = s_train if final else s_train[n_s_val:]
-            eval_s = s_test if final or on_test else s_train[:n_s_val]
             plr = PrivateLogisticRegression(epsilon=epsilon, lam=lam, fit_intercept=opts["low_intercept"],
                                             random_state=source_seed, classes=[0, 1])
-            plr.fit(bound_rows(Xs[fit_s], opts["row_bound"], row_scale), ys[fit_s])
-            return ys[eval_s], plr.decision_function(bound_rows(Xs[eval_s], opts["row_bound"], row_scale))
+            return plr.fit(bound_rows(Xs[fit_s], opts["row_bound"], row_scale), ys[fit_s])
         if method in ("SimComb", "SourceD", "Direct"):
             # random_state = source_seed at the source fit, target_seed at the target fit: the
             # source release is the same for every branch of a repeat, the target noise is the branch's own
@@ -195,10 +257,8 @@ def transfer_cell(dataset, method, epsilon, repeat=0, branch=None, n_groups=5, l
                    source_seed, s_train.size)
             model = _fitted_source(key, est, Xs[s_train], ys[s_train])
             if method == "SourceD":
-                return yt[eval_rows], model.decision_function(Xt[eval_rows], model="source")
-            model.set_params(eta=est.eta, random_state=target_seed).fit(Xt[fit_rows], yt[fit_rows])
-            return yt[eval_rows], model.decision_function(Xt[eval_rows])
-        lam_high = lam if opts["lam_high"] == "tied" else float(opts["lam_high"])
+                return model
+            return model.set_params(eta=est.eta, random_state=target_seed).fit(Xt[fit_rows], yt[fit_rows])
         est = PrivateTransferStacking(
             epsilon_source=epsilon, epsilon_target=epsilon, n_groups=n_groups,
             feature_importance=importance if method == "PPTL-FS(W)" else None, lam_source=lam, lam=lam,
@@ -211,24 +271,52 @@ def transfer_cell(dataset, method, epsilon, repeat=0, branch=None, n_groups=5, l
         model = _fitted_source(key, est, Xs[s_train], ys[s_train])
         model.set_params(eta=eta, lam_high=lam_high, meta_features=opts["meta_features"],
                          high_intercept=opts["high_intercept"], random_state=target_seed)
-        model.fit(Xt[fit_rows], yt[fit_rows])
-        return yt[eval_rows], model.decision_function(Xt[eval_rows])
+        return model.fit(Xt[fit_rows], yt[fit_rows], low_level=low_level)
 
-    etas = (1.0,) if method in ("Direct", "SourceD", "PLR(main)") else tuple(eta_grid)
-    best = (-np.inf, None, None)
+    def auc_on(model, part):
+        """AUC of a fitted model on the validation part or the test part (of the source for PLR(main))."""
+        if method == "PLR(main)":
+            rows = s_train[:n_s_val] if part == "val" else s_test
+            return _auc(ys[rows], model.decision_function(bound_rows(Xs[rows], opts["row_bound"], row_scale)))
+        rows = t_val if part == "val" else t_test
+        kind = {"model": "source"} if method == "SourceD" else {}
+        return _auc(yt[rows], model.decision_function(Xt[rows], **kind))
+
+    def best_of(trials):
+        vals = np.array([t["val"] for t in trials])
+        if not np.any(np.isfinite(vals)):
+            return None
+        return trials[int(np.nanargmax(np.where(np.isfinite(vals), vals, -np.inf)))]
+
     with warnings.catch_warnings():
         # the private_max variant warns at every fit; its name says it is not private. Only that
         # warning is silenced: any other PrivacyLeakWarning still reaches the caller.
         warnings.filterwarnings("ignore", message="row_bound='private_max'", category=PrivacyLeakWarning)
-        for lam in lam_grid:
-            for eta in etas:
-                v = _auc(*scores(lam, eta, final=False))
-                if np.isfinite(v) and v > best[0]:
-                    best = (v, lam, eta)
-        if best[1] is None:
-            return dict(auc=np.nan, val_auc=np.nan, lam=np.nan, eta=np.nan)
-        auc = _auc(*scores(best[1], best[2], final=refit, on_test=True))
-    return dict(auc=auc, val_auc=best[0], lam=best[1], eta=best[2])
+        trials = []
+        for lam, eta in candidates:
+            lam_high = _lam_high(opts, lam) if stacked else np.nan
+            model = fit_model(lam, eta, lam_high, final=False)
+            trials.append(dict(lam=lam, eta=eta, lam_high=lam_high, model=model, val=auc_on(model, "val"),
+                               test=auc_on(model, "test")))
+        chosen = best_of(trials)
+        if chosen is None:
+            return dict(auc=np.nan, val_auc=np.nan, lam=np.nan, lam_high=np.nan, eta=np.nan,
+                        n_candidates=len(trials), auc_fit=np.nan, auc_oracle=np.nan)
+        if stacked and rule == "per_level":
+            second = []
+            for h in high_grid:
+                model = fit_model(chosen["lam"], chosen["eta"], h, final=False,
+                                  low_level=chosen["model"].low_level_)
+                second.append(dict(chosen, lam_high=h, model=model, val=auc_on(model, "val"),
+                                   test=auc_on(model, "test")))
+            chosen = best_of(second) or chosen
+            trials += second
+        auc = (auc_on(fit_model(chosen["lam"], chosen["eta"], chosen["lam_high"], final=True), "test")
+               if refit else chosen["test"])
+    tests = np.array([t["test"] for t in trials])
+    return dict(auc=auc, val_auc=chosen["val"], lam=chosen["lam"], lam_high=float(chosen["lam_high"]),
+                eta=chosen["eta"], n_candidates=len(trials), auc_fit=chosen["test"],
+                auc_oracle=float(np.nanmax(tests)) if np.any(np.isfinite(tests)) else np.nan)
 
 
 def run_transfer(cells, seed=0, n_jobs=1, cache=False):
@@ -287,20 +375,20 @@ def transfer_groups(profile="quick", datasets=("RUIJIN", "MNIST"), k_grid=None, 
 
 def transfer_ablation(profile="quick", dataset="MNIST", variants=None, methods=TRANSFER_METHODS, epsilon=1.0,
                       n_repeats=None, seed=0, n_jobs=1, cache=False):
-    """The open choices for the transfer methods, one at a time (see :data:`stacking.ABLATION_VARIANTS`)."""
-    from .stacking import ABLATION_VARIANTS
+    """The open choices for the transfer methods, one at a time (see :data:`stacking.ABLATION_VARIANTS`;
+    :data:`stacking.FACTOR_VARIANTS` for the factors of the high level's collapse)."""
+    from .stacking import ABLATION_VARIANTS, _resolve_points
 
     p = _profile(profile)
     variants = ABLATION_VARIANTS if variants is None else variants
     cells = [dict(dataset=dataset, branch=1 if dataset == "RUIJIN" else None, method=m, epsilon=float(epsilon),
-                  repeat=r, options=dict(variants[v]), variant=v, **_grid(p))
+                  repeat=r, options=_resolve_points(variants[v], p, len(p["eta_grid"])), variant=v, **_grid(p))
              for r in range(n_repeats or p["n_repeats"]) for v in variants for m in methods]
     return run_cells(_ablation_cell, cells, seed=seed, n_jobs=n_jobs, cache=cache, desc="transfer ablation")
 
 
-def _ablation_cell(variant, options, **cell):
-    options = dict(options)
-    return transfer_cell(options=options, refit=options.pop("refit", True), **cell)
+def _ablation_cell(variant, **cell):
+    return transfer_cell(**cell)
 
 
 # --- paper beside ours, claims ----------------------------------------------------------------------
@@ -406,8 +494,10 @@ def groups_claims(df):
 
 
 def transfer_swing_diagnostics(method="PPTL-FS(W)", epsilon=1.0, lam=1.0, eta=0.1, n_seeds=20, options=None,
-                               data_seed=0):
+                               data_seed=0, lam_high=None):
     """PPTL-FS on the MNIST transfer task (80 % of the target for training), refitted with ``n_seeds`` seeds.
+
+    ``lam_high``: λ of the level-1 model (default: ``lam``, as with tied λ).
 
     One row per seed: test AUC of C-hl, best single block, C-wmv, and the high level's
     signal and noise (:func:`dpstack.experiments.stacking.high_level_signal`).
@@ -423,8 +513,9 @@ def transfer_swing_diagnostics(method="PPTL-FS(W)", epsilon=1.0, lam=1.0, eta=0.
         # an analysis of the noise: diagnostics=True keeps the high level's noise and the rows of D_t1
         est = PrivateTransferStacking(
             epsilon_source=epsilon, epsilon_target=epsilon, feature_importance=importance if method == "PPTL-FS(W)"
-            else None, lam_source=lam, lam=lam, lam_high=lam if opts["lam_high"] == "tied" else opts["lam_high"],
-            eta=eta, meta_features=opts["meta_features"], row_bound=opts["row_bound"], random_state=s,
+            else None, lam_source=lam, lam=lam, lam_high=lam if lam_high is None else lam_high,
+            eta=eta, meta_features=opts["meta_features"], row_bound=opts["row_bound"],
+            high_intercept=opts["high_intercept"], random_state=s,
             classes=[0, 1], diagnostics=True)
         est.fit(Xt[train], yt[train], X_source=Xs, y_source=ys)
         d = est.decision_functions(Xt[test])
