@@ -64,6 +64,8 @@ def page_texts():
         if path.stem == "pst_overview":  # the mapping table itself is checked below, not as prose
             text = text.replace(pst_figure_table(), "")
         yield path.name, text, path.stem.startswith("pst_")
+    for path in (ROOT / "dpstack" / "experiments" / "stacking.py", ROOT / "dpstack" / "experiments" / "paper_values.py"):
+        yield path.name, path.read_text(encoding="utf-8"), False  # docstrings say "PST Figure N"
 
 
 def title(stem):

@@ -1,7 +1,7 @@
 """The numbers and claims the PST and PPTL papers report, transcribed with their sources.
 
 Tables are copied digit for digit (mean ± s.d. over the papers' repeats). Where a
-paper only *plots* a result (PST Figures 1-3, PPTL Figure 4) no number is
+paper only *plots* a result (PST Figures 1-4, PPTL Figure 4) no number is
 transcribed: reading values off a plot would invent precision. For those the
 papers' verbal claims are recorded instead, in :data:`PST_CLAIMS` and
 :data:`PPTL_CLAIMS`, and the notebooks test each claim on our numbers.
@@ -132,11 +132,11 @@ PST_CLAIMS = {
         ],
     },
     "fig2_groups": {
-        "source": "PST §4.1 'Varying Number of Partitions K', Figure 2(a)-(b) (plot only), ε = 1",
+        "source": "PST §4.1 'Varying Number of Partitions K', Figure 2 [IJCAI Fig. 2(a)-(b)] (plot only), ε = 1",
         "claims": ["AUC is low for very small K, peaks at an intermediate K and decreases for large K"],
     },
     "fig2_importance": {
-        "source": "PST §4.1 'Changing the Feature Importance', Figure 2(c)-(d) (plot only)",
+        "source": "PST §4.1 'Changing the Feature Importance', Figure 3 [IJCAI Fig. 2(c)-(d)] (plot only)",
         "claims": [
             "with α < 1 (important features get larger q_k) PST-F(W) beats PST-F(U)",
             "with α > 1 the AUC decreases and may not beat PST-F(U)",
@@ -144,7 +144,7 @@ PST_CLAIMS = {
         ],
     },
     "fig3_combiners": {
-        "source": "PST §4.1 'Choice of High-Level Model', Figure 3 (Figure 4 of the arXiv version; plot only), "
+        "source": "PST §4.1 'Choice of High-Level Model', Figure 4 [IJCAI Fig. 3] (plot only), "
                   "NEWS20, ε = 1",
         "claims": [
             "C-0 is the best single low-level model in PST-F(W)",

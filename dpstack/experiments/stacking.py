@@ -364,7 +364,7 @@ def fig1_epsilon(profile="quick", datasets=None, methods=STACKING_METHODS, epsil
 
 def fig2_groups(profile="quick", datasets=None, k_grid=None, epsilon=1.0, n_repeats=None, seed=0, n_jobs=1,
                 cache=False):
-    """PST Figure 2(a)-(b): test AUC against K at ε = 1 for PST-F(U) and PST-F(W) (PLR as reference)."""
+    """PST Figure 2 [IJCAI Fig. 2(a)-(b)]: test AUC against K at ε = 1 for PST-F(U) and PST-F(W) (PLR as reference)."""
     p = _profile(profile)
     reps = n_repeats or p["k_repeats"]
     cells = [dict(dataset=d, method=m, epsilon=float(epsilon), repeat=r, n_groups=int(k), lam_grid=list(p["lam_grid"]))
@@ -377,7 +377,7 @@ def fig2_groups(profile="quick", datasets=None, k_grid=None, epsilon=1.0, n_repe
 
 def fig3_importance(profile="quick", datasets=None, alphas=None, epsilon=1.0, n_repeats=None, seed=0, n_jobs=1,
                     cache=False):
-    """PST Figure 2(c)-(d): PST-F(W) with v_i = α^i against α; PST-F(U) (α-free) as reference."""
+    """PST Figure 3 [IJCAI Fig. 2(c)-(d)]: PST-F(W) with v_i = α^i against α; PST-F(U) (α-free) as reference."""
     p = _profile(profile)
     reps = n_repeats or p["n_repeats"]
     ds = datasets or p["datasets"]
@@ -389,7 +389,7 @@ def fig3_importance(profile="quick", datasets=None, alphas=None, epsilon=1.0, n_
 
 
 def fig4_combiners(profile="quick", dataset="NEWS20", epsilon=1.0, n_repeats=None, seed=0, n_jobs=1, cache=False):
-    """PST Figure 3 (Figure 4 of the arXiv version): C-0 … C-4, C-mv, C-wmv, C-hl of PST-F(U) and PST-F(W)."""
+    """PST Figure 4 [IJCAI Fig. 3]: C-0 … C-4, C-mv, C-wmv, C-hl of PST-F(U) and PST-F(W)."""
     p = _profile(profile)
     cells = [dict(dataset=dataset, method=m, epsilon=float(epsilon), repeat=r, combiners=True,
                   lam_grid=list(p["lam_grid"])) for r in range(n_repeats or p["n_repeats"])
@@ -598,7 +598,7 @@ def fig1_claims(df):
 
 
 def fig2_claims(df):
-    """PST Figure 2(a)-(b): a peak at an intermediate K (best interior K beats both ends)."""
+    """PST Figure 2 [IJCAI Fig. 2(a)-(b)]: a peak at an intermediate K (best interior K beats both ends)."""
     out = []
     for (d, m), part in df[df["method"] != "PLR"].groupby(["dataset", "method"], sort=False):
         ks = sorted(part["n_groups"].unique())
@@ -617,7 +617,7 @@ def alpha_label(row):
 
 
 def fig3_claims(df):
-    """PST Figure 2(c)-(d): α < 1 beats U; α > 1 is worse than α < 1; W is flat in α < 1."""
+    """PST Figure 3 [IJCAI Fig. 2(c)-(d)]: α < 1 beats U; α > 1 is worse than α < 1; W is flat in α < 1."""
     df = df.assign(label=df.apply(alpha_label, axis=1))
     out = []
     for d, part in df.groupby("dataset", sort=False):
@@ -638,7 +638,7 @@ def fig3_claims(df):
 
 
 def fig4_claims(df):
-    """PST Figure 3 (Figure 4 of the arXiv version): C-0 best single model (W); C-hl beats votes and singles."""
+    """PST Figure 4 [IJCAI Fig. 3]: C-0 best single model (W); C-hl beats votes and singles."""
     out = []
     w = df[df["method"] == "PST-F(W)"]
     singles = sorted(c for c in df["combiner"].unique() if c not in ("C-mv", "C-wmv", "C-hl"))
