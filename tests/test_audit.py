@@ -669,7 +669,9 @@ def test_stored_tables_round_trip_and_refuse_edits_and_other_parameters(tmp_path
 
     tables = _small_tables()
     params = {"profile": "quick", "epsilon": 1.0, "seed": 0}
+    assert not stored.has_tables(directory=tmp_path)
     record = stored.save_tables(tables, params, 12.3, tmp_path)
+    assert stored.has_tables(directory=tmp_path) and not stored.has_tables(seed=1, directory=tmp_path)
     assert record["parameters"]["profile settings"]["n_fits"] >= 1000 and record["wall_time_seconds"] == 12.3
     back, rec, stale = stored.load_tables(directory=tmp_path)
     assert stale == [] and rec == record

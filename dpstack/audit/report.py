@@ -165,7 +165,8 @@ def _row(name, claimed, unit, exact, eps_lo, checks="", composition_ok=True, law
             "checks": checks, "verdict": "FAIL: " + ", ".join(fails) if fails else "pass"}
 
 
-def _law(template, profile, rng, X=None, y=None, fit_params=None, n_features=6, table=None, blocks=None):
+def _law(template, profile, rng, X=None, y=None, fit_params=None, n_features=6, table=None, blocks=None,
+         n_samples=40):
     """(smallest Bonferroni-corrected p-value, worst scale ratio, rejected) of :func:`noise_law_test`.
 
     ``table``: an earlier result of the test to reuse; ``blocks``: a predicate on the block
@@ -173,7 +174,7 @@ def _law(template, profile, rng, X=None, y=None, fit_params=None, n_features=6, 
     """
     if table is None:
         if X is None:
-            X, y = law_data(n_features=n_features, random_state=rng)
+            X, y = law_data(n_samples=n_samples, n_features=n_features, random_state=rng)
         table = noise_law_test(template, X, y, n_fits=PROFILES[profile]["n_fits"], fit_params=fit_params,
                                random_state=rng)
     n_tests = 2 * len(table)
@@ -325,7 +326,8 @@ def _audit_single(name, template, X, y, unit, profile, rng, checks=""):
     fitted = clone(template).set_params(random_state=int(rng.integers(2**31 - 1))).fit(X, y)
     res = audit_level(fitted, X, y, random_state=rng, **PROFILES[profile])
     branch = fitted.calibration_.branch
-    law = _law(template, profile, rng, n_features=np.asarray(X).shape[1])
+    # the law test's data has the audit data's shape, so the calibration is in the same branch
+    law = _law(template, profile, rng, n_features=np.asarray(X).shape[1], n_samples=np.asarray(X).shape[0])
     return _row(name, _claim(template), unit, res["exact_max_loss"], res["epsilon_lo"],
                 f"branch {branch}; worst pair: {res['worst_pair']}" + checks, law=law)
 

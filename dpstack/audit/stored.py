@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["TABLES", "DEFAULT_DIR", "StoredTablesError", "StaleTablesWarning", "code_files", "code_hashes",
-           "compute_tables", "save_tables", "load_tables", "main"]
+           "compute_tables", "save_tables", "has_tables", "load_tables", "main"]
 
 #: the stored tables, in the order the chapter shows them
 TABLES = ("mechanisms", "mutants", "power")
@@ -120,6 +120,16 @@ def save_tables(tables, parameters, wall_time, directory=DEFAULT_DIR):
     }
     (directory / _RECORD).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     return record
+
+
+def has_tables(profile="quick", epsilon=1.0, seed=0, directory=DEFAULT_DIR):
+    """Are tables stored for these parameters? (Their integrity is checked by :func:`load_tables`.)"""
+    try:
+        record = json.loads((Path(directory) / _RECORD).read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return False
+    params = record.get("parameters", {}) if isinstance(record, dict) else {}
+    return (params.get("profile"), params.get("epsilon"), params.get("seed")) == (profile, float(epsilon), int(seed))
 
 
 def load_tables(profile="quick", epsilon=1.0, seed=0, directory=DEFAULT_DIR):
