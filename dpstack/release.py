@@ -19,6 +19,14 @@ Publishing a model safely::
 A ledger entry recorded for ``diagnostics=True`` is dropped from the exported ledger, since
 the diagnostics themselves are not exported; any other step outside the guarantee (a label
 set read from the data, for instance) stays in it.
+
+**Column names.** When ``fit`` is given a pandas DataFrame, scikit-learn's input validation
+stores its column names in ``feature_names_in_``, and ``predict`` then checks that new data
+has the same columns. The names are exported with the release (:data:`SCHEMA_ATTRIBUTES`)
+so that the loaded predictor performs the same check. They are the *schema* of the data —
+which features exist, chosen before any record is seen — and are public: nothing in them
+is computed from the values of a record. The export checks that they are exactly that, a
+1-D list of ``n_features_in_`` strings, and refuses anything else.
 """
 from __future__ import annotations
 
@@ -33,10 +41,14 @@ from sklearn.utils.validation import check_is_fitted
 from .accounting import PrivacyLedger
 from .base import DIAGNOSTICS, released_attributes
 
-__all__ = ["release_dict", "from_release_dict", "save_release", "load_release", "ReleaseFormatError"]
+__all__ = ["release_dict", "from_release_dict", "save_release", "load_release", "ReleaseFormatError",
+           "SCHEMA_ATTRIBUTES"]
 
 FORMAT = "dpstack-release"
 FORMAT_VERSION = 1
+#: fitted attributes exported with every release although no estimator lists them in
+#: ``_release_attributes``: they describe the schema of the data (its column names), not its values
+SCHEMA_ATTRIBUTES = ("feature_names_in_",)
 
 
 class ReleaseFormatError(ValueError):
@@ -91,6 +103,11 @@ def _decode(value):
         return [_decode(v) for v in value]
     if not isinstance(value, dict):
         return value
+    if "__feature_names__" in value:
+        names = value["__feature_names__"]
+        if not isinstance(names, list) or not all(isinstance(v, str) for v in names):
+            raise ReleaseFormatError("feature_names_in_ must be a list of column names (str)")
+        return np.asarray(names, dtype=object)
     if "__array__" in value:
         arr = np.array(value["__array__"], dtype=np.dtype(value["dtype"]))
         return arr.reshape(value["shape"])
@@ -104,6 +121,18 @@ def _decode(value):
     if "__estimator__" in value:
         return from_release_dict(value)
     return {k: _decode(v) for k, v in value.items()}
+
+
+def _feature_names(estimator, where):
+    """``feature_names_in_`` as a list of str, checked to be column names and nothing else."""
+    names = estimator.feature_names_in_
+    arr = np.asarray(names, dtype=object)
+    n_features = getattr(estimator, "n_features_in_", None)
+    if arr.ndim != 1 or not all(isinstance(v, str) for v in arr) or (n_features is not None
+                                                                      and arr.size != n_features):
+        raise TypeError(f"{where}: feature_names_in_ must be the {n_features} column names (str) of the "
+                        f"training DataFrame, got {names!r}")
+    return {"__feature_names__": [str(v) for v in arr]}
 
 
 def _public_params(estimator):
@@ -138,6 +167,9 @@ def release_dict(estimator):
     check_is_fitted(estimator)
     attributes = {a: _encode(getattr(estimator, a), f"{name}.{a}")
                   for a in released_attributes(estimator) if hasattr(estimator, a)}
+    for a in SCHEMA_ATTRIBUTES:
+        if hasattr(estimator, a):
+            attributes[a] = _feature_names(estimator, f"{name}.{a}")
     return {"__estimator__": name,
             "params": _encode(_public_params(estimator), f"{name}.params"),
             "attributes": attributes}
@@ -151,10 +183,12 @@ def from_release_dict(payload):
         raise ReleaseFormatError(f"unknown estimator {name!r}; a release names one of {sorted(classes)}")
     cls = classes[name]
     est = cls(**_decode(payload["params"]))
-    allowed = set(released_attributes(est))
+    allowed = set(released_attributes(est)) | set(SCHEMA_ATTRIBUTES)
     for attr, value in payload["attributes"].items():
         if attr not in allowed:
             raise ReleaseFormatError(f"{name} does not release an attribute {attr!r}")
+        if attr in SCHEMA_ATTRIBUTES and not (isinstance(value, dict) and "__feature_names__" in value):
+            raise ReleaseFormatError(f"{name}.{attr} must be a list of column names")
         setattr(est, attr, _decode(value))
     return est
 
@@ -167,7 +201,9 @@ def save_release(estimator, path):
     """Write the release of a fitted estimator to ``path`` (JSON). Returns the path.
 
     Only the attributes in the estimator's ``_release_attributes`` are written (never
-    ``diagnostics_``), with the parameters needed to predict and a sha256 of the content.
+    ``diagnostics_``), with the parameters needed to predict, the column names of a DataFrame
+    the estimator was fitted on (``feature_names_in_``: public schema, see the module doc) and
+    a sha256 of the content.
     """
     from . import __version__
 

@@ -136,8 +136,8 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
     (``feature_importance``) = PPTL-FS(W) = PST-H(W); variant U (random
     groups, q_k = 1/K) = PPTL-FS(R) = PST-H(U).
 
-    **Privacy.** ε_s for one source sample (source PLR-FS on D_s); ε_t for one
-    target sample (PLR-FS on D_t0 and PLR on the disjoint D_t1). See
+    **Privacy.** ε_s (``epsilon_source``) for one source sample (source PLR-FS on D_s); ε_t
+    (``epsilon_target``) for one target sample (PLR-FS on D_t0 and PLR on the disjoint D_t1). See
     ``privacy_`` and :func:`dpstack.theory.domain_guarantees`.
 
     Parameters
@@ -373,7 +373,9 @@ class SimComb(ClassifierMixin, BaseEstimator):
     ``eta=1`` gives Direct (PLR on the target alone); ``decision_function(X,
     model="source")`` gives SourceD.
 
-    **Privacy.** ε_s for one source sample, ε_t for one target sample.
+    **Privacy.** ε_s (``epsilon_source``) for one source sample, ε_t (``epsilon_target``) for one
+    target sample (replace-one neighbours in either domain); the target sees the source only
+    through the released w_s.
 
     Parameters
     ----------

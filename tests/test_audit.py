@@ -595,3 +595,127 @@ def test_transfer_levels_and_source_blocks_pass_the_noise_law():
     table = noise_law_test(transfer, X, y, n_fits=80, fit_params=dict(X_source=Xs, y_source=ys), random_state=0)
     assert table.attrs["pass"], table
     assert {"source PLR-FS block 1", "source PLR-FS block 2", "high PLR"} <= set(table["block"])
+
+
+# -- SimComb: both PLRs' noise read back from the release, the target's centre from the released w_s ---------
+def _simcomb_data():
+    X, y = _law_data()
+    Xs, ys = law_data(n_samples=50, n_features=5, random_state=1)
+    return X, y, dict(X_source=Xs, y_source=ys)
+
+
+@pytest.mark.parametrize("params", [
+    dict(lam_source=0.05, lam=0.05),
+    dict(lam_source=0.05, lam=0.001, eta=0.2),  # the target in the Δ > 0 branch
+    dict(lam_source=0.05, lam=0.05, fit_intercept=True),
+    dict(lam_source=0.05, lam=0.05, row_bound="normalize", row_scale=2.0),
+], ids=["clip", "delta>0", "intercept", "normalize"])
+def test_simcomb_noise_read_back_from_the_release_is_the_noise_drawn(params):
+    from dpstack import SimComb
+
+    X, y, src = _simcomb_data()
+    fitted = SimComb(classes=[0, 1], random_state=3, diagnostics=True, **params).fit(X, y, **src)
+    blocks = {blk.name: blk.noise for blk in recover_noise(fitted, X, y, src)}
+    assert set(blocks) == {"source PLR", "target PLR"}
+    for name, part in (("source PLR", "source"), ("target PLR", "target")):
+        drawn = fitted.diagnostics_[part]["noise"]
+        np.testing.assert_allclose(blocks[name], drawn, atol=1e-6 * np.linalg.norm(drawn))
+
+
+def test_simcomb_passes_the_noise_law_and_its_scale_mutants_fail():
+    from dpstack import SimComb
+
+    X, y, src = _simcomb_data()
+    params = dict(classes=[0, 1], lam_source=0.05, lam=0.05)
+    table = noise_law_test(SimComb(**params), X, y, n_fits=LAW_FITS, fit_params=src, random_state=0)
+    assert table.attrs["pass"], table
+    assert np.allclose(table["scale ratio"], 1.0, atol=0.1)
+    for mutant in (mutants.SqrtDNoiseSimComb, mutants.DoubleEpsilonNoiseSimComb):
+        bad = noise_law_test(mutant(**params), X, y, n_fits=LAW_FITS, fit_params=src, random_state=0)
+        rejected = dict(zip(bad["block"], bad["reject"]))
+        assert rejected == {"source PLR": False, "target PLR": True}, bad  # only the target is broken
+
+
+def test_simcomb_target_centred_at_the_unperturbed_source_is_caught_by_the_noise_identity():
+    from dpstack import SimComb
+
+    X, y, src = _simcomb_data()
+    params = dict(classes=[0, 1], lam_source=0.05, lam=0.05)
+    genuine = composition_noise_identity(SimComb(**params), X, y, src, random_state=2)
+    assert genuine["identical"] and genuine["max_difference"] < 1e-9
+    broken = composition_noise_identity(mutants.UnperturbedCentreSimComb(**params), X, y, src, random_state=2)
+    assert not broken["identical"] and broken["max_difference"] > 1e-3
+    # the mutant's release looks like the genuine one: same attributes, same source model
+    a = SimComb(random_state=2, **params).fit(X, y, **src)
+    b = mutants.UnperturbedCentreSimComb(random_state=2, **params).fit(X, y, **src)
+    np.testing.assert_array_equal(a.source_.w_, b.source_.w_)
+    assert set(vars(a)) == set(vars(b))
+
+
+# -- the chapter's tables, stored as data -----------------------------------------------------------------
+def _small_tables():
+    import pandas as pd
+
+    return {"mechanisms": pd.DataFrame({"mechanism": ["PLR", "SimComb (target)"], "noise law p": [0.5, np.nan],
+                                        "checks": ["a; b, c", "x"], "verdict": ["pass", "pass"]}),
+            "mutants": pd.DataFrame({"mechanism": ["noise / 2"], "verdict": ["caught (noise law)"]}),
+            "power": pd.DataFrame({"case": ["genuine PLR"], "fits": [1000], "p-value": [1.2345678901234567e-80]})}
+
+
+def test_stored_tables_round_trip_and_refuse_edits_and_other_parameters(tmp_path):
+    import json
+
+    from dpstack.audit import stored
+
+    tables = _small_tables()
+    params = {"profile": "quick", "epsilon": 1.0, "seed": 0}
+    assert not stored.has_tables(directory=tmp_path)
+    record = stored.save_tables(tables, params, 12.3, tmp_path)
+    assert stored.has_tables(directory=tmp_path) and not stored.has_tables(seed=1, directory=tmp_path)
+    assert record["parameters"]["profile settings"]["n_fits"] >= 1000 and record["wall_time_seconds"] == 12.3
+    back, rec, stale = stored.load_tables(directory=tmp_path)
+    assert stale == [] and rec == record
+    for name in tables:
+        assert back[name].equals(tables[name]), name  # floats bit-identical, strings with separators intact
+    with pytest.raises(stored.StoredTablesError, match="computed with"):
+        stored.load_tables(epsilon=2.0, directory=tmp_path)
+    text = (tmp_path / "power.csv").read_text()
+    (tmp_path / "power.csv").write_text(text.replace("1000", "2000"))
+    with pytest.raises(stored.StoredTablesError, match="sha256"):
+        stored.load_tables(directory=tmp_path)
+    (tmp_path / "power.csv").write_text(text)
+    rec = json.loads((tmp_path / "provenance.json").read_text())
+    rec["code_sha256"]["transfer.py"] = "0" * 64  # the code changed since
+    (tmp_path / "provenance.json").write_text(json.dumps(rec))
+    with pytest.warns(stored.StaleTablesWarning, match="transfer.py"):
+        _, _, stale = stored.load_tables(directory=tmp_path)
+    assert stale == ["transfer.py"]
+
+
+def test_stored_code_hash_ignores_docstrings_but_not_code():
+    from dpstack.audit.stored import _code_of
+
+    src = 'def f(x):\n    """Doc."""\n    return x + 1\n'
+    assert _code_of(src) == _code_of('def f(x):\n    """Other doc, longer."""\n    # a comment\n    return x + 1\n')
+    assert _code_of(src) != _code_of('def f(x):\n    """Doc."""\n    return x + 2\n')
+    assert "transfer.py" in __import__("dpstack.audit.stored", fromlist=["code_files"]).code_files()
+
+
+def test_the_chapters_stored_tables_are_intact_and_from_a_thousand_fits():
+    import warnings
+
+    from dpstack.audit import stored
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stored.StaleTablesWarning)  # freshness is reported by the chapter
+        tables, record, _ = stored.load_tables("quick", 1.0, 0)
+    assert record["parameters"]["profile settings"]["n_fits"] >= 1000
+    mech, mut, power = tables["mechanisms"], tables["mutants"], tables["power"]
+    assert (mech["verdict"] == "pass").all(), mech
+    assert mut["verdict"].str.startswith("caught").all(), mut
+    simcomb = mech[mech["mechanism"].str.startswith("SimComb")]
+    assert len(simcomb) == 2 and simcomb["noise law p"].notna().all()  # SimComb's noise is read back
+    assert (power["fits"] >= 1000).all()
+    assert set(power.loc[power["case"].str.contains("inside fit"), "rejection rate"]) == {1.0}
+    # the law test runs in the mutant's configured regime (Δ = 0 branch), where ε^(k) = ε shows in the noise
+    assert "noise law" in mut.loc[mut["mechanism"].str.startswith("PPTL"), "verdict"].iloc[0]

@@ -80,3 +80,75 @@ def test_ledger_records_round_trip_with_infinite_steps():
     led.add_outside("PCA fitted on the private data", "D_l", "outside the guarantee")
     back = PrivacyLedger.from_records(json.loads(json.dumps(led.to_records())))
     assert back.entries == led.entries and back.total() == np.inf and back.mechanism_total() == 1.0
+
+
+def _frame(n=200, seed=0):
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(rng.normal(size=(n, 4)) / 3, columns=["age", "bmi", "glu0", "hdl"])
+    return X, (X["age"] - X["bmi"] > 0).astype(int).to_numpy()
+
+
+def _frame_models():
+    from dpstack import MultipartyPrivateClassifier, PrivateStackingClassifier, PrivateTransferStacking, SimComb
+
+    X, y = _frame()
+    Xs, ys = _frame(300, seed=1)
+    return [
+        (PrivateLogisticRegression(random_state=0, classes=[0, 1]), {}),
+        (FeatureSplitLogisticRegression(groups=[[0, 1], [2, 3]], importance=[0.6, 0.4], random_state=0,
+                                        classes=[0, 1]), {}),
+        (PrivateStackingClassifier(groups=[[0, 1], [2, 3]], random_state=0, classes=[0, 1]), {}),
+        (PrivateTransferStacking(groups=[[0, 1], [2, 3]], random_state=0, classes=[0, 1]),
+         dict(X_source=Xs, y_source=ys)),
+        (SimComb(random_state=0, classes=[0, 1]), dict(X_source=Xs, y_source=ys)),
+        (MultipartyPrivateClassifier("soft", random_state=0, classes=[0, 1]),
+         dict(parties=np.arange(len(y)) % 5, X_aux=X.iloc[:40])),
+    ]
+
+
+@pytest.mark.parametrize("i", range(6), ids=["PLR", "PLR-FS", "PST", "PPTL-FS", "SimComb", "MPL"])
+def test_release_keeps_the_column_names_of_a_dataframe(i, tmp_path):
+    """feature_names_in_ (the DataFrame's column names, nothing else) survives the round trip, so the
+    loaded predictor checks new data's columns exactly as the fitted one does."""
+    import warnings
+
+    X, y = _frame()
+    est, fit_params = _frame_models()[i]
+    est.fit(X, y, **fit_params)
+    path = save_release(est, tmp_path / "model.json")
+    doc = json.loads(path.read_text())
+    # exported as the column names and nothing derived from the values
+    assert doc["release"]["attributes"]["feature_names_in_"] == {"__feature_names__": ["age", "bmi", "glu0", "hdl"]}
+    model = load_release(path)
+    assert list(model.feature_names_in_) == list(X.columns) == list(est.feature_names_in_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "fitted without feature names" warning
+        np.testing.assert_array_equal(model.predict(X), est.predict(X))
+    with pytest.warns(UserWarning, match="fitted with feature names"):  # the same check as the original's
+        model.predict(X.to_numpy())
+    renamed = X.rename(columns={"glu0": "glucose"})
+    with pytest.raises(ValueError, match="feature names"):
+        est.predict(renamed)
+    with pytest.raises(ValueError, match="feature names"):
+        model.predict(renamed)
+
+
+def test_release_refuses_feature_names_that_are_not_column_names(tmp_path):
+    X, y = _frame()
+    est = PrivateLogisticRegression(random_state=0, classes=[0, 1]).fit(X, y)
+    est.feature_names_in_ = np.asarray(X.iloc[0].to_numpy(), dtype=object)  # values of a record, not names
+    with pytest.raises(TypeError, match="column names"):
+        save_release(est, tmp_path / "m.json")
+    est.fit(X, y)
+    path = save_release(est, tmp_path / "m.json")
+    doc = json.loads(path.read_text())
+    from dpstack.release import _digest
+
+    doc["release"]["attributes"]["feature_names_in_"] = {"__array__": [0.1, 0.2, 0.3, 0.4], "dtype": "<f8",
+                                                         "shape": [4]}
+    doc["sha256"] = _digest(doc["release"])
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ReleaseFormatError, match="column names"):
+        load_release(path)

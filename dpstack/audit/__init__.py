@@ -8,9 +8,10 @@ offer, so a user's own mechanism can be audited the same way):
 * :func:`noise_law_test` — many real fits; each noise vector is read back from the release
   and the data (:func:`recover_noise`: stationarity of the released weights for objective
   perturbation, ``coef_`` minus the audit's own minimiser :func:`mpl_unperturbed` for
-  output perturbation) and tested against the claimed law, ‖b‖ ~ Gamma(d, scale) with the
-  scale recomputed from the public parameters, direction uniform; :func:`power_table`
-  shows that it rejects a √d or 2× scale error;
+  output perturbation; for SimComb's target, stationarity with the centre (1 − η)·w_s
+  computed from the released source) and tested against the claimed law,
+  ‖b‖ ~ Gamma(d, scale) with the scale recomputed from the public parameters, direction
+  uniform; :func:`power_table` shows that it rejects a √d or 2× scale error;
 * :func:`exact_privacy_loss` — log p(w | D) − log p(w | D') of objective perturbation
   (PLR, PLR-FS with K blocks), exactly, at any output w;
 * :func:`output_perturbation_audit` — the same for output perturbation (MPL vote, soft,
@@ -25,7 +26,9 @@ offer, so a user's own mechanism can be audited the same way):
   — the neighbouring datasets the checks are run on;
 * :func:`adversary_experiment` — what an adversary holding a fitted object learns;
 * :func:`audit_mechanisms` / :func:`audit_mutants` — every mechanism (and every
-  deliberately broken mechanism of :mod:`dpstack.audit.mutants`) as one table.
+  deliberately broken mechanism of :mod:`dpstack.audit.mutants`) as one table;
+  :mod:`dpstack.audit.stored` keeps the book's tables (1,000 real fits per case) as CSV with
+  their provenance.
 """
 from .exact import (exact_privacy_loss, exact_privacy_loss_terms, max_privacy_loss, mechanism_blocks, output_vector,
                     register_density,

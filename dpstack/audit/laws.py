@@ -19,6 +19,15 @@ How each mechanism's noise is read back:
   public ε, n, λ, bound). Claimed law: ‖b‖ ~ Gamma(d, 2·bound/ε′). A high level is
   read back from the meta-features the *released* low level gives on D_h, so a high
   level that saw other records (or a low level that is not what was released) shows up.
+* **SimComb** (two PLRs). The source PLR's noise from the released w_s and the source
+  rows; the target PLR's noise from the released w_t and the target rows with the centre
+  w0 = (1 − η)·w_s, which the audit computes itself from the *released* w_s and the public
+  η (not from the centre the target model states). The rows are mapped by the audit's own
+  copy of SimComb's public row map (``row_bound``, ``row_scale``). A target centred at
+  anything but the released source (e.g. the source minimiser without noise) leaves an
+  offset in the recovered noise; with one seed on D and on D' with one source record
+  replaced, the target's recovered noise must not move
+  (:func:`~dpstack.audit.composition_noise_identity`).
 * **Output perturbation** (MPL vote, soft, avg; two classes and K ≥ 3). The noise is
   the released ``coef_`` minus the minimiser recomputed by the audit's own solver
   (:func:`mpl_unperturbed`, scipy's L-BFGS on the same objective). Claimed law:
@@ -40,7 +49,7 @@ from ..linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
 from ..mechanisms import clip_rows, feature_split_calibration, objective_perturbation_calibration
 from ..multiparty.estimator import MultipartyPrivateClassifier, mpl_sensitivity
 from ..stacking import PrivateStackingClassifier
-from ..transfer import PrivateTransferStacking
+from ..transfer import PrivateTransferStacking, SimComb
 from .protocol import NoiseBlock, fit_clone, split_of
 
 __all__ = ["recover_noise", "register_noise_recovery", "stationarity_noise", "mpl_unperturbed",
@@ -63,19 +72,31 @@ def _signed(classes, y):
 
 
 # -------------------------------------------------------------------- objective perturbation
-def _plr_noise(est, X, y, name="PLR", cache=None):
-    p = est.get_params(deep=False)
+def _objective_noise(X, ys, w, epsilon, lam, bound, fit_intercept=False, intercept_scaling=None, w0=None,
+                     name="PLR"):
+    """The noise of one PLR run read back from its released w, everything else from the claim.
+
+    The rows are clipped here (to √(B² − s²) with the constant s appended when there is an
+    intercept, to B otherwise) and ε′, Δ and the scale 2B/ε′ are recomputed from the public
+    ε, n, λ and B.
+    """
     X = np.asarray(X, dtype=float)
-    bound = float(p["norm_bound"])
-    if p["fit_intercept"]:
-        s = bound / 2.0 if p["intercept_scaling"] is None else float(p["intercept_scaling"])
+    bound = float(bound)
+    if fit_intercept:
+        s = bound / 2.0 if intercept_scaling is None else float(intercept_scaling)
         Z = np.hstack([clip_rows(X, np.sqrt(bound**2 - s**2)), np.full((X.shape[0], 1), s)])
     else:
         Z = clip_rows(X, bound)
-    cal = objective_perturbation_calibration(p["epsilon"], Z.shape[0], p["lam"], bound)
-    w0 = None if p["w0"] is None else np.ravel(p["w0"])
-    b = stationarity_noise(Z, _signed(est.classes_, y), est.w_, float(p["lam"]), cal.delta, w0)
-    return [NoiseBlock(name, b, cal.noise_scale)]
+    cal = objective_perturbation_calibration(epsilon, Z.shape[0], lam, bound)
+    w0 = None if w0 is None else np.ravel(w0)
+    b = stationarity_noise(Z, ys, w, float(lam), cal.delta, w0)
+    return NoiseBlock(name, b, cal.noise_scale)
+
+
+def _plr_noise(est, X, y, name="PLR", cache=None):
+    p = est.get_params(deep=False)
+    return [_objective_noise(X, _signed(est.classes_, y), est.w_, p["epsilon"], p["lam"], p["norm_bound"],
+                             p["fit_intercept"], p["intercept_scaling"], p["w0"], name)]
 
 
 def _plrfs_noise(est, X, y, name="PLR-FS", cache=None):
@@ -114,6 +135,39 @@ def _stacking_noise(est, X, y, cache=None, **fit_params):
         Xs = np.asarray(X_source, dtype=float)
         source_classes = getattr(est, "source_classes_", est.classes_)
         out += _plrfs_noise(est.source_, est.bounded_design(Xs), _signed(source_classes, y_source), "source PLR-FS")
+    return out
+
+
+def _one_block_rows(X, row_bound, row_scale, block_max=None):
+    """SimComb's row map, recomputed by the audit: x/row_scale, then clipped to norm 1 ("clip",
+    "scale"), rescaled to norm 1 ("normalize", 0 stays 0) or divided by the released largest
+    norm and clipped ("private_max", outside the guarantee)."""
+    X = np.asarray(X, dtype=float) / float(row_scale)
+    if row_bound in ("clip", "scale"):
+        return clip_rows(X, 1.0)
+    norms = np.linalg.norm(X, axis=1)
+    if row_bound == "normalize":
+        return X * np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)[:, None]
+    if row_bound == "private_max":
+        m = float(np.ravel(block_max)[0])
+        return clip_rows(X * (1.0 / m if m > 0 else 0.0), 1.0)
+    raise ValueError(f"the audit does not know the row map {row_bound!r}")
+
+
+def _simcomb_noise(est, X, y, cache=None, X_source=None, y_source=None):
+    """SimComb: the source PLR's noise from the released w_s and the source data; the target
+    PLR's noise from the released w_t, the target data and the centre (1 − η)·w_s, which the
+    audit computes itself from the *released* w_s and the public η."""
+    p = est.get_params(deep=False)
+    out = []
+    if X_source is not None:
+        Zs = _one_block_rows(X_source, p["row_bound"], p["row_scale"], getattr(est, "source_block_max_", None))
+        out.append(_objective_noise(Zs, _signed(est.classes_, y_source), est.source_.w_, p["epsilon_source"],
+                                    p["lam_source"], 1.0, p["fit_intercept"], None, None, "source PLR"))
+    Zt = _one_block_rows(X, p["row_bound"], p["row_scale"], getattr(est, "block_max_", None))
+    w0 = (1.0 - float(p["eta"])) * np.asarray(est.source_.w_, dtype=float)
+    out.append(_objective_noise(Zt, _signed(est.classes_, y), est.target_.w_, p["epsilon_target"], p["lam"], 1.0,
+                                p["fit_intercept"], None, w0, "target PLR"))
     return out
 
 
@@ -204,6 +258,7 @@ _RECOVERERS = {
     FeatureSplitLogisticRegression: _plrfs_noise,
     PrivateStackingClassifier: _stacking_noise,
     PrivateTransferStacking: _stacking_noise,
+    SimComb: _simcomb_noise,
     MultipartyPrivateClassifier: _mpl_noise,
 }
 

@@ -30,6 +30,12 @@ release can see them.
 * :class:`HighLevelOnLowDataPST` — PST whose high level is trained on D_l's
   meta-features (each D_l record is used twice: cost 2ε) while its index attributes
   still describe the disjoint split.
+* :class:`UnperturbedCentreSimComb` — SimComb whose target PLR is centred at (1 − η) times
+  the *non-private* source minimiser instead of the released w_s: the target release then
+  carries the source data without noise (ε_s is not what it claims).
+* :class:`SqrtDNoiseSimComb`, :class:`DoubleEpsilonNoiseSimComb` — SimComb whose *target*
+  noise is divided by √d or by 2 inside ``fit`` (source genuine, attributes truthful): the
+  power check of the SimComb noise read-back.
 """
 from __future__ import annotations
 
@@ -44,10 +50,12 @@ from ..mechanisms import clip_rows, feature_split_calibration, objective_perturb
 from ..multiparty import estimator as mpl_estimator
 from ..multiparty.estimator import MultipartyPrivateClassifier, mpl_sensitivity
 from ..stacking import PrivateStackingClassifier, meta_features
+from ..transfer import SimComb
 
 __all__ = ["TenfoldEpsilonPLR", "MaxNormScaledPLR", "SkippedDeltaPLR", "PPTLEpsilonFeatureSplit",
            "VoteWithSoftScale", "SqrtDNoisePLR", "DoubleEpsilonNoisePLR", "UnusedDeltaPLR",
-           "ClippedThenInterceptPLR", "TenfoldEpsilonNoiseMPL", "HighLevelOnLowDataPST", "MUTANTS"]
+           "ClippedThenInterceptPLR", "TenfoldEpsilonNoiseMPL", "HighLevelOnLowDataPST", "UnperturbedCentreSimComb",
+           "SqrtDNoiseSimComb", "DoubleEpsilonNoiseSimComb", "MUTANTS"]
 
 
 @contextmanager
@@ -214,6 +222,52 @@ class HighLevelOnLowDataPST(PrivateStackingClassifier):
                                  epsilon, rng)
 
 
+class UnperturbedCentreSimComb(SimComb):
+    """MUTANT: SimComb whose target PLR is centred at (1 − η)·(the source minimiser *without*
+    noise) — the released w_s and every attribute are the genuine ones."""
+
+    def fit(self, X, y, X_source=None, y_source=None):
+        if X_source is None:
+            raise ValueError("this mutant needs X_source, y_source at fit")
+        self.fit_source(X_source, y_source)
+        Xs = np.asarray(X_source, dtype=float)
+        ys = np.where(np.asarray(y_source) == self.classes_[1], 1.0, -1.0)
+        exact = self._plr(np.inf, self.lam_source, None, 0)
+        exact.diagnostics = False
+        self._exact_source_w = exact._fit_unchecked(self._rows(Xs, self.source_block_max_), ys).w_
+        try:
+            return super().fit(X, y)
+        finally:
+            del self._exact_source_w
+
+    def _plr(self, epsilon, lam, w0, seed):
+        if w0 is not None and hasattr(self, "_exact_source_w"):  # the target: the bug
+            w0 = (1.0 - float(self.eta)) * self._exact_source_w
+        return super()._plr(epsilon, lam, w0, seed)
+
+
+class _TargetNoiseDividedSimComb(SimComb):
+    _divide = staticmethod(lambda dim: 1.0)
+
+    def fit(self, X, y, X_source=None, y_source=None):
+        if X_source is not None:
+            self.fit_source(X_source, y_source)  # the source is the genuine one
+        with _swapped(linear, "isotropic_noise", _noise_divided(self._divide)):
+            return super().fit(X, y)
+
+
+class SqrtDNoiseSimComb(_TargetNoiseDividedSimComb):
+    """MUTANT: SimComb whose target noise vector is divided by √d inside ``fit`` (attributes truthful)."""
+
+    _divide = staticmethod(np.sqrt)
+
+
+class DoubleEpsilonNoiseSimComb(_TargetNoiseDividedSimComb):
+    """MUTANT: SimComb whose target noise norm is halved inside ``fit`` (noise for 2ε_t; attributes truthful)."""
+
+    _divide = staticmethod(lambda dim: 2.0)
+
+
 #: name shown in the audit table -> (mutant class, what it breaks)
 MUTANTS = {
     "noise for 10ε": (TenfoldEpsilonPLR, "PLR noise and Δ calibrated for 10ε"),
@@ -227,4 +281,8 @@ MUTANTS = {
     "intercept after clipping": (ClippedThenInterceptPLR, "constant feature appended after clipping to B"),
     "MPL noise for 10ε": (TenfoldEpsilonNoiseMPL, "MPL coef_ noise for 10ε, attributes truthful"),
     "high level on D_l": (HighLevelOnLowDataPST, "PST high level trained on D_l's meta-features (2ε)"),
+    "target centred at the unperturbed source": (UnperturbedCentreSimComb,
+                                                 "SimComb target centred at (1 − η)·(source minimiser without noise)"),
+    "SimComb target noise / √d": (SqrtDNoiseSimComb, "SimComb target noise vector divided by √d inside fit"),
+    "SimComb target noise / 2": (DoubleEpsilonNoiseSimComb, "SimComb target noise norm halved inside fit"),
 }

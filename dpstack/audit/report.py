@@ -15,7 +15,8 @@ from .levels import composition_checks, mechanism_levels
 from .laws import noise_law_test
 from .mutants import (ClippedThenInterceptPLR, DoubleEpsilonNoisePLR, HighLevelOnLowDataPST, MaxNormScaledPLR,
                       PPTLEpsilonFeatureSplit, SkippedDeltaPLR, SqrtDNoisePLR, TenfoldEpsilonNoiseMPL,
-                      TenfoldEpsilonPLR, UnusedDeltaPLR, VoteWithSoftScale)
+                      TenfoldEpsilonPLR, UnusedDeltaPLR, VoteWithSoftScale, UnperturbedCentreSimComb,
+                      SqrtDNoiseSimComb, DoubleEpsilonNoiseSimComb)
 from .neighbours import worst_case_neighbours
 from .output import output_perturbation_audit, party_neighbours
 from .protocol import split_of
@@ -28,7 +29,7 @@ __all__ = ["PROFILES", "audit_level", "loss_distribution", "audit_mechanisms", "
 
 #: draws per dataset for the exact check, runs per dataset for the statistical one, real fits for the law of
 #: the noise (objective perturbation) and per dataset for output perturbation
-PROFILES = {"smoke": dict(n_draws=100, n_runs=400, n_fits=150), "quick": dict(n_draws=150, n_runs=500, n_fits=200),
+PROFILES = {"smoke": dict(n_draws=100, n_runs=400, n_fits=150), "quick": dict(n_draws=150, n_runs=500, n_fits=1000),
             "paper": dict(n_draws=2000, n_runs=10000, n_fits=2000)}
 #: neighbour pairs the statistical test is run on (Bonferroni over them and the adversarial case)
 STAT_PAIRS = ("label_flip", "orthogonal", "far_outside")
@@ -164,16 +165,31 @@ def _row(name, claimed, unit, exact, eps_lo, checks="", composition_ok=True, law
             "checks": checks, "verdict": "FAIL: " + ", ".join(fails) if fails else "pass"}
 
 
-def _law(template, profile, rng, X=None, y=None, fit_params=None, n_features=6):
-    """(smallest Bonferroni-corrected p-value, worst scale ratio, rejected) of :func:`noise_law_test`."""
-    if X is None:
-        X, y = law_data(n_features=n_features, random_state=rng)
-    table = noise_law_test(template, X, y, n_fits=PROFILES[profile]["n_fits"], fit_params=fit_params,
-                           random_state=rng)
+def _law(template, profile, rng, X=None, y=None, fit_params=None, n_features=6, table=None, blocks=None,
+         n_samples=40):
+    """(smallest Bonferroni-corrected p-value, worst scale ratio, rejected) of :func:`noise_law_test`.
+
+    ``table``: an earlier result of the test to reuse; ``blocks``: a predicate on the block
+    names, to report only some of the blocks (the p-values stay corrected over all of them).
+    """
+    if table is None:
+        if X is None:
+            X, y = law_data(n_samples=n_samples, n_features=n_features, random_state=rng)
+        table = noise_law_test(template, X, y, n_fits=PROFILES[profile]["n_fits"], fit_params=fit_params,
+                               random_state=rng)
     n_tests = 2 * len(table)
-    p = float(min(1.0, n_tests * min(table["p norm"].min(), table["p direction"].min())))
-    ratio = float(table["scale ratio"].iloc[int(np.argmax(np.abs(np.log(table["scale ratio"]))))])
-    return p, ratio, not table.attrs["pass"]
+    part = table if blocks is None else table[[bool(blocks(b)) for b in table["block"]]]
+    p = float(min(1.0, n_tests * min(part["p norm"].min(), part["p direction"].min())))
+    ratio = float(part["scale ratio"].iloc[int(np.argmax(np.abs(np.log(part["scale ratio"]))))])
+    return p, ratio, bool(part["reject"].any())
+
+
+def _replaced(X, y, i, classes):
+    """X, y with record i replaced by a far-away record with the other label."""
+    Xp, yp = X.copy(), y.copy()
+    Xp[i] = 100.0 * np.abs(X).max() * np.sign(X[i] + 0.5)
+    yp[i] = classes[1] if y[i] == classes[0] else classes[0]
+    return Xp, yp
 
 
 def composition_noise_identity(template, X, y, fit_params=None, random_state=0):
@@ -188,6 +204,10 @@ def composition_noise_identity(template, X, y, fit_params=None, random_state=0):
     a level that used a record outside its part gives a different vector. Only the public
     ``fit``, the release and the index attributes of the split are read.
 
+    SimComb has no split: its parts are the two domains. A source record is replaced (the
+    target PLR's noise, read back with the centre (1 − η)·w_s computed from the *released*
+    w_s, must not move), then a target record (the source PLR's noise must not move).
+
     Returns
     -------
     dict with ``identical`` (bool) and ``max_difference`` (largest |b(D) − b(D')|/scale over
@@ -199,16 +219,23 @@ def composition_noise_identity(template, X, y, fit_params=None, random_state=0):
     X, y = np.asarray(X, dtype=float), np.asarray(y)
     first = clone(template).set_params(random_state=random_state).fit(X, y, **fit_params)
     base = {blk.name: blk for blk in recover_noise(first, X, y, fit_params)}
-    low, high, _ = split_of(first, X, y, fit_params)
+    if isinstance(first, SimComb):
+        Xs, ys = np.asarray(fit_params["X_source"], dtype=float), np.asarray(fit_params["y_source"])
+        Xs_p, ys_p = _replaced(Xs, ys, 0, first.classes_)
+        Xt_p, yt_p = _replaced(X, y, 0, first.classes_)
+        cases = [("target", X, y, dict(fit_params, X_source=Xs_p, y_source=ys_p)),
+                 ("source", Xt_p, yt_p, fit_params)]
+    else:
+        low, high, _ = split_of(first, X, y, fit_params)
+        cases = []
+        for part, index in (("low", high), ("high", low)):
+            Xp, yp = _replaced(X, y, int(index[0]), first.classes_)
+            cases.append((part, Xp, yp, fit_params))
     worst = 0.0
-    for part, index in (("low", high), ("high", low)):
-        i = int(index[0])
-        Xp, yp = X.copy(), y.copy()
-        Xp[i] = 100.0 * np.abs(X).max() * np.sign(X[i] + 0.5)
-        yp[i] = first.classes_[1] if y[i] == first.classes_[0] else first.classes_[0]
-        other = clone(template).set_params(random_state=random_state).fit(Xp, yp, **fit_params)
-        for blk in recover_noise(other, Xp, yp, fit_params):
-            if blk.name.startswith(part):  # the level whose part does not hold record i
+    for part, Xp, yp, params in cases:
+        other = clone(template).set_params(random_state=random_state).fit(Xp, yp, **params)
+        for blk in recover_noise(other, Xp, yp, params):
+            if blk.name.startswith(part):  # the level whose part does not hold the changed record
                 worst = max(worst, float(np.abs(blk.noise - base[blk.name].noise).max() / blk.scale))
     return {"identical": worst < 1e-6, "max_difference": worst}
 
@@ -246,7 +273,7 @@ def composition_post_processing(template, X, y, fit_params=None, random_state=0)
 
 
 def _audit_composed(name, template, X, y, fit_params, unit, profile, rng, domain="target", X_source=None,
-                    y_source=None):
+                    y_source=None, law_cache=None):
     comp = composition_checks(template, X, y, fit_params, random_state=int(rng.integers(2**31 - 1)))
     fitted = comp["fitted"]
     if X_source is None and fit_params:
@@ -265,13 +292,26 @@ def _audit_composed(name, template, X, y, fit_params, unit, profile, rng, domain
         head = f"parts disjoint: {comp['disjoint']}; split data-independent: {comp['data_independent_split']}"
     claimed = _claim(template, domain)
     ok = ok and comp["ledger_total"] <= claimed
-    law = None
-    if not isinstance(template, SimComb):  # every level's noise, the source blocks of PPTL-FS included
-        law = _law(template, profile, rng, X, y, fit_params)
-    if domain == "target" and not isinstance(template, SimComb):
+    # every level's noise (the source blocks of PPTL-FS and SimComb's source PLR included), tested once per
+    # model; each row reports the blocks of its own domain
+    key = (type(template).__name__, repr(sorted(template.get_params(deep=False).items())))
+    if law_cache is None or key not in law_cache:
+        table = noise_law_test(template, X, y, n_fits=PROFILES[profile]["n_fits"], fit_params=fit_params,
+                               random_state=rng)
+        if law_cache is not None:
+            law_cache[key] = table
+    else:
+        table = law_cache[key]
+    has_source = table["block"].str.startswith("source").any()
+    if has_source:
+        law = _law(None, profile, rng, table=table, blocks=lambda b: b.startswith("source") == (domain == "source"))
+    else:
+        law = _law(None, profile, rng, table=table)
+    if domain == "target":
         ident = composition_noise_identity(template, X, y, fit_params, random_state=int(rng.integers(2**31 - 1)))
         head += f"; each level's noise ignores records outside its part: {ident['identical']}"
         ok = ok and ident["identical"]
+    if domain == "target" and not isinstance(template, SimComb):
         post = composition_post_processing(template, X, y, fit_params, random_state=int(rng.integers(2**31 - 1)))
         if post is None:
             head += "; high level = f(low release, D_h): not available (no low_level hook in fit)"
@@ -286,7 +326,8 @@ def _audit_single(name, template, X, y, unit, profile, rng, checks=""):
     fitted = clone(template).set_params(random_state=int(rng.integers(2**31 - 1))).fit(X, y)
     res = audit_level(fitted, X, y, random_state=rng, **PROFILES[profile])
     branch = fitted.calibration_.branch
-    law = _law(template, profile, rng, n_features=np.asarray(X).shape[1])
+    # the law test's data has the audit data's shape, so the calibration is in the same branch
+    law = _law(template, profile, rng, n_features=np.asarray(X).shape[1], n_samples=np.asarray(X).shape[0])
     return _row(name, _claim(template), unit, res["exact_max_loss"], res["epsilon_lo"],
                 f"branch {branch}; worst pair: {res['worst_pair']}" + checks, law=law)
 
@@ -320,7 +361,9 @@ def audit_mechanisms(profile="quick", epsilon=1.0, random_state=0):
     Returns
     -------
     pandas.DataFrame with columns mechanism, claimed ε, privacy unit, exact max
-    loss, ε_lo, confidence, checks, verdict.
+    loss, ε_lo, confidence, noise law p, scale ratio, checks, verdict. The law test uses the
+    profile's ``n_fits`` real fits per model (1,000 in "quick"); a transfer model's noise is
+    tested once, its source row reporting the source blocks and its target row the others.
     """
     rng = check_random_state(random_state)
     X, y = audit_data(random_state=rng)
@@ -349,13 +392,16 @@ def audit_mechanisms(profile="quick", epsilon=1.0, random_state=0):
                                        group_importance=[0.7, 0.3], lam_source=0.05, lam=0.05,
                                        classes=[0, 1])
     src = dict(X_source=Xs, y_source=ys)
-    rows.append(_audit_composed("PST-H / PPTL-FS (target)", transfer, X, y, src, "one target sample", profile, rng))
+    laws = {}  # one noise-law test per transfer model, its rows report their own domain's blocks
+    rows.append(_audit_composed("PST-H / PPTL-FS (target)", transfer, X, y, src, "one target sample", profile, rng,
+                                law_cache=laws))
     rows.append(_audit_composed("PST-H / PPTL-FS (source)", transfer, X, y, src, "one source sample", profile, rng,
-                                domain="source", X_source=Xs, y_source=ys))
+                                domain="source", X_source=Xs, y_source=ys, law_cache=laws))
     simcomb = SimComb(epsilon_source=eps, epsilon_target=eps, lam_source=0.05, lam=0.05, classes=[0, 1])
-    rows.append(_audit_composed("SimComb (target)", simcomb, X, y, src, "one target sample", profile, rng))
+    rows.append(_audit_composed("SimComb (target)", simcomb, X, y, src, "one target sample", profile, rng,
+                                law_cache=laws))
     rows.append(_audit_composed("SimComb (source)", simcomb, X, y, src, "one source sample", profile, rng,
-                                domain="source", X_source=Xs, y_source=ys))
+                                domain="source", X_source=Xs, y_source=ys, law_cache=laws))
     for K in (2, 3):
         for method in ("vote", "soft", "avg"):
             rows.append(_audit_output(f"MPL {method} ({K} classes)",
@@ -377,6 +423,7 @@ def audit_mutants(profile="quick", epsilon=1.0, random_state=0):
 
     rng = check_random_state(random_state)
     X, y = audit_data(random_state=rng)
+    Xs, ys = audit_data(n_samples=80, random_state=rng)
     eps = float(epsilon)
     groups, q = [[0, 1], [2, 3], [4, 5]], np.array([0.5, 0.35, 0.15])
     # λ at which the Jacobian costs 90% of ε (ε' = 0.1 ε): the regime where ε^(k) = ε matters most
@@ -410,6 +457,10 @@ def audit_mutants(profile="quick", epsilon=1.0, random_state=0):
                         HighLevelOnLowDataPST(groups=[[0, 1, 2], [3, 4, 5]], group_importance=[0.7, 0.3],
                                               epsilon=eps, n_groups=2, lam=0.05, classes=[0, 1]), X, y, None, "one sample",
                         profile, rng),
+        _audit_composed("target centred at the unperturbed source (SimComb)",
+                        UnperturbedCentreSimComb(epsilon_source=eps, epsilon_target=eps, lam_source=0.05, lam=0.05,
+                                                 classes=[0, 1]), X, y, dict(X_source=Xs, y_source=ys),
+                        "one target sample", profile, rng),
     ]
     df = pd.DataFrame(rows, columns=COLUMNS)
     df["verdict"] = np.where(df["verdict"].str.startswith("FAIL"), "caught (" + df["verdict"].str[6:] + ")",
@@ -423,7 +474,9 @@ def power_table(profile="quick", epsilon=1.0, n_repeats=200, random_state=0):
     Two parts, at the profile's number of real fits m:
 
     * real fits: the genuine PLR and the mutants that divide the noise by √d or by 2 inside
-      ``fit`` (every attribute truthful), each through :func:`noise_law_test`;
+      ``fit`` (every attribute truthful), each through :func:`noise_law_test`; the same for
+      SimComb's target PLR, whose noise is read back with the centre (1 − η)·w_s computed from
+      the released source model (the mutants divide the target's noise only);
     * the rejection rate of the same test on ``n_repeats`` simulated samples of m noise
       vectors with the claimed law, and with its scale divided by 2 and by √d — the size
       (≈ 0) and the power (≈ 1) of the test at this m.
@@ -438,14 +491,23 @@ def power_table(profile="quick", epsilon=1.0, n_repeats=200, random_state=0):
     rng = check_random_state(random_state)
     m = PROFILES[profile]["n_fits"]
     X, y = law_data(random_state=0)
+    Xs, ys = law_data(n_samples=60, random_state=1)
     d = X.shape[1]
     rows = []
-    for name, cls in (("genuine PLR", PrivateLogisticRegression), ("noise / √d inside fit", SqrtDNoisePLR),
-                      ("noise / 2 inside fit", DoubleEpsilonNoisePLR)):
-        table = noise_law_test(cls(epsilon=epsilon, lam=0.05, classes=[0, 1]), X, y, n_fits=m, random_state=rng)
-        p = float(min(1.0, 2 * min(table["p norm"].min(), table["p direction"].min())))
-        rows.append({"case": name, "source": "real fits", "fits": m, "scale ratio": float(table["scale ratio"][0]),
-                     "p-value": p, "rejection rate": float(not table.attrs["pass"])})
+    cases = [("genuine PLR", PrivateLogisticRegression(epsilon=epsilon, lam=0.05, classes=[0, 1]), None, "PLR"),
+             ("noise / √d inside fit", SqrtDNoisePLR(epsilon=epsilon, lam=0.05, classes=[0, 1]), None, "PLR"),
+             ("noise / 2 inside fit", DoubleEpsilonNoisePLR(epsilon=epsilon, lam=0.05, classes=[0, 1]), None, "PLR")]
+    simcomb = dict(epsilon_source=epsilon, epsilon_target=epsilon, lam_source=0.05, lam=0.05, classes=[0, 1])
+    src = dict(X_source=Xs, y_source=ys)
+    cases += [("genuine SimComb", SimComb(**simcomb), src, "target PLR"),
+              ("SimComb: target noise / √d inside fit", SqrtDNoiseSimComb(**simcomb), src, "target PLR"),
+              ("SimComb: target noise / 2 inside fit", DoubleEpsilonNoiseSimComb(**simcomb), src, "target PLR")]
+    for name, template, fit_params, block in cases:
+        table = noise_law_test(template, X, y, n_fits=m, fit_params=fit_params, random_state=rng)
+        row = table[table["block"] == block].iloc[0]
+        p = float(min(1.0, 2 * len(table) * min(row["p norm"], row["p direction"])))
+        rows.append({"case": name, "source": f"real fits ({block} noise)", "fits": m,
+                     "scale ratio": float(row["scale ratio"]), "p-value": p, "rejection rate": float(row["reject"])})
     for name, factor in (("claimed law (size)", 1.0), ("scale / 2", 0.5), (f"scale / √d (d = {d})", d ** -0.5)):
         rejected = 0
         for _ in range(int(n_repeats)):

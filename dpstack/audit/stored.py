@@ -1,0 +1,203 @@
+"""The audit chapter's tables, computed once and stored as plain data with their provenance.
+
+The audit's law test needs at least 1,000 real fits per case; the tables of
+:func:`~dpstack.audit.audit_mechanisms`, :func:`~dpstack.audit.audit_mutants` and
+:func:`~dpstack.audit.power_table` at that size take minutes, too long for a chapter that is
+re-executed with the book. They are computed once (``python -m dpstack.audit.stored``) and
+written as CSV files next to a JSON provenance record: the parameters and seed, a sha256 of
+the code of every source file the numbers depend on (its syntax tree without docstrings, so an
+edit of the documentation does not make the numbers stale), the date, the machine, the wall time, and a sha256 of
+each CSV. Nothing stored can execute when read (CSV and JSON only, no pickle).
+
+:func:`load_tables` refuses a CSV whose sha256 differs from the record (:class:`StoredTablesError`)
+or parameters other than the ones asked for, and reports the tables as *stale* (a
+:class:`StaleTablesWarning` naming the files) when any source file changed since they were
+computed — then they must be recomputed before they are shown as the current code's results.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import datetime
+import hashlib
+import io
+import json
+import os
+import platform
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["TABLES", "DEFAULT_DIR", "StoredTablesError", "StaleTablesWarning", "code_files", "code_hashes",
+           "compute_tables", "save_tables", "has_tables", "load_tables", "main"]
+
+#: the stored tables, in the order the chapter shows them
+TABLES = ("mechanisms", "mutants", "power")
+#: where the chapter's tables are kept
+DEFAULT_DIR = Path(__file__).resolve().parent / "results"
+_RECORD = "provenance.json"
+_PACKAGE = Path(__file__).resolve().parent.parent
+#: the modules (relative to the package) whose code produces the numbers
+_CODE = ("audit/*.py", "linear.py", "mechanisms.py", "solvers.py", "stacking.py", "transfer.py", "base.py",
+         "accounting.py", "_validation.py", "multiparty/*.py")
+
+
+class StoredTablesError(ValueError):
+    """A stored table is missing, fails its sha256, or was computed with other parameters."""
+
+
+class StaleTablesWarning(UserWarning):
+    """The code that computed a stored table has changed since."""
+
+
+def code_files():
+    """The source files the stored numbers depend on, relative to the package root (sorted)."""
+    files = set()
+    for pattern in _CODE:
+        files.update(p.relative_to(_PACKAGE).as_posix() for p in _PACKAGE.glob(pattern))
+    return sorted(files)
+
+
+def _code_of(source):
+    """The file's syntax tree without docstrings: comments, layout and docstrings do not count."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, annotate_fields=False)
+
+
+def code_hashes():
+    """sha256 of the code (syntax tree without docstrings) of every file of :func:`code_files`."""
+    return {name: hashlib.sha256(_code_of((_PACKAGE / name).read_text()).encode()).hexdigest()
+            for name in code_files()}
+
+
+def _csv(table):
+    buf = io.StringIO()
+    table.to_csv(buf, index=False, float_format="%.17g")
+    return buf.getvalue()
+
+
+def compute_tables(profile="quick", epsilon=1.0, seed=0):
+    """The three tables of the chapter, freshly computed. Returns a dict name → DataFrame."""
+    from .report import audit_mechanisms, audit_mutants, power_table
+
+    return {"mechanisms": audit_mechanisms(profile=profile, epsilon=epsilon, random_state=seed),
+            "mutants": audit_mutants(profile=profile, epsilon=epsilon, random_state=seed),
+            "power": power_table(profile=profile, epsilon=epsilon, random_state=seed)}
+
+
+def save_tables(tables, parameters, wall_time, directory=DEFAULT_DIR):
+    """Write each table as ``<name>.csv`` and the provenance record. Returns the record."""
+    from .. import __version__
+    from .report import PROFILES
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for name, table in tables.items():
+        text = _csv(table)
+        (directory / f"{name}.csv").write_text(text)
+        files[name] = {"file": f"{name}.csv", "sha256": hashlib.sha256(text.encode()).hexdigest(),
+                       "rows": int(len(table))}
+    record = {
+        "what": "tables of the audit chapter (dpstack.audit.stored)",
+        "parameters": dict(parameters, **{"profile settings": PROFILES[parameters["profile"]]}),
+        "seed": parameters["seed"],
+        "code_sha256": code_hashes(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"platform": platform.platform(), "processor": platform.machine(), "cpus": os.cpu_count(),
+                    "python": platform.python_version(), "numpy": np.__version__, "pandas": pd.__version__},
+        "dpstack_version": __version__,
+        "wall_time_seconds": round(float(wall_time), 1),
+        "tables": files,
+    }
+    (directory / _RECORD).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return record
+
+
+def has_tables(profile="quick", epsilon=1.0, seed=0, directory=DEFAULT_DIR):
+    """Are tables stored for these parameters? (Their integrity is checked by :func:`load_tables`.)"""
+    try:
+        record = json.loads((Path(directory) / _RECORD).read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return False
+    params = record.get("parameters", {}) if isinstance(record, dict) else {}
+    return (params.get("profile"), params.get("epsilon"), params.get("seed")) == (profile, float(epsilon), int(seed))
+
+
+def load_tables(profile="quick", epsilon=1.0, seed=0, directory=DEFAULT_DIR):
+    """The stored tables, checked.
+
+    Returns
+    -------
+    tables : dict name → DataFrame
+    record : dict, the provenance record
+    stale : list of str — the source files changed (or added, or removed) since the tables were
+        computed; empty when they are current. A non-empty list also raises a
+        :class:`StaleTablesWarning`.
+
+    Raises
+    ------
+    StoredTablesError
+        No record, a CSV missing or not matching its sha256, or parameters other than
+        (``profile``, ``epsilon``, ``seed``).
+    """
+    directory = Path(directory)
+    try:
+        record = json.loads((directory / _RECORD).read_text())
+    except FileNotFoundError:
+        raise StoredTablesError(f"{directory}: no stored tables ({_RECORD} missing)") from None
+    except json.JSONDecodeError as exc:
+        raise StoredTablesError(f"{directory / _RECORD}: not JSON ({exc})") from None
+    asked = {"profile": profile, "epsilon": float(epsilon), "seed": int(seed)}
+    stored = {k: record.get("parameters", {}).get(k) for k in asked}
+    if stored != asked:
+        raise StoredTablesError(f"{directory}: the stored tables were computed with {stored}, not {asked}")
+    tables = {}
+    for name in TABLES:
+        entry = record.get("tables", {}).get(name)
+        if entry is None:
+            raise StoredTablesError(f"{directory}: no table {name!r} in the record")
+        path = directory / entry["file"]
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise StoredTablesError(f"{path}: missing") from None
+        if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+            raise StoredTablesError(f"{path}: the content does not match its sha256 (corrupted or edited)")
+        tables[name] = pd.read_csv(io.StringIO(data.decode()))
+    now, then = code_hashes(), record.get("code_sha256", {})
+    stale = sorted(name for name in set(now) | set(then) if now.get(name) != then.get(name))
+    if stale:
+        warnings.warn(f"the stored audit tables were computed on {record.get('date')} with other code: "
+                      f"{', '.join(stale)} changed since; recompute them with python -m dpstack.audit.stored",
+                      StaleTablesWarning, stacklevel=2)
+    return tables, record, stale
+
+
+def main(argv=None):
+    """``python -m dpstack.audit.stored [--profile quick] [--epsilon 1] [--seed 0] [--out DIR]``."""
+    parser = argparse.ArgumentParser(prog="python -m dpstack.audit.stored", description=main.__doc__)
+    parser.add_argument("--profile", default="quick")
+    parser.add_argument("--epsilon", type=float, default=1.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=str(DEFAULT_DIR))
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    tables = compute_tables(args.profile, args.epsilon, args.seed)
+    wall = time.perf_counter() - start
+    record = save_tables(tables, {"profile": args.profile, "epsilon": args.epsilon, "seed": args.seed}, wall,
+                         args.out)
+    print(f"wrote {', '.join(sorted(record['tables']))} to {args.out} in {wall:.0f} s")
+    return record
+
+
+if __name__ == "__main__":
+    main()
