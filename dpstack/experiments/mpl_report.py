@@ -20,7 +20,7 @@ from .multiparty import DP_NOISE, EXP_NOISE, PRIVATE
 from .verdicts import directional_verdict, equivalence_verdict
 
 __all__ = ["PAGES", "trial_means", "accuracy", "accuracy_table", "judge_claims", "plot_accuracy", "DECIMALS",
-           "EQUIVALENCE_MARGIN", "NEAR_BATCH_MARGIN", "METHOD_ORDER"]
+           "EQUIVALENCE_MARGIN", "NEAR_BATCH_MARGIN", "METHOD_ORDER", "claims_frame", "absent_data_note", "reading"]
 
 #: The MPL pages: dataset → what the page is about (the stand-in says what it stands in for).
 PAGES = {
@@ -199,3 +199,86 @@ def plot_accuracy(ax, df, n_parties, noise=DP_NOISE, title=None):
            title=title or f"M = {n_parties:,} parties")
     ax.legend(fontsize=8)
     return ax
+
+
+def absent_data_note(dataset, status):
+    """HTML of the one admonition an MPL page shows when its data is absent.
+
+    Says what is missing (from :func:`dpstack.experiments.multiparty.data_status`), the exact
+    command that fetches it, and what the page will show once it is there.
+    """
+    import html
+    import re
+
+    from .multiparty import DATASETS
+    from .results import reproduce_command
+
+    text = re.sub(r";? ?the code below is the one that will run once they are there\.?", ".", status).strip()
+    body = html.escape(text)
+    body = re.sub(r"`([^`]+)`", r"<code>\1</code>", body)
+    Ms = ", ".join(f"{M:,}" for M in DATASETS[dataset]["n_parties"])
+    page = PAGES[dataset]
+    will = (f"Once the files are in the data home, <code>{html.escape(reproduce_command(page['page']))}</code> "
+            f"computes the paper-scale results (10 splits × 10 noise draws, M = {Ms} parties) and this page "
+            f"shows them: test accuracy against 1/ε beside the paper's {html.escape(page['figure'])}, the paper's "
+            "statements judged with 95 % intervals, and why the private curves fall where they do. Until then "
+            "it shows no results.")
+    return (f'<div class="admonition warning dpstack-data-absent"><p class="admonition-title">Data absent: '
+            f'no results on this page yet</p><p>{body}</p><p>{will}</p></div>')
+
+
+def _fmt_inv(v):
+    return f"{v:g}"
+
+
+def reading(df, dataset, with_hypothesis=True):
+    """The page's reading, in Markdown, every number taken from ``df`` (the tidy MPL table)."""
+    from .multiparty import summarize_mpl
+    from .verdicts import verdict_counts
+
+    t = trial_means(df)
+    Ms = sorted(t["n_parties"].unique())
+    big = Ms[-1]
+    n = t["repeat"].nunique()
+
+    def mean(method, inv, M=big):
+        return float(accuracy(t, method, inv, M).mean())
+
+    invs = sorted(v for v in t["inv_epsilon"].unique() if v > 0)
+    b, i = mean("batch", 0.0), mean("indiv", 0.0)
+    zero = ", ".join(f"{m} {mean(m, 0.0):.2f}" for m in PRIVATE)
+    lines = [f"- **Without noise** (M = {big:,}, mean of {n} splits): batch {b:.2f}, indiv {i:.2f}; the private "
+             f"methods' noise-free releases: {zero}."]
+    if dataset == "har" and PAGES[dataset]["paper_values"]:
+        paper = ", ".join(f"{m} {v:.2f}" for (m, _), v in pv.MPL_HAR["values"].items())
+        lines[-1] += f" The paper reports {paper}."
+    above = {}
+    for m in PRIVATE:
+        ok = [v for v in invs if mean(m, v) > i]
+        above[m] = ok
+    parts = []
+    for m in PRIVATE:
+        if not above[m]:
+            parts.append(f"{m} is below indiv from the smallest 1/ε = {_fmt_inv(invs[0])} on")
+        elif len(above[m]) == len(invs):
+            parts.append(f"{m} stays above indiv over the whole grid (to 1/ε = {_fmt_inv(invs[-1])})")
+        else:
+            parts.append(f"{m} stays above indiv up to 1/ε = {_fmt_inv(max(above[m]))}")
+    lines.append(f"- **With ε-DP noise** (Gamma(dK) norm, M = {big:,}): " + "; ".join(parts) + ".")
+    s = summarize_mpl(df)
+    soft = s[(s["method"] == "soft") & (s["n_parties"] == big) & (s["inv_epsilon"] > 0)].sort_values("inv_epsilon")
+    ratio = soft["noise_norm"] / soft["ws_norm"]
+    first = soft["inv_epsilon"][ratio > 1.0]
+    if len(first):
+        lines.append(f"- soft's noise norm exceeds ‖w_s‖ from 1/ε = {_fmt_inv(float(first.iloc[0]))} on; at "
+                     f"1/ε = {_fmt_inv(float(soft['inv_epsilon'].iloc[-1]))} it is {float(ratio.iloc[-1]):.0f} × "
+                     "‖w_s‖.")
+    dp = verdict_counts(judge_claims(df, dataset))
+    line = (f"- **The paper's statements** with ε-DP noise: {dp['supported']} supported, {dp['contradicted']} "
+            f"contradicted, {dp['inconclusive']} inconclusive")
+    if with_hypothesis:
+        ex = verdict_counts(judge_claims(df, dataset, EXP_NOISE))
+        line += (f"; with the dimension-free sampler (not ε-DP): {ex['supported']} supported, "
+                 f"{ex['contradicted']} contradicted, {ex['inconclusive']} inconclusive")
+    lines.append(line + ".")
+    return "\n".join(lines)
