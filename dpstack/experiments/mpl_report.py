@@ -214,6 +214,7 @@ def absent_data_note(dataset, status):
     from .results import reproduce_command
 
     text = re.sub(r";? ?the code below is the one that will run once they are there\.?", ".", status).strip()
+    text = re.sub(r"^Data absent: ", "", text)
     body = html.escape(text)
     body = re.sub(r"`([^`]+)`", r"<code>\1</code>", body)
     Ms = ", ".join(f"{M:,}" for M in DATASETS[dataset]["n_parties"])
