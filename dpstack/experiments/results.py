@@ -91,9 +91,12 @@ class StaleResultError(ResultError):
 
     def __init__(self, name, profile, changed, command):
         self.name, self.profile, self.changed, self.command = name, profile, list(changed), command
+        page = _PROJECT_ROOT / "notebooks" / f"{name}.ipynb"
+        then = f", then re-execute the page: python scripts/run_notebooks.py notebooks/{name}.ipynb" \
+            if page.is_file() else ""
         super().__init__(
             f"the committed result of page {name!r} (profile {profile!r}) is stale: the code it was computed "
-            f"with has changed ({', '.join(self.changed)}). Re-run it with: {command}")
+            f"with has changed ({', '.join(self.changed)}). Re-run it with: {command}{then}")
 
 
 # ------------------------------------------------------------------------------------------ registry
