@@ -55,7 +55,8 @@ data: $(STAMP)
 
 
 # Recompute the registered experiments at the papers' scale and write results/<page>/<profile>.csv + .json
-# (provenance). Resumable (the runner's cell cache); pages whose data is absent are skipped.
+# (provenance), then re-execute their pages. Resumable (the runner's cell cache); pages whose data is
+# absent are skipped (their pages are re-executed and show the absent-data note).
 #   make reproduce                         every registered page, paper profile, 2 workers
 #   make reproduce EXPERIMENTS="mpl_kdd"   some pages; PROFILE=quick, N_JOBS=4 likewise
 EXPERIMENTS ?=
@@ -63,6 +64,7 @@ PROFILE ?= paper
 N_JOBS ?= 2
 reproduce: $(STAMP)
 	"$(PY)" -m dpstack.experiments.reproduce $(EXPERIMENTS) --profile $(PROFILE) --n-jobs $(N_JOBS)
+	$(NB_ENV) "$(PY)" scripts/run_notebooks.py -j 1 $$("$(PY)" -m dpstack.experiments.reproduce --pages $(EXPERIMENTS))
 
 notebooks: $(STAMP)
 	$(NB_ENV) "$(PY)" scripts/run_notebooks.py

@@ -13,7 +13,8 @@ read back); cells run in parallel (``--n-jobs``) and a progress bar shows on a t
 table and its provenance are written by :func:`dpstack.experiments.results.save` (temporary
 files renamed into place). One line per experiment gives its wall time. A page whose data is
 absent is skipped with a message when every page is run, and is an error when named.
-``make reproduce`` runs this with ``--profile paper --n-jobs 2``.
+``make reproduce`` runs this with ``--profile paper --n-jobs 2``, then re-executes the pages
+(``--pages`` lists their notebooks).
 """
 from __future__ import annotations
 
@@ -63,9 +64,16 @@ def main(argv=None):
     parser.add_argument("--no-cache", action="store_true", help="do not reuse or store cells in the runner's cache")
     parser.add_argument("--list", action="store_true", help="list the registered pages and exit")
     parser.add_argument("--check", action="store_true", help="verify the committed results and exit")
+    parser.add_argument("--pages", action="store_true",
+                        help="print the notebooks of the named (default: every registered) pages and exit")
     args = parser.parse_args(argv)
     if args.list:
         return _list(args.profile)
+    if args.pages:
+        root = results.results_dir().parent
+        names = args.names or results.experiments()
+        print(" ".join(f"notebooks/{n}.ipynb" for n in names if (root / "notebooks" / f"{n}.ipynb").is_file()))
+        return 0
     if args.check:
         return _check(args.profile)
     known = results.experiments()
