@@ -36,7 +36,7 @@ def test_table_shows_references_paper_values_and_no_nan():
 def test_stand_in_table_has_no_har_numbers_and_noise_kind_is_selected():
     table = mpl_report.accuracy_table(_rows(), "mnist10", 10)
     assert not any("(0." in c for c in table.frame.to_numpy().ravel())
-    assert "no MNIST experiment" in table.footnote
+    assert "no MNIST experiment" in table.footnote and table.footnote.count("(–)") == 1
     assert table.frame.loc["soft", "1/ε = 0.1"].startswith("0.20")
     exp = mpl_report.accuracy_table(_rows(), "mnist10", 10, noise=EXP_NOISE)
     assert exp.frame.loc["soft", "1/ε = 0.1"].startswith("0.70")

@@ -84,12 +84,15 @@ def accuracy_table(df, dataset, n_parties, noise=DP_NOISE):
     table = paper_vs_ours(t, _paper_frame(dataset), index="method", columns="1/ε", value="accuracy",
                           decimals=DECIMALS, quantity=f"test accuracy at M = {n_parties:,} parties", paper_only="drop")
     frame = table.frame.reindex([m for m in METHOD_ORDER if m in table.frame.index])
-    notes = [table.footnote.replace(f" {MISSING}: not run here.", "")]
+    notes = [table.footnote.replace(f" {MISSING}: not run here.", "")
+             .replace(f" ({MISSING}): the paper reports no value for this cell.", "")]
     notes.append(f"batch and indiv add no noise: one value each, under 1/ε = 0 ({MISSING} elsewhere).")
     if dataset == "mnist10":
-        notes.append("No paper values: the paper has no MNIST experiment.")
+        notes.append(f"({MISSING}): no paper value, the paper has no MNIST experiment.")
     elif not PAGES[dataset]["paper_values"]:
         notes.append(f"({MISSING}): the paper only plots this figure; it prints no number.")
+    else:
+        notes.append(f"({MISSING}): the paper prints no value for this cell.")
     table.frame, table.footnote = frame, " ".join(notes)
     return table
 
@@ -122,7 +125,8 @@ def judge_claims(df, dataset, noise=DP_NOISE):
                 ours = accuracy(t, method, inv, M)
                 where = "" if method in ("batch", "indiv") else " at 1/ε = 0"
                 out.append(equivalence_verdict(ours - paper, EQUIVALENCE_MARGIN,
-                                               claim=f"{method} accuracy ≈ {paper:.2f}{where}"))
+                                               claim=f"{method} accuracy ≈ {paper:.2f}{where} "
+                                                     f"(within ±{EQUIVALENCE_MARGIN:g})"))
         indiv = accuracy(t, "indiv", 0.0, M)
         vote, ind = _by_repeat(accuracy(t, "vote", 0.1, M), indiv)
         out.append(directional_verdict(ind - vote, claim=f"{text['vote_useless']} (vote below indiv)"))
