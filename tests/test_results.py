@@ -250,3 +250,8 @@ def test_absent_data_is_skipped_or_refused(toy, monkeypatch, capsys):
     assert reproduce.main(["toy_page", "--profile", "quick"]) == 1
     assert "skipped toy_page: Data absent" in capsys.readouterr().out
     assert not results.result_paths("toy_page", "quick")[0].exists()
+
+
+def test_reproduce_lists_the_pages_to_re_execute(capsys):
+    assert reproduce.main(["--pages", "mpl_kdd", "mpl_mnist10"]) == 0
+    assert capsys.readouterr().out.split() == ["notebooks/mpl_kdd.ipynb", "notebooks/mpl_mnist10.ipynb"]
