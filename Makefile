@@ -29,7 +29,7 @@ export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: book test install data notebooks html test-unit test-notebooks test-browser benchmark demo clean
+.PHONY: book test install data notebooks html test-unit test-notebooks test-browser benchmark demo clean reproduce
 
 install: $(STAMP)
 
@@ -53,6 +53,18 @@ DATASETS ?= mnist news20 kddcup99 har
 data: $(STAMP)
 	"$(PY)" -m dpstack.datasets fetch $(DATASETS) --missing-ok
 
+
+# Recompute the registered experiments at the papers' scale and write results/<page>/<profile>.csv + .json
+# (provenance), then re-execute their pages. Resumable (the runner's cell cache); pages whose data is
+# absent are skipped (their pages are re-executed and show the absent-data note).
+#   make reproduce                         every registered page, paper profile, 2 workers
+#   make reproduce EXPERIMENTS="mpl_kdd"   some pages; PROFILE=quick, N_JOBS=4 likewise
+EXPERIMENTS ?=
+PROFILE ?= paper
+N_JOBS ?= 2
+reproduce: $(STAMP)
+	"$(PY)" -m dpstack.experiments.reproduce $(EXPERIMENTS) --profile $(PROFILE) --n-jobs $(N_JOBS)
+	$(NB_ENV) "$(PY)" scripts/run_notebooks.py -j 1 $$("$(PY)" -m dpstack.experiments.reproduce --pages $(EXPERIMENTS))
 
 notebooks: $(STAMP)
 	$(NB_ENV) "$(PY)" scripts/run_notebooks.py

@@ -5,6 +5,7 @@ Usage::
     python scripts/run_notebooks.py                      # every notebook in _toc.yml order
     python scripts/run_notebooks.py notebooks/plr.ipynb  # some of them
     python scripts/run_notebooks.py notebooks/plr.ipynb -p n_repeats 30 -p profile paper
+    python scripts/run_notebooks.py notebooks/mpl_kdd.ipynb   # generated from its template (PAGES)
 
 Re-running unchanged code on the same machine leaves ``git status`` clean:
 papermill's timestamps and durations are removed, and the cell papermill
@@ -14,6 +15,19 @@ does not show it. A notebook that raises makes the run exit non-zero.
 The executed notebook is written to a uniquely named temporary file beside the
 committed one and renamed onto it only when complete, so a failing kernel, an
 interrupted write or a concurrent run never leaves a damaged notebook.
+
+Pages generated from a template. Near-identical pages (the MPL experiments on four datasets)
+are one template notebook under ``book/templates/`` run with parameters; :data:`PAGES` maps each
+generated page to its template and parameters. Running such a page (by name, or with every
+notebook) builds it afresh from the template: cells tagged ``only:NAME=VALUE`` are kept only on
+the pages whose parameter NAME has that value, the page's parameters become the defaults of its
+``parameters`` cell (so the page re-runs alone, and ``-p`` still overrides them), and it is
+executed to ``notebooks/<page>.ipynb`` (same names, so links, ``_toc.yml`` and nbval are
+unchanged). If the executed page reports absent data (an output whose metadata holds
+``{"dpstack": {"data_absent": true}}``), the cells tagged ``needs-data`` are dropped so nothing
+dangles under the note, the remaining outputs are excluded from nbval's comparison
+(``nbval-ignore-output``: a machine with the data prints something else), and the notebook's
+metadata records ``dpstack.data_absent`` (the book marks such pages in its sidebar).
 
 Output: one line per notebook (ok / FAILED, time), a progress bar on a terminal,
 then a summary. The kernels' start-up and shut-down chatter on stderr (ipykernel's
@@ -38,6 +52,82 @@ import nbformat
 import papermill
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+#: Generated pages: notebook → (template, parameters). Edit the template, not the generated page.
+PAGES = {
+    f"notebooks/mpl_{dataset}.ipynb": ("book/templates/mpl_experiment.ipynb", {"dataset": dataset})
+    for dataset in ("har", "kdd", "url", "mnist10")
+}
+
+
+def template_of(path):
+    """(template path, parameters) if ``path`` is a generated page, else None."""
+    path = Path(path).resolve()
+    for page, (template, params) in PAGES.items():
+        if (ROOT / page).resolve() == path:
+            return ROOT / template, dict(params)
+    return None
+
+
+def _only_tags(cell):
+    out = []
+    for tag in cell.metadata.get("tags", []):
+        if tag.startswith("only:") and "=" in tag:
+            name, _, value = tag[5:].partition("=")
+            out.append((name, value))
+    return out
+
+
+def generate(template, parameters):
+    """The page's source notebook: ``template`` with its ``only:`` cells selected and its defaults set.
+
+    A cell tagged ``only:NAME=VALUE`` (several such tags: any of them) is kept when
+    ``str(parameters[NAME]) == VALUE``; the assignments of the ``parameters`` cell to a name in
+    ``parameters`` get the page's value (the comment after it is kept).
+    """
+    nb = nbformat.read(template, as_version=4)
+    kept = []
+    for cell in nb.cells:
+        only = _only_tags(cell)
+        if only and not any(name in parameters and str(parameters[name]) == value for name, value in only):
+            continue
+        cell.metadata["tags"] = [t for t in cell.metadata.get("tags", []) if not t.startswith("only:")]
+        if not cell.metadata["tags"]:
+            cell.metadata.pop("tags")
+        kept.append(cell)
+    nb.cells = kept
+    cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    if len(cells) != 1:
+        raise ValueError(f"{template} must have exactly one cell tagged 'parameters'")
+    lines = cells[0].source.splitlines()
+    missing = set(parameters)
+    for i, line in enumerate(lines):
+        m = re.match(r"^(\w+)(\s*=\s*)(.*?)(\s+#.*)?$", line)
+        if m and m.group(1) in parameters:
+            lines[i] = f"{m.group(1)}{m.group(2)}{parameters[m.group(1)]!r}{m.group(4) or ''}"
+            missing.discard(m.group(1))
+    if missing:
+        raise ValueError(f"{template}: the parameters cell does not assign {sorted(missing)}")
+    cells[0].source = "\n".join(lines)
+    return nb
+
+
+def _data_absent(nb):
+    return any(out.get("metadata", {}).get("dpstack", {}).get("data_absent")
+               for cell in nb.cells if cell.cell_type == "code" for out in cell.get("outputs", []))
+
+
+def mark_absent_data(nb):
+    """Drop ``needs-data`` cells, exclude the rest from nbval's comparison, record it in the metadata."""
+    nb.cells = [c for c in nb.cells if "needs-data" not in c.metadata.get("tags", [])]
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            tags = cell.metadata.get("tags", [])
+            if "nbval-ignore-output" not in tags:
+                cell.metadata["tags"] = tags + ["nbval-ignore-output"]
+    nb.metadata.setdefault("dpstack", {})["data_absent"] = True
+    return nb
 
 
 def notebooks_in_toc():
@@ -140,17 +230,23 @@ def run(path, parameters, kernel, capture=False):
     is untouched and the temporary files are removed.
     """
     path = Path(path).resolve()
+    generated = template_of(path)
     executed = _unique_temp(path, ".running.ipynb")
     cleaned = _unique_temp(path, ".clean.ipynb")
+    source = _unique_temp(path, ".source.ipynb") if generated else path
     t0 = time.perf_counter()
     box = {"text": ""}
     try:
+        if generated:
+            nbformat.write(generate(*generated), source)
         with (_captured_output() if capture else contextlib.nullcontext(box)) as box:
             papermill.execute_notebook(
-                str(path), str(executed), parameters=parameters or None, kernel_name=kernel,
+                str(source), str(executed), parameters=parameters or None, kernel_name=kernel,
                 cwd=str(path.parent), progress_bar=False, log_output=False,
             )
         nb = strip_volatile(nbformat.read(executed, as_version=4))
+        if generated and _data_absent(nb):
+            nb = mark_absent_data(nb)
         nbformat.write(nb, cleaned)
         os.replace(cleaned, path)
     except BaseException as exc:
@@ -159,6 +255,8 @@ def run(path, parameters, kernel, capture=False):
     finally:
         executed.unlink(missing_ok=True)
         cleaned.unlink(missing_ok=True)
+        if generated:
+            source.unlink(missing_ok=True)
     return time.perf_counter() - t0, filter_noise(box["text"])
 
 

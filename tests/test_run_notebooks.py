@@ -140,3 +140,74 @@ def test_filter_noise_drops_only_the_known_kernel_chatter():
             "Traceback (most recent call last):\n"
             "MemoryError: kernel ran out of memory\n")
     assert run_notebooks.filter_noise(text) == "Traceback (most recent call last):\nMemoryError: kernel ran out of memory\n"
+
+
+# ----------------------------------------------------------------------------- pages generated from a template
+def _template(path):
+    cells = [nbformat.v4.new_markdown_cell("# Page A", metadata={"tags": ["only:dataset=a"]}),
+             nbformat.v4.new_markdown_cell("# Page B", metadata={"tags": ["only:dataset=b"]}),
+             nbformat.v4.new_code_cell('dataset = "a"   # which page\nn = 2', metadata={"tags": ["parameters"]}),
+             nbformat.v4.new_code_cell(
+                 "from IPython.display import display, HTML\n"
+                 "if dataset == 'b':\n"
+                 "    display(HTML('<b>absent</b>'), metadata={'dpstack': {'data_absent': True}})\n"
+                 "    get_ipython().input_transformers_post.append(lambda lines: [])\n"),
+             nbformat.v4.new_code_cell("print(dataset * n)", metadata={"tags": ["needs-data"]}),
+             nbformat.v4.new_markdown_cell("Caption of the result.", metadata={"tags": ["needs-data"]})]
+    nb = nbformat.v4.new_notebook(cells=cells, metadata={
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nbformat.write(nb, path)
+
+
+def test_generate_selects_cells_and_sets_the_page_defaults(tmp_path):
+    _template(tmp_path / "t.ipynb")
+    nb = run_notebooks.generate(tmp_path / "t.ipynb", {"dataset": "b"})
+    assert [c.source for c in nb.cells if c.cell_type == "markdown"][0] == "# Page B"
+    assert not any("Page A" in c.source for c in nb.cells)
+    assert nb.cells[1].source == "dataset = 'b'   # which page\nn = 2"
+    assert not any(t.startswith("only:") for c in nb.cells for t in c.metadata.get("tags", []))
+    with pytest.raises(ValueError, match="does not assign"):
+        run_notebooks.generate(tmp_path / "t.ipynb", {"other": 1})
+
+
+def test_generated_page_with_and_without_data(tmp_path, monkeypatch):
+    _template(tmp_path / "t.ipynb")
+    monkeypatch.setattr(run_notebooks, "PAGES", {str(tmp_path / "a.ipynb"): (str(tmp_path / "t.ipynb"), {"dataset": "a"}),
+                                                 str(tmp_path / "b.ipynb"): (str(tmp_path / "t.ipynb"), {"dataset": "b"})})
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.ipynb").write_text("{}")  # whatever is there is replaced by the generated page
+        run_notebooks.run(tmp_path / f"{name}.ipynb", {}, "python3")
+    a = nbformat.read(tmp_path / "a.ipynb", as_version=4)
+    assert "".join(a.cells[-2].outputs[0]["text"]) == "aa\n" and "dpstack" not in a.metadata
+    b = nbformat.read(tmp_path / "b.ipynb", as_version=4)
+    assert b.metadata["dpstack"]["data_absent"] is True
+    assert not any("needs-data" in c.metadata.get("tags", []) for c in b.cells)  # no dangling caption
+    assert all("nbval-ignore-output" in c.metadata.get("tags", []) for c in b.cells if c.cell_type == "code")
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary files left
+
+
+@pytest.mark.parametrize("page", sorted(run_notebooks.PAGES))
+def test_committed_generated_pages_match_their_template(page):
+    """A generated page is never edited by hand: its cells are the template's for its parameters."""
+    template, params = run_notebooks.PAGES[page]
+    expected = run_notebooks.generate(ROOT / template, params)
+    committed = nbformat.read(ROOT / page, as_version=4)
+    if committed.metadata.get("dpstack", {}).get("data_absent"):
+        expected = run_notebooks.mark_absent_data(expected)
+    source = [(c.cell_type, c.source) for c in committed.cells
+              if "injected-parameters" not in c.metadata.get("tags", [])]
+    assert source == [(c.cell_type, c.source) for c in expected.cells], \
+        f"{page} differs from {template}: regenerate it with python scripts/run_notebooks.py {page}"
+
+
+def test_sidebar_marks_pages_without_data(tmp_path):
+    spec = importlib.util.spec_from_file_location("absent_data", ROOT / "book" / "_ext" / "absent_data.py")
+    ext = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ext)
+    (tmp_path / "notebooks").mkdir()
+    for name, meta in (("x", {"dpstack": {"data_absent": True}}), ("y", {}), ("z", {"dpstack": {"data_absent": False}})):
+        nbformat.write(nbformat.v4.new_notebook(metadata=meta), tmp_path / "notebooks" / f"{name}.ipynb")
+    assert ext.absent_pages(tmp_path) == ["x"]
+    css = ext.sidebar_css(["x"])
+    assert 'a[href$="x.html"]::after' in css and "data absent" in css
+    assert ext.sidebar_css([]) == ""

@@ -28,19 +28,14 @@ from ..multiparty import fit_methods, split_auxiliary_and_parties
 from .runner import run_cells
 
 __all__ = [
-    "PAPER_POINTS", "DATASETS", "data_status", "load_mpl_dataset", "mpl_trial", "run_mpl", "summarize_mpl",
-    "check_har_claims", "check_kdd_claims", "PROFILES", "plot_accuracy_vs_inv_epsilon", "paper_beside_ours",
-    "noise_to_signal", "DP_NOISE", "EXP_NOISE", "CLASSES",
+    "DATASETS", "data_status", "load_mpl_dataset", "mpl_trial", "mpl_cells", "run_mpl", "finish_mpl",
+    "summarize_mpl", "PROFILES", "QUICK_GRID", "noise_to_signal", "DP_NOISE", "EXP_NOISE", "CLASSES", "PRIVATE",
+    "INV_EPSILONS",
 ]
 
 PRIVATE = ("soft", "vote", "avg")
 DP_NOISE = "Gamma(dK) norm (ε-DP)"
 EXP_NOISE = "Exp norm (not DP)"
-
-#: The paper's reported numbers (Section 6.1 text; Figures 2–4 are not tabulated).
-PAPER_POINTS = {
-    "har": {"batch": 0.90, "indiv": 0.47, "vote@0": 0.79, "soft@0": 0.76, "avg@0": 0.67},
-}
 
 #: Paper settings per dataset: parties, samples per party, auxiliary rows, PCA dims.
 DATASETS = {
@@ -56,6 +51,9 @@ CLASSES = {"har": (1, 2, 3, 4, 5, 6), "kdd": (0, 1), "url": (0, 1), "mnist10": t
 
 #: quick: a few splits and draws so a notebook runs in under a minute; paper: 10 × 10.
 PROFILES = {"quick": dict(n_trials=2, n_noise=5), "paper": dict(n_trials=10, n_noise=10)}
+
+#: The quick profile of the three-M datasets runs two of the M values and one split (a page in a minute).
+QUICK_GRID = {"kdd": dict(n_parties=(5000, 20000), n_trials=1), "url": dict(n_parties=(5000, 20000), n_trials=1)}
 
 INV_EPSILONS = (0.0, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 
@@ -219,19 +217,49 @@ def _accuracies(X, y, coefs, classes):
     return list((pred == y[:, None]).mean(axis=0))
 
 
-def run_mpl(dataset, profile="quick", n_parties=None, inv_epsilons=INV_EPSILONS, lam=1e-4, fit_on="aux", seed=0,
-            n_jobs=1, **overrides):
-    """All trials of one dataset's figure as a tidy DataFrame (one row per accuracy)."""
+def mpl_cells(dataset, profile="quick", n_parties=None, inv_epsilons=INV_EPSILONS, lam=1e-4, fit_on="aux",
+              **overrides):
+    """The cells (one per M and split) of one dataset's figure, for :func:`mpl_trial`.
+
+    ``profile`` sets the number of splits and noise draws (:data:`PROFILES`); ``n_trials``
+    and ``n_noise`` in ``overrides`` replace them, any other key replaces a setting of
+    :data:`DATASETS` (``party_size``, ``n_aux``). ``n_parties`` (an int or a list) replaces
+    the dataset's M grid.
+    """
+    if dataset not in DATASETS:
+        raise ValueError(f"dataset must be one of {sorted(DATASETS)}, got {dataset!r}")
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {sorted(PROFILES)}, got {profile!r}")
     cfg = dict(DATASETS[dataset])
     prof = dict(PROFILES[profile])
     prof.update({k: overrides.pop(k) for k in list(overrides) if k in prof})
+    unknown = sorted(set(overrides) - {"party_size", "n_aux"})
+    if unknown:
+        raise TypeError(f"unknown setting(s) {unknown} for run_mpl (known: n_parties, n_trials, n_noise, "
+                        "party_size, n_aux)")
     cfg.update(overrides)
     grid = cfg.pop("n_parties") if n_parties is None else tuple(np.atleast_1d(n_parties))
-    cells = [dict(dataset=dataset, n_parties=int(M), party_size=cfg["party_size"], n_aux=cfg["n_aux"],
-                  inv_epsilons=list(inv_epsilons), n_noise=prof["n_noise"], lam=lam, fit_on=fit_on, repeat=r)
-             for M in grid for r in range(prof["n_trials"])]
-    df = run_cells(mpl_trial, cells, seed=seed, n_jobs=n_jobs, desc=f"MPL {dataset}")
+    return [dict(dataset=dataset, n_parties=int(M), party_size=int(cfg["party_size"]), n_aux=int(cfg["n_aux"]),
+                 inv_epsilons=[float(v) for v in inv_epsilons], n_noise=int(prof["n_noise"]), lam=float(lam),
+                 fit_on=fit_on, repeat=r)
+            for M in grid for r in range(int(prof["n_trials"]))]
+
+
+def finish_mpl(df):
+    """The tidy table of :func:`run_mpl` from the rows of :func:`mpl_trial` (drops the ε grid column)."""
     return df.drop(columns=[c for c in ("inv_epsilons",) if c in df.columns])
+
+
+def run_mpl(dataset, profile="quick", n_parties=None, inv_epsilons=INV_EPSILONS, lam=1e-4, fit_on="aux", seed=0,
+            n_jobs=1, cache=False, **overrides):
+    """All trials of one dataset's figure as a tidy DataFrame (one row per accuracy).
+
+    The book's pages read the committed paper-profile table instead
+    (:func:`dpstack.experiments.results.load_or_run`); this computes it live.
+    """
+    cells = mpl_cells(dataset, profile, n_parties, inv_epsilons, lam, fit_on, **overrides)
+    df = run_cells(mpl_trial, cells, seed=seed, n_jobs=n_jobs, cache=cache, desc=f"MPL {dataset}")
+    return finish_mpl(df)
 
 
 def summarize_mpl(df, noise=DP_NOISE):
@@ -250,89 +278,6 @@ def summarize_mpl(df, noise=DP_NOISE):
     out = out.reset_index()
     out["inv_epsilon"] = out["inv_epsilon"].where(out["inv_epsilon"] >= 0)
     return out
-
-
-def _value(summary, method, inv=None, M=None):
-    s = summary if M is None else summary[summary["n_parties"] == M]
-    s = s[s["method"] == method]
-    s = s[s["inv_epsilon"].isna()] if inv is None else s[np.isclose(s["inv_epsilon"], inv)]
-    return float(s["mean"].iloc[0])
-
-
-def check_har_claims(summary, tol=0.05):
-    """The paper's HAR statements, each tested on our numbers (``holds`` column)."""
-    rows = []
-    for key, paper in PAPER_POINTS["har"].items():
-        method, _, at = key.partition("@")
-        ours = _value(summary, method, 0.0 if at else None)
-        rows.append(dict(claim=f"{method} accuracy ≈ {paper:.2f}" + (" at 1/ε = 0" if at else ""),
-                         paper=paper, ours=ours, holds=abs(ours - paper) <= tol))
-    indiv = _value(summary, "indiv")
-    vote01 = _value(summary, "vote", 0.1)
-    rows.append(dict(claim="vote useless (≤ indiv) by 1/ε = 0.1", paper=np.nan, ours=vote01, holds=vote01 <= indiv))
-    invs = sorted(v for v in summary["inv_epsilon"].dropna().unique() if v <= 1.0)
-    for m in ("soft", "avg"):
-        worst = min(_value(summary, m, v) for v in invs)
-        rows.append(dict(claim=f"{m} beats indiv for every 1/ε ≤ 1", paper=np.nan, ours=worst, holds=worst > indiv))
-    return pd.DataFrame(rows)
-
-
-def check_kdd_claims(summary):
-    """Section 6.2's statements tested on our KDD numbers (also used for URL).
-
-    "Holds its accuracy better" is measured by the mean accuracy over the
-    whole 1/ε > 0 grid (the area under the curve), not at one point where both
-    curves may already sit at chance.
-    """
-    Ms = sorted(summary["n_parties"].unique())
-    rows = []
-    big, small = Ms[-1], Ms[0]
-    batch = _value(summary, "batch", M=big)
-    soft10 = _value(summary, "soft", 10.0, M=big)
-    rows.append(dict(claim=f"soft ≈ batch (within 0.02) until 1/ε = 10 at M = {big}", ours=soft10, reference=batch,
-                     holds=batch - soft10 <= 0.02))
-    if big != small:
-        for m in ("soft", "avg"):
-            curve = summary[(summary["method"] == m) & (summary["inv_epsilon"] > 0)]
-            a_big = curve[curve["n_parties"] == big]["mean"].mean()
-            a_small = curve[curve["n_parties"] == small]["mean"].mean()
-            rows.append(dict(claim=f"{m}: mean accuracy over 1/ε > 0 higher at M = {big} than at M = {small}",
-                             ours=a_big, reference=a_small, holds=a_big > a_small))
-    return pd.DataFrame(rows)
-
-
-COLORS = {"batch": "black", "indiv": "grey", "soft": "tab:blue", "avg": "tab:green", "vote": "tab:red"}
-
-
-def plot_accuracy_vs_inv_epsilon(ax, summary, n_parties, title=None):
-    """The paper's figure for one M: private methods' mean ± s.d. against 1/ε, references as lines.
-
-    1/ε = 0 (non-private release) sits at the left end of a symmetric-log axis.
-    """
-    s = summary[summary["n_parties"] == n_parties]
-    for method in PRIVATE:
-        part = s[s["method"] == method].sort_values("inv_epsilon")
-        ax.errorbar(part["inv_epsilon"], part["mean"], yerr=part["std"].fillna(0.0), marker="o", ms=3,
-                    capsize=2, color=COLORS[method], label=method)
-    for method, style in (("batch", "-"), ("indiv", "--")):
-        ax.axhline(_value(s, method), color=COLORS[method], ls=style, label=method)
-    ax.set_xscale("symlog", linthresh=0.01)
-    ax.set_xlim(-0.003, 1.5 * float(s["inv_epsilon"].max()))  # no empty negative half
-    ax.set(xlabel="1/ε (privacy level; 0 = non-private)", ylabel="test accuracy",
-           title=title or f"M = {n_parties} parties")
-    ax.legend(fontsize=8)
-
-
-def paper_beside_ours(summary, dataset="har"):
-    """The paper's reported numbers next to ours (mean ± s.d. over trials and draws)."""
-    rows = []
-    for key, paper in PAPER_POINTS[dataset].items():
-        method, _, at = key.partition("@")
-        s = summary[summary["method"] == method]
-        s = s[np.isclose(s["inv_epsilon"], 0.0)] if at else s[s["inv_epsilon"].isna()]
-        rows.append(dict(method=method, where="1/ε = 0" if at else "non-private", paper=paper,
-                         ours=float(s["mean"].iloc[0]), ours_sd=float(s["std"].fillna(0).iloc[0])))
-    return pd.DataFrame(rows)
 
 
 def noise_to_signal(summary):

@@ -1,4 +1,4 @@
-"""The numbers and claims the PST and PPTL papers report, transcribed with their sources.
+"""The numbers and claims the PST, PPTL and MPL papers report, transcribed with their sources.
 
 Tables are copied digit for digit (mean ± s.d. over the papers' repeats). Where a
 paper only *plots* a result (PST Figures 1-4, PPTL Figure 4) no number is
@@ -11,6 +11,7 @@ its IJCAI 2019 version unless the arXiv number is given):
 
 * PST = Yao et al., IJCAI 2019, §4.
 * PPTL = Guo et al., §4.
+* MPL = Hamm, Cao & Belkin, ICML 2016, §6 (:data:`MPL_HAR`, :data:`MPL_CLAIMS`).
 
 PST Table 2 and PPTL Table 4 are one experiment under two sets of names
 (:ref:`erratum 12 <erratum-names>`): PST branch #b = PPTL centre b + 2; PST-H(W) = PPTL-FS(W),
@@ -203,3 +204,49 @@ def table_frame(table, column="epsilon"):
     rows = [dict(method=m, **{column: k}, paper_mean=mu, paper_sd=sd, source=table["source"])
             for m, values in table["rows"].items() for k, (mu, sd) in zip(keys, values)]
     return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------------
+# MPL = Hamm, Cao & Belkin, ICML 2016, §6. Figures 2-4 are plots; the only numbers are those of the
+# §6.1 text (HAR), printed with two decimals. Everything else the paper says is a verbal claim.
+# ---------------------------------------------------------------------------------------------------
+
+#: MPL §6.1 (text beside Figure 2): test accuracy on UCI HAR, M = 1,000 parties of 6 samples.
+#: Keys: (method, 1/ε) with 1/ε = 0 for a release without noise (batch and indiv are non-private).
+MPL_HAR = {
+    "source": "MPL §6.1 (text beside Figure 2)",
+    "values": {("batch", 0.0): 0.90, ("indiv", 0.0): 0.47, ("vote", 0.0): 0.79, ("soft", 0.0): 0.76,
+               ("avg", 0.0): 0.67},
+}
+
+#: The verbal claims of MPL §6, one entry per page, each claim with an id the page's checks use.
+MPL_CLAIMS = {
+    "har": {
+        "source": "MPL §6.1, Figure 2",
+        "claims": {
+            "values": "batch ≈ 0.90, indiv ≈ 0.47; at 1/ε = 0 vote 0.79, soft 0.76, avg 0.67",
+            "vote_useless": "vote becomes useless even at 1/ε = 0.1",
+            "soft_above_indiv": "soft is better than indiv until 1/ε = 1",
+            "avg_above_indiv": "avg is better than indiv until 1/ε = 1",
+        },
+    },
+    "kdd": {
+        "source": "MPL §6.2, Figure 3",
+        "claims": {
+            "between": "for a small 1/ε, private algorithms perform roughly in between batch and indiv",
+            "soft_large_M": "soft holds its accuracy better when M is large (20K) than when M is small (5K)",
+            "avg_large_M": "avg holds its accuracy better when M is large (20K) than when M is small (5K)",
+            "soft_near_batch": "soft performs nearly as well as the non-private batch until around 1/ε = 10 "
+                               "(M = 20K)",
+        },
+    },
+    "url": {
+        "source": "MPL §6.3, Figure 4",
+        "claims": {
+            "gap_larger": "the gap between batch and the other algorithms is larger than for KDD-99",
+            "between": "the overall tendency is very similar to the previous experiments",
+        },
+    },
+}
+
+__all__ += ["MPL_HAR", "MPL_CLAIMS"]

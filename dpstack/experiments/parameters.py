@@ -75,6 +75,7 @@ RULES = {
     "seed": (lambda v: _int(v) and v >= 0, "an integer >= 0"),
     "random_state": (lambda v: _int(v) and v >= 0, "an integer >= 0"),
     "fit_on": (lambda v: v in ("aux", "private", "public"), "'aux', 'private' or 'public'"),
+    "dataset": (lambda v: isinstance(v, str) and v.isidentifier(), "a dataset name such as 'kdd'"),
     "importance": (_importance, "a list of numbers >= 0 summing to 1"),
     "data_home": (lambda v: v is None or isinstance(v, str), "None or a folder path"),
 }

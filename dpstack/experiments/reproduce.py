@@ -1,0 +1,105 @@
+"""Recompute the book's registered experiments and commit their tables with provenance.
+
+Usage::
+
+    python -m dpstack.experiments.reproduce                        # every registered page, paper profile
+    python -m dpstack.experiments.reproduce mpl_kdd mpl_mnist10 --profile paper --n-jobs 2
+    python -m dpstack.experiments.reproduce --list                 # pages, data and committed results
+    python -m dpstack.experiments.reproduce --check                # verify every committed result
+
+Each experiment runs through :func:`dpstack.experiments.runner.run_cells` with the disk cache
+on, so an interrupted run resumes where it stopped (cells already computed by the same code are
+read back); cells run in parallel (``--n-jobs``) and a progress bar shows on a terminal. The
+table and its provenance are written by :func:`dpstack.experiments.results.save` (temporary
+files renamed into place). One line per experiment gives its wall time. A page whose data is
+absent is skipped with a message when every page is run, and is an error when named.
+``make reproduce`` runs this with ``--profile paper --n-jobs 2``, then re-executes the pages
+(``--pages`` lists their notebooks).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from . import results
+
+__all__ = ["main"]
+
+
+def _list(profile):
+    for name in results.experiments():
+        exp = results.get(name)
+        status = exp.status() if exp.status is not None else None
+        try:
+            prov = results.provenance(name, profile)
+            committed = f"committed {prov['date']} ({prov['n_rows']} rows, {prov['wall_time_s']} s)"
+        except results.ResultError as err:
+            committed = "not committed" if isinstance(err, results.MissingResultError) else f"unreadable: {err}"
+        print(f"{name:<16} data {'present' if status is None else 'ABSENT '}  {profile}: {committed}  "
+              f"— {exp.description}")
+    return 0
+
+
+def _check(profile):
+    bad = 0
+    for name in results.experiments():
+        try:
+            prov = results.check(name, profile)
+            print(f"ok      {name} ({profile}): {prov['n_rows']} rows, computed {prov['date']}")
+        except results.MissingResultError:
+            print(f"absent  {name} ({profile})")
+        except results.ResultError as err:
+            bad += 1
+            print(f"FAILED  {name} ({profile}): {err}")
+    return 1 if bad else 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", help="pages to recompute (default: every registered one)")
+    parser.add_argument("--profile", default="paper", help="profile to run (default: paper)")
+    parser.add_argument("--n-jobs", type=int, default=1, help="cells run at once (default: 1)")
+    parser.add_argument("--seed", type=int, default=0, help="root seed (default: 0, the one the pages use)")
+    parser.add_argument("--no-cache", action="store_true", help="do not reuse or store cells in the runner's cache")
+    parser.add_argument("--list", action="store_true", help="list the registered pages and exit")
+    parser.add_argument("--check", action="store_true", help="verify the committed results and exit")
+    parser.add_argument("--pages", action="store_true",
+                        help="print the notebooks of the named (default: every registered) pages and exit")
+    args = parser.parse_args(argv)
+    if args.list:
+        return _list(args.profile)
+    if args.pages:
+        root = results.results_dir().parent
+        names = args.names or results.experiments()
+        print(" ".join(f"notebooks/{n}.ipynb" for n in names if (root / "notebooks" / f"{n}.ipynb").is_file()))
+        return 0
+    if args.check:
+        return _check(args.profile)
+    known = results.experiments()
+    unknown = [n for n in args.names if n not in known]
+    if unknown:
+        parser.error(f"unknown page(s) {', '.join(unknown)}; registered: {', '.join(known)}")
+    names = args.names or known
+    failed, t_all = [], time.perf_counter()
+    for name in names:
+        exp = results.get(name)
+        status = exp.status() if exp.status is not None else None
+        if status is not None:
+            print(f"skipped {name}: {status}", flush=True)
+            if args.names:
+                failed.append(name)
+            continue
+        print(f"running {name} ({args.profile} profile, n_jobs={args.n_jobs}) …", flush=True)
+        frame = results.compute(name, args.profile, seed=args.seed, n_jobs=args.n_jobs, cache=not args.no_cache)
+        csv_path, json_path = results.save(frame)
+        prov = frame.attrs["provenance"]
+        print(f"done    {name}: {len(frame)} rows from {len(prov['cells'])} cells in {prov['wall_time_s']:.1f} s "
+              f"wall time → {csv_path.parent.name}/{csv_path.name} + {json_path.name}", flush=True)
+    print(f"reproduce: {len(names) - len(failed)} of {len(names)} page(s) in {time.perf_counter() - t_all:.1f} s",
+          flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

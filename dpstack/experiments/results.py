@@ -1,0 +1,678 @@
+"""Experiment results as data: computed once at the papers' scale, committed, checked when read.
+
+The book's experiment pages would otherwise compute their grids while the notebook runs, at a
+quick profile of 2-4 repeats, where the papers use 10-30. Instead, each expensive grid is
+registered here once, under the name of its page, run at the ``paper`` profile by
+``make reproduce`` (:mod:`dpstack.experiments.reproduce`), and committed as two plain files:
+
+``results/<name>/<profile>.csv``
+    The tidy table: one row per result row, the cell's parameters as columns. Floats are
+    written with :func:`repr` (the shortest text that reads back to the same double), so the
+    numbers read back bit for bit; nothing is pickled.
+``results/<name>/<profile>.json``
+    Its provenance: the parameters and the exact grid of cells, the root seed, the sha256 of
+    every dpstack module the result depends on (found by following the imports of the
+    experiment's functions, transitively), the versions of dpstack and its numerical
+    libraries, the git commit, the date, the machine (CPU model, BLAS, threads), ``n_jobs``,
+    the wall time, and the sha256 of the CSV.
+
+:func:`load` refuses a CSV whose sha256 differs from its provenance
+(:class:`ResultIntegrityError`) and a result whose code has changed since it was computed
+(:class:`StaleResultError`, naming the page, the files that changed and the command that
+re-runs it). :func:`load_or_run` is what a page calls: the committed table when it was computed
+for exactly the grid and seed asked for, otherwise the live computation. :func:`replay`
+recomputes some cells of a committed result and compares them bit for bit.
+
+An experiment is registered with :func:`register`: a function building the list of cells from
+keyword parameters, the cell function (run by :func:`dpstack.experiments.runner.run_cells`, so
+seeds, parallelism and the cache are the runner's), an optional function tidying the table, and
+the parameters of each profile.
+"""
+from __future__ import annotations
+
+import ast
+import csv
+import datetime
+import hashlib
+import io
+import json
+import math
+import os
+import platform
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from .._files import temp_suffix
+from .runner import _dependency_sources, run_cells
+
+__all__ = [
+    "Experiment", "register", "experiments", "get", "ResultError", "ResultIntegrityError", "StaleResultError",
+    "MissingResultError", "results_dir", "result_paths", "module_dependencies", "code_hashes", "write_csv",
+    "read_csv", "save", "load", "load_or_run", "compute", "replay", "check", "reproduce_command", "FORMAT",
+]
+
+FORMAT = "dpstack-result/1"
+_PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+_PROJECT_ROOT = _PACKAGE_ROOT.parent
+
+
+# ------------------------------------------------------------------------------------------ errors
+class ResultError(RuntimeError):
+    """A committed result that cannot be used as it is."""
+
+
+class ResultIntegrityError(ResultError):
+    """A committed CSV whose content differs from the sha256 of its provenance (or is unreadable)."""
+
+
+class MissingResultError(ResultError):
+    """No committed result for this page and profile."""
+
+
+class StaleResultError(ResultError):
+    """The code a committed result depends on has changed since it was computed.
+
+    Attributes
+    ----------
+    name, profile : str
+        The page and the profile of the result.
+    changed : list of str
+        The files whose sha256 differs (or that were added to or removed from its dependencies).
+    command : str
+        The command that recomputes the result.
+    """
+
+    def __init__(self, name, profile, changed, command):
+        self.name, self.profile, self.changed, self.command = name, profile, list(changed), command
+        page = _PROJECT_ROOT / "notebooks" / f"{name}.ipynb"
+        then = f", then re-execute the page: python scripts/run_notebooks.py notebooks/{name}.ipynb" \
+            if page.is_file() else ""
+        super().__init__(
+            f"the committed result of page {name!r} (profile {profile!r}) is stale: the code it was computed "
+            f"with has changed ({', '.join(self.changed)}). Re-run it with: {command}{then}")
+
+
+# ------------------------------------------------------------------------------------------ registry
+@dataclass(frozen=True)
+class Experiment:
+    """One reproducible experiment, registered under the name of its book page.
+
+    Attributes
+    ----------
+    name : str
+        The page's notebook name (``"mpl_kdd"`` for ``notebooks/mpl_kdd.ipynb``).
+    cells : callable
+        ``cells(**parameters)`` → list of cells (JSON-serialisable dicts).
+    cell : callable
+        The cell function given to :func:`~dpstack.experiments.runner.run_cells`.
+    profiles : mapping
+        Profile name → keyword parameters of ``cells``.
+    finish : callable or None
+        ``finish(frame)`` → the tidy table; must keep the rows and their order (it may drop or
+        add columns).
+    status : callable or None
+        ``status()`` → ``None`` when the data the experiment needs is present, else a message.
+    description : str
+        One line for ``python -m dpstack.experiments.reproduce --list``.
+    """
+
+    name: str
+    cells: Callable
+    cell: Callable
+    profiles: Mapping = field(default_factory=dict)
+    finish: Callable | None = None
+    status: Callable | None = None
+    description: str = ""
+
+    def parameters(self, profile, **overrides):
+        """The keyword parameters of ``cells`` for ``profile``, with ``overrides`` on top."""
+        if profile not in self.profiles:
+            raise ValueError(f"profile must be one of {sorted(self.profiles)} for {self.name!r}, got {profile!r}")
+        return {**self.profiles[profile], **overrides}
+
+    def grid(self, profile, **overrides):
+        """The list of cells of ``profile`` (with ``overrides``)."""
+        return self.cells(**self.parameters(profile, **overrides))
+
+
+_REGISTRY: dict = {}
+_BUILTINS_LOADED = False
+
+
+def register(name, cells, cell, profiles, finish=None, status=None, description=""):
+    """Register an experiment under the name of its page (see :class:`Experiment`).
+
+    Registering a name twice replaces the first entry.
+
+    Returns
+    -------
+    Experiment
+    """
+    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+        raise ValueError(f"name must be a page name without '/', got {name!r}")
+    if not callable(cells) or not callable(cell):
+        raise TypeError(f"cells and cell must be callable for {name!r}")
+    if not profiles:
+        raise ValueError(f"profiles must name at least one profile for {name!r}")
+    exp = Experiment(name, cells, cell, dict(profiles), finish, status, description)
+    _REGISTRY[name] = exp
+    return exp
+
+
+def _load_builtins():
+    """The book's experiments: one :func:`register` call each (modules imported on first use)."""
+    global _BUILTINS_LOADED
+    if _BUILTINS_LOADED:
+        return
+    _BUILTINS_LOADED = True
+    import functools
+
+    from . import multiparty as mpl
+
+    pages = {"mpl_har": "har", "mpl_kdd": "kdd", "mpl_url": "url", "mpl_mnist10": "mnist10"}
+    for page, dataset in pages.items():
+        quick = dict(dataset=dataset, profile="quick", **mpl.QUICK_GRID.get(dataset, {}))
+        register(page, mpl.mpl_cells, mpl.mpl_trial, finish=mpl.finish_mpl,
+                 profiles={"quick": quick, "paper": dict(dataset=dataset, profile="paper")},
+                 status=functools.partial(mpl.data_status, dataset),
+                 description=f"MPL §6 accuracy against 1/ε on {dataset.upper()} (mpl_trial)")
+
+
+def experiments():
+    """Names of every registered experiment, in registration order."""
+    _load_builtins()
+    return list(_REGISTRY)
+
+
+def get(name):
+    """The registered :class:`Experiment` called ``name``."""
+    _load_builtins()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"no experiment called {name!r}; registered: {', '.join(_REGISTRY)}") from None
+
+
+def reproduce_command(name, profile="paper"):
+    """The shell command that recomputes and commits the result of ``name`` at ``profile``."""
+    return f"python -m dpstack.experiments.reproduce {name} --profile {profile}"
+
+
+# ------------------------------------------------------------------------------------------ locations
+def results_dir():
+    """Folder of the committed results: ``$DPSTACK_RESULTS`` if set, else ``results/`` beside the package."""
+    env = os.environ.get("DPSTACK_RESULTS", "").strip()
+    return Path(env) if env else _PROJECT_ROOT / "results"
+
+
+def result_paths(name, profile, root=None):
+    """(csv, json) paths of one committed result."""
+    folder = Path(root) if root is not None else results_dir()
+    return folder / name / f"{profile}.csv", folder / name / f"{profile}.json"
+
+
+# ------------------------------------------------------------------------------------------ code hashes
+def _module_file(name):
+    """The source file of dpstack module ``name`` (a package's ``__init__.py``), or None."""
+    parts = name.split(".")
+    if parts[0] != "dpstack":
+        return None
+    base = _PACKAGE_ROOT.joinpath(*parts[1:])
+    if (base / "__init__.py").is_file():
+        return base / "__init__.py"
+    path = base.with_suffix(".py")
+    return path if path.is_file() else None
+
+
+def _imports_of(name, path):
+    """dpstack modules imported anywhere in ``path`` (module level or inside functions)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            # a bare `import dpstack` reads the version (recorded apart), not the API it re-exports
+            found.extend(alias.name for alias in node.names if alias.name != "dpstack")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base_parts = package.split(".")
+                base_parts = base_parts[:len(base_parts) - (node.level - 1)]
+                base = ".".join(base_parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            for alias in node.names:  # `from pkg import mod` imports mod (pkg only as its parent)
+                sub = f"{base}.{alias.name}"
+                found.append(sub if _module_file(sub) is not None else base)
+    return [m for m in found if m.split(".")[0] == "dpstack" and _module_file(m) is not None]
+
+
+def module_dependencies(*modules):
+    """The dpstack modules that ``modules`` import, transitively, including themselves.
+
+    Imports are read from the source (module level and inside functions), so a module
+    imported lazily by a cell counts. Parent packages imported only implicitly (``dpstack``,
+    ``dpstack.experiments``) do not, unless a module imports a name from them; a bare
+    ``import dpstack`` (read for its version, which provenance records apart) does not either.
+
+    Returns
+    -------
+    list of str
+        Module names, sorted.
+    """
+    seen, todo = set(), [m for m in modules if _module_file(m) is not None]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo.extend(_imports_of(name, _module_file(name)))
+    return sorted(seen)
+
+
+def code_hashes(exp):
+    """sha256 of every source file the result of ``exp`` depends on.
+
+    Keys are paths relative to the project (``dpstack/experiments/multiparty.py``) for the
+    dpstack modules of :func:`module_dependencies` of the experiment's functions; functions
+    defined outside dpstack (a notebook, a user module) add the runner's hashes of their
+    source and helpers (keys ``external:…``).
+    """
+    funcs = [f for f in (exp.cells, exp.cell, exp.finish) if f is not None]
+    funcs = [getattr(f, "func", f) for f in funcs]  # functools.partial
+    modules = {getattr(f, "__module__", "") or "" for f in funcs}
+    out = {}
+    for mod in module_dependencies(*modules):
+        path = _module_file(mod)
+        out[path.relative_to(_PROJECT_ROOT).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    for f in funcs:
+        for key, value in sorted(_dependency_sources(f).items()):
+            out[f"external:{key}"] = value
+    return dict(sorted(out.items()))
+
+
+def _changed(recorded, current):
+    keys = sorted(set(recorded) | set(current))
+    return [k + ("" if k in recorded and k in current else " (added)" if k in current else " (removed)")
+            for k in keys if recorded.get(k) != current.get(k)]
+
+
+# ------------------------------------------------------------------------------------------ CSV
+def _dtype_name(series):
+    if pd.api.types.is_bool_dtype(series):
+        return "bool"
+    if pd.api.types.is_integer_dtype(series):
+        return "int64"
+    if pd.api.types.is_float_dtype(series):
+        return "float64"
+    if all(isinstance(v, str) for v in series):
+        return "str"
+    bad = next(v for v in series if not isinstance(v, str))
+    raise TypeError(f"column {series.name!r} holds a {type(bad).__name__} ({bad!r}); a result table holds "
+                    "numbers, booleans and strings only")
+
+
+def _text(value, dtype):
+    if dtype == "float64":
+        return repr(float(value))  # shortest text that reads back to the same double (nan, inf too)
+    if dtype == "int64":
+        return str(int(value))
+    if dtype == "bool":
+        return "True" if bool(value) else "False"
+    return value
+
+
+def write_csv(frame):
+    """``(text, dtypes)``: ``frame`` as CSV text whose floats read back bit for bit, and its column types.
+
+    Floats are written with :func:`repr`; integers, booleans and strings as they are. Columns of
+    other types (lists, objects) are refused.
+    """
+    if not all(isinstance(c, str) for c in frame.columns):
+        raise TypeError("column names must be strings")
+    dtypes = {c: _dtype_name(frame[c]) for c in frame.columns}
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(frame.columns)
+    columns = [[_text(v, dtypes[c]) for v in frame[c].tolist()] for c in frame.columns]
+    writer.writerows(zip(*columns))
+    return buf.getvalue(), dtypes
+
+
+def read_csv(text, dtypes):
+    """The DataFrame written by :func:`write_csv` (``dtypes``: column → type name)."""
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows or rows[0] != list(dtypes):
+        raise ResultIntegrityError(f"the CSV's header {rows[:1]} does not list the recorded columns {list(dtypes)}")
+    body = rows[1:]
+    if any(len(r) != len(dtypes) for r in body):
+        raise ResultIntegrityError("a row of the CSV does not have one value per column")
+    data = {}
+    for j, (name, dtype) in enumerate(dtypes.items()):
+        values = [r[j] for r in body]
+        if dtype == "float64":
+            data[name] = np.array([float(v) for v in values], dtype=np.float64)
+        elif dtype == "int64":
+            data[name] = np.array([int(v) for v in values], dtype=np.int64)
+        elif dtype == "bool":
+            if set(values) - {"True", "False"}:
+                raise ResultIntegrityError(f"column {name!r} holds a value that is not True/False")
+            data[name] = np.array([v == "True" for v in values], dtype=bool)
+        elif dtype == "str":
+            data[name] = pd.Series(values, dtype=object)
+        else:
+            raise ResultIntegrityError(f"unknown column type {dtype!r} for {name!r}")
+    return pd.DataFrame(data, columns=list(dtypes))
+
+
+# ------------------------------------------------------------------------------------------ provenance
+def _git():
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=_PROJECT_ROOT, capture_output=True, text=True,
+                                timeout=10)
+        if commit.returncode != 0:
+            return None
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "dpstack"],
+                                cwd=_PROJECT_ROOT, capture_output=True, text=True, timeout=10)
+        return {"commit": commit.stdout.strip(), "dpstack_modified": bool(status.stdout.strip())}
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _cpu_model():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _machine():
+    try:
+        from threadpoolctl import threadpool_info
+
+        blas = [{k: info.get(k) for k in ("internal_api", "version", "num_threads", "threading_layer")}
+                for info in threadpool_info()]
+    except Exception:  # noqa: BLE001 - provenance is best effort, never a reason to fail
+        blas = []
+    try:
+        load = [round(v, 2) for v in os.getloadavg()]
+    except OSError:
+        load = None
+    return {"cpu": _cpu_model(), "cpu_count": os.cpu_count(), "platform": platform.platform(),
+            "python": platform.python_version(), "blas": blas, "load_average_at_start": load,
+            "threads_env": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                                            "MKL_NUM_THREADS")}}
+
+
+def _versions():
+    import scipy
+    import sklearn
+
+    import dpstack
+
+    return {"dpstack": dpstack.__version__, "numpy": np.__version__, "scipy": scipy.__version__,
+            "scikit-learn": sklearn.__version__, "pandas": pd.__version__, "python": platform.python_version()}
+
+
+def _canonical(value):
+    """JSON text of a parameter or grid, identical for equal values however they were spelled."""
+    def default(obj):
+        if isinstance(obj, np.generic):
+            return obj.item()
+        if isinstance(obj, np.ndarray):
+            return obj.tolist()
+        raise TypeError(f"{obj!r} is not JSON-serialisable")
+    return json.dumps(value, sort_keys=True, default=default, allow_nan=True)
+
+
+def _jsonable(value):
+    return json.loads(_canonical(value))
+
+
+# ------------------------------------------------------------------------------------------ compute / save / load
+def _same_value(a, b):
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    try:
+        return bool(np.all(np.asarray(a, dtype=object) == np.asarray(b, dtype=object))) and \
+            np.shape(a) == np.shape(b)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _rows_per_cell(frame, cells):
+    """How many consecutive rows of ``frame`` (in cell order) belong to each cell."""
+    counts, offset = [], 0
+    records = frame.to_dict("records")
+    for i, cell in enumerate(cells):
+        if i + 1 < len(cells) and _canonical(cells[i + 1]) == _canonical(cell):
+            raise ValueError(f"cells {i} and {i + 1} are identical; a grid must not repeat a cell")
+        n = 0
+        while offset + n < len(records) and all(_same_value(records[offset + n][k], v) for k, v in cell.items()):
+            n += 1
+        counts.append(n)
+        offset += n
+    if offset != len(records):
+        raise ValueError("the result rows do not follow the order of the cells")
+    return counts
+
+
+def compute(name, profile="quick", *, seed=0, n_jobs=1, cache=False, **overrides):
+    """Compute the table of ``name`` live (the runner's progress bar on a terminal).
+
+    Returns
+    -------
+    pandas.DataFrame
+        With ``frame.attrs["provenance"]`` holding the parameters, grid, seed, code hashes,
+        versions, machine, ``n_jobs`` and wall time (everything :func:`save` writes except the
+        CSV's sha256).
+    """
+    exp = get(name)
+    params = exp.parameters(profile, **overrides)
+    cells = exp.cells(**params)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    machine = _machine()
+    t0 = time.perf_counter()
+    raw = run_cells(exp.cell, cells, seed=seed, n_jobs=n_jobs, cache=cache, desc=name)
+    wall = time.perf_counter() - t0
+    counts = _rows_per_cell(raw, cells)
+    frame = exp.finish(raw) if exp.finish is not None else raw
+    if len(frame) != len(raw):
+        raise ValueError(f"finish of {name!r} changed the number of rows ({len(raw)} → {len(frame)})")
+    frame = frame.reset_index(drop=True)
+    frame.attrs["provenance"] = {
+        "format": FORMAT, "name": name, "profile": profile, "command": reproduce_command(name, profile),
+        "parameters": _jsonable(params), "seed": int(seed), "cells": _jsonable(cells), "rows_per_cell": counts,
+        "code": code_hashes(exp), "versions": _versions(), "git": _git(),
+        "date": started.isoformat(timespec="seconds"), "machine": machine, "n_jobs": int(n_jobs),
+        "wall_time_s": round(wall, 1),
+    }
+    return frame
+
+
+def _write_atomic(path, data):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=temp_suffix())
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would make committed results private to one user
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save(frame, root=None):
+    """Write ``frame`` (from :func:`compute`) as ``<name>/<profile>.csv`` + ``.json``; returns the two paths.
+
+    Each file is written to a temporary name and renamed into place; the JSON, which holds the
+    CSV's sha256, is renamed last, so an interrupted run leaves a pair that :func:`load` rejects
+    rather than a wrong pair it would accept.
+    """
+    prov = dict(frame.attrs.get("provenance") or {})
+    if prov.get("format") != FORMAT:
+        raise ValueError("frame has no provenance: save the output of compute()")
+    text, dtypes = write_csv(frame)
+    data = text.encode("utf-8")
+    prov.update(columns=dtypes, n_rows=int(len(frame)), csv_sha256=hashlib.sha256(data).hexdigest())
+    csv_path, json_path = result_paths(prov["name"], prov["profile"], root)
+    _write_atomic(csv_path, data)
+    _write_atomic(json_path, (json.dumps(prov, indent=1, ensure_ascii=False, allow_nan=True) + "\n").encode())
+    return csv_path, json_path
+
+
+def provenance(name, profile, root=None):
+    """The provenance dict of a committed result (raises :class:`MissingResultError` if absent)."""
+    _, json_path = result_paths(name, profile, root)
+    try:
+        prov = json.loads(json_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MissingResultError(f"no committed result for page {name!r} at profile {profile!r} "
+                                 f"({json_path.name} absent); compute it with: {reproduce_command(name, profile)}") \
+            from None
+    except (OSError, ValueError) as err:
+        raise ResultIntegrityError(f"the provenance of {name!r} ({profile}) cannot be read: {err}") from None
+    if not isinstance(prov, dict) or prov.get("format") != FORMAT or prov.get("name") != name \
+            or prov.get("profile") != profile:
+        raise ResultIntegrityError(f"{json_path} is not the provenance of {name!r} at profile {profile!r}")
+    return prov
+
+
+def check(name, profile, root=None):
+    """Verify one committed result without reading its table into a frame.
+
+    Raises :class:`ResultIntegrityError` if the CSV's sha256 differs from its provenance and
+    :class:`StaleResultError` if any file its code hashes cover has changed. Returns the
+    provenance.
+    """
+    prov = provenance(name, profile, root)
+    csv_path, _ = result_paths(name, profile, root)
+    try:
+        data = csv_path.read_bytes()
+    except FileNotFoundError:
+        raise ResultIntegrityError(f"{csv_path.name} of page {name!r} is missing beside its provenance; "
+                                   f"re-run: {reproduce_command(name, profile)}") from None
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != prov.get("csv_sha256"):
+        raise ResultIntegrityError(
+            f"results/{name}/{profile}.csv does not match its provenance (sha256 {digest[:12]}… ≠ recorded "
+            f"{str(prov.get('csv_sha256'))[:12]}…): the file was changed after it was computed. Restore it "
+            f"(git checkout) or recompute it with: {reproduce_command(name, profile)}")
+    changed = _changed(prov.get("code", {}), code_hashes(get(name)))
+    if changed:
+        raise StaleResultError(name, profile, changed, reproduce_command(name, profile))
+    return prov
+
+
+def load(name, profile="paper", root=None):
+    """The committed table of ``name`` at ``profile``, verified (see :func:`check`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        With the provenance in ``frame.attrs["provenance"]``.
+    """
+    prov = check(name, profile, root)
+    csv_path, _ = result_paths(name, profile, root)
+    frame = read_csv(csv_path.read_text(encoding="utf-8"), prov["columns"])
+    if len(frame) != prov.get("n_rows"):
+        raise ResultIntegrityError(f"results/{name}/{profile}.csv has {len(frame)} rows, provenance says "
+                                   f"{prov.get('n_rows')}")
+    frame.attrs["provenance"] = prov
+    return frame
+
+
+def load_or_run(name, profile="paper", *, seed=0, n_jobs=1, cache=False, root=None, **overrides):
+    """What a page calls: the committed table when it matches, else the live computation.
+
+    The committed ``results/<name>/<profile>.csv`` is used when it was computed for exactly
+    the grid of cells these parameters give and the same root seed (``n_jobs`` does not change
+    results); it is verified first, so a damaged or stale result raises rather than renders.
+    Any other parameters (another profile, seed, λ …) compute the table live.
+
+    Parameters
+    ----------
+    name : str
+        The page (a registered experiment).
+    profile : str, default="paper"
+    seed : int, default=0
+    n_jobs : int, default=1
+        Workers of a live computation.
+    cache : bool or path-like, default=False
+        The runner's cell cache for a live computation.
+    root : path-like, optional
+        Folder of committed results (default :func:`results_dir`).
+    **overrides
+        Parameters of the experiment's ``cells`` function on top of the profile's.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``frame.attrs["provenance"]["source"]`` is ``"committed"`` or ``"live"``.
+    """
+    exp = get(name)
+    cells = exp.grid(profile, **overrides)
+    try:
+        prov = provenance(name, profile, root)
+    except MissingResultError:
+        prov = None
+    if prov is not None and prov.get("seed") == seed and _canonical(prov.get("cells")) == _canonical(cells):
+        frame = load(name, profile, root)
+        frame.attrs["provenance"] = dict(frame.attrs["provenance"], source="committed")
+        return frame
+    frame = compute(name, profile, seed=seed, n_jobs=n_jobs, cache=cache, **overrides)
+    frame.attrs["provenance"] = dict(frame.attrs["provenance"], source="live")
+    return frame
+
+
+def replay(name, profile="paper", n_cells=2, rng=None, n_jobs=1, root=None):
+    """Recompute ``n_cells`` cells of a committed result, drawn at random, and compare bit for bit.
+
+    Returns
+    -------
+    list of dict
+        One per replayed cell: ``index``, ``cell``, ``identical`` (bool) and ``first_difference``
+        (``None`` or a description of the first differing value).
+    """
+    frame = load(name, profile, root)
+    prov = frame.attrs["provenance"]
+    exp = get(name)
+    cells, counts = prov["cells"], prov["rows_per_cell"]
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(int)
+    rng = np.random.default_rng(rng)
+    chosen = sorted(rng.choice(len(cells), size=min(n_cells, len(cells)), replace=False).tolist())
+    out = []
+    raw = run_cells(exp.cell, [cells[i] for i in chosen], seed=prov["seed"], n_jobs=n_jobs, desc=f"replay {name}")
+    fresh = exp.finish(raw) if exp.finish is not None else raw
+    fresh = fresh.reset_index(drop=True)
+    start = 0
+    for i in chosen:
+        stored = frame.iloc[offsets[i]:offsets[i + 1]].reset_index(drop=True)
+        again = fresh.iloc[start:start + counts[i]].reset_index(drop=True)
+        start += counts[i]
+        out.append(dict(index=i, cell=cells[i], identical=False, first_difference=None))
+        try:
+            again = again[list(stored.columns)]
+            text_stored, _ = write_csv(stored)
+            text_again, _ = write_csv(again.astype({c: stored[c].dtype for c in stored.columns
+                                                    if stored[c].dtype != object}))
+        except (KeyError, TypeError, ValueError) as err:
+            out[-1]["first_difference"] = f"columns differ: {err}"
+            continue
+        if text_stored == text_again:
+            out[-1]["identical"] = True
+        else:
+            a, b = text_stored.splitlines(), text_again.splitlines()
+            line = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            out[-1]["first_difference"] = (f"row {line - 1} of the cell: committed {a[line] if line < len(a) else None!r}, "
+                                           f"recomputed {b[line] if line < len(b) else None!r}")
+    return out

@@ -1,0 +1,54 @@
+"""The MPL pages' tables: paper beside ours, batch and indiv shown, no NaN, no HAR numbers on MNIST."""
+import numpy as np
+import pandas as pd
+
+from dpstack.experiments import mpl_report
+from dpstack.experiments.multiparty import DP_NOISE, EXP_NOISE
+
+
+def _rows(n_repeats=3, Ms=(10,)):
+    rows = []
+    for M in Ms:
+        for rep in range(n_repeats):
+            base = dict(n_parties=M, repeat=rep)
+            rows += [dict(base, method="batch", noise=DP_NOISE, inv_epsilon=np.nan, draw=0, accuracy=0.9 + rep / 100),
+                     dict(base, method="indiv", noise=DP_NOISE, inv_epsilon=np.nan, draw=0, accuracy=0.47)]
+            for m in ("soft", "avg", "vote"):
+                rows.append(dict(base, method=m, noise=DP_NOISE, inv_epsilon=0.0, draw=0, accuracy=0.75))
+                for noise, acc in ((DP_NOISE, 0.2), (EXP_NOISE, 0.7)):
+                    for draw in range(2):
+                        rows.append(dict(base, method=m, noise=noise, inv_epsilon=0.1, draw=draw, accuracy=acc))
+    return pd.DataFrame(rows)
+
+
+def test_table_shows_references_paper_values_and_no_nan():
+    table = mpl_report.accuracy_table(_rows(), "har", 10)
+    assert list(table.frame.index) == ["batch", "indiv", "soft", "avg", "vote"]
+    assert list(table.frame.columns) == ["1/ε = 0", "1/ε = 0.1"]
+    cells = table.frame.to_numpy().ravel().tolist()
+    assert not any("nan" in c.lower() for c in cells)
+    assert table.frame.loc["batch", "1/ε = 0"] == "0.91 ± 0.02 (0.90)"  # mean of 0.90, 0.91, 0.92
+    assert table.frame.loc["vote", "1/ε = 0"].endswith("(0.79)")
+    assert table.frame.loc["batch", "1/ε = 0.1"] == "–"
+    assert "3 repeats" in table.footnote
+
+
+def test_stand_in_table_has_no_har_numbers_and_noise_kind_is_selected():
+    table = mpl_report.accuracy_table(_rows(), "mnist10", 10)
+    assert not any("(0." in c for c in table.frame.to_numpy().ravel())
+    assert "no MNIST experiment" in table.footnote and table.footnote.count("(–)") == 1
+    assert table.frame.loc["soft", "1/ε = 0.1"].startswith("0.20")
+    exp = mpl_report.accuracy_table(_rows(), "mnist10", 10, noise=EXP_NOISE)
+    assert exp.frame.loc["soft", "1/ε = 0.1"].startswith("0.70")
+
+
+def test_kdd_claims_are_verdicts_with_intervals():
+    verdicts = mpl_report.judge_claims(_rows(Ms=(10, 20)), "kdd")
+    outcomes = {v.claim: v.outcome for v in verdicts}
+    # at 1/ε = 0.1 every private method (0.2) is below indiv (0.47): not between indiv and batch
+    assert outcomes["soft between indiv and batch at 1/ε = 0.1, M = 20"] == "contradicted"
+    assert outcomes["soft within 0.02 of batch for every 1/ε ≤ 10 at M = 20"] == "contradicted"
+    same = [v for v in verdicts if "higher at M = 20" in v.claim]
+    assert same and all(v.outcome == "inconclusive" and np.isinf(v.repeats_to_decide) for v in same)
+    frame = mpl_report.claims_frame(verdicts)
+    assert {"verdict", "95 % interval", "splits to decide"} <= set(frame.columns)

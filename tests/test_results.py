@@ -1,0 +1,257 @@
+"""Results as data: exact CSV, provenance, integrity, staleness, replay of committed results."""
+import json
+import os
+import secrets
+import shutil
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpstack.experiments import reproduce, results
+
+ROOT = Path(__file__).resolve().parents[1]
+COMMITTED = sorted((p.parent.name, p.stem) for p in (ROOT / "results").glob("*/*.json"))
+
+
+# ----------------------------------------------------------------------------- a toy experiment
+TOY_SOURCE = '''
+import numpy as np
+
+
+def toy_cells(scales=(1.0, 2.0), n_repeats=2):
+    return [dict(scale=float(s), repeat=r) for r in range(n_repeats) for s in scales]
+
+
+def toy_cell(scale, repeat, seed_sequence):
+    rng = np.random.default_rng(seed_sequence)
+    return [dict(k=k, value=scale * rng.standard_normal(), label="a,b \\"q\\"", flag=bool(k)) for k in range(3)]
+
+
+def toy_finish(df):
+    return df.assign(doubled=2 * df["value"])
+'''
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """A registered experiment defined in a module of its own (so editing it is a code change)."""
+    folder = tmp_path / "toy_pkg"
+    folder.mkdir()
+    (folder / "toy_results_module.py").write_text(TOY_SOURCE)
+    monkeypatch.syspath_prepend(str(folder))
+    sys.modules.pop("toy_results_module", None)
+    import toy_results_module as mod
+
+    results.get("mpl_kdd")  # the built-in registrations first, so the toy does not replace them later
+    exp = results.register("toy_page", mod.toy_cells, mod.toy_cell, finish=mod.toy_finish,
+                           profiles={"quick": dict(n_repeats=2), "paper": dict(n_repeats=3)})
+    monkeypatch.setenv("DPSTACK_RESULTS", str(tmp_path / "results"))
+    yield exp, folder / "toy_results_module.py"
+    results._REGISTRY.pop("toy_page", None)
+    sys.modules.pop("toy_results_module", None)
+
+
+# ----------------------------------------------------------------------------- (4) CSV round trip
+def test_csv_round_trip_is_bit_exact():
+    rng = np.random.default_rng(0)
+    special = [0.0, -0.0, np.nan, np.inf, -np.inf, 5e-324, 2.2250738585072014e-308, 1e-310, 0.1, 1 / 3,
+               np.nextafter(1.0, 2.0), 1.7976931348623157e308, -123456789.123456789]
+    floats = np.concatenate([special, rng.standard_normal(500) * 10.0 ** rng.integers(-300, 300, 500),
+                             rng.random(500)]).astype(np.float64)
+    n = floats.size
+    frame = pd.DataFrame({
+        "x": floats,
+        "i": rng.integers(-2 ** 62, 2 ** 62, n),
+        "b": rng.random(n) < 0.5,
+        "s": [["", "plain", "comma, inside", 'quote "x"', "line\nbreak", "ε-DP ∞", "nan"][k % 7] for k in range(n)],
+    })
+    text, dtypes = results.write_csv(frame)
+    back = results.read_csv(text, dtypes)
+    assert list(back.columns) == list(frame.columns)
+    # bit for bit, except that every NaN is the one NaN repr() can write
+    x, y = frame["x"].to_numpy(), back["x"].to_numpy()
+    same_bits = x.view(np.uint64) == y.view(np.uint64)
+    assert np.all(same_bits | (np.isnan(x) & np.isnan(y)))
+    assert np.signbit(y[1]) and y[1] == 0.0  # −0.0 keeps its sign
+    assert back["i"].tolist() == frame["i"].tolist() and back["i"].dtype == np.int64
+    assert back["b"].tolist() == frame["b"].tolist() and back["b"].dtype == bool
+    assert back["s"].tolist() == frame["s"].tolist()  # "nan" stays a string, "" stays empty
+    assert results.write_csv(back)[0] == text
+
+
+def test_csv_refuses_values_it_cannot_store_exactly():
+    with pytest.raises(TypeError, match="column 'cells'"):
+        results.write_csv(pd.DataFrame({"cells": [[1, 2], [3]]}))
+
+
+# ----------------------------------------------------------------------------- save / load / provenance
+def test_save_load_provenance_and_load_or_run(toy, tmp_path):
+    exp, _ = toy
+    frame = results.compute("toy_page", "quick", seed=3)
+    csv_path, json_path = results.save(frame)
+    assert csv_path == tmp_path / "results" / "toy_page" / "quick.csv" and json_path.exists()
+    assert oct(csv_path.stat().st_mode & 0o777) == "0o644"
+    prov = json.loads(json_path.read_text())
+    for key in ("parameters", "seed", "cells", "code", "versions", "git", "date", "machine", "n_jobs",
+                "wall_time_s", "csv_sha256", "columns"):
+        assert key in prov, key
+    assert prov["seed"] == 3 and prov["rows_per_cell"] == [3, 3, 3, 3]
+    assert any(k.startswith("external:") for k in prov["code"])  # the toy module's source is hashed
+    assert prov["machine"]["cpu"] and "numpy" in prov["versions"]
+    loaded = results.load("toy_page", "quick")
+    assert results.write_csv(loaded)[0] == results.write_csv(frame)[0]
+    assert "doubled" in loaded  # finish ran before saving
+
+    committed = results.load_or_run("toy_page", "quick", seed=3)
+    assert committed.attrs["provenance"]["source"] == "committed"
+    # other parameters (seed, a grid override) compute live, and give other numbers
+    live = results.load_or_run("toy_page", "quick", seed=4)
+    assert live.attrs["provenance"]["source"] == "live" and not np.array_equal(live["value"], frame["value"])
+    assert results.load_or_run("toy_page", "quick", seed=3, scales=(1.0,)).attrs["provenance"]["source"] == "live"
+    # the same grid spelled differently is still the committed one
+    same = results.load_or_run("toy_page", "quick", seed=3, scales=[1, 2.0])
+    assert same.attrs["provenance"]["source"] == "committed"
+
+
+# ----------------------------------------------------------------------------- (3) integrity
+def _flip_one_byte(path):
+    data = bytearray(path.read_bytes())
+    i = data.index(b".", data.index(b"\n")) + 1  # a digit after a decimal point in the first data row
+    data[i] = ord("0") + (data[i] - ord("0") + 1) % 10
+    path.write_bytes(bytes(data))
+
+
+def test_one_byte_change_in_the_csv_is_detected(toy):
+    results.save(results.compute("toy_page", "quick"))
+    csv_path, _ = results.result_paths("toy_page", "quick")
+    _flip_one_byte(csv_path)
+    with pytest.raises(results.ResultIntegrityError, match=r"toy_page/quick.csv does not match its provenance"):
+        results.load("toy_page", "quick")
+    with pytest.raises(results.ResultIntegrityError):
+        results.load_or_run("toy_page", "quick")  # a page never renders a damaged table
+
+
+@pytest.mark.parametrize("name,profile", COMMITTED)
+def test_one_byte_change_in_a_committed_csv_is_detected(name, profile, tmp_path):
+    shutil.copytree(ROOT / "results" / name, tmp_path / name)
+    _flip_one_byte(tmp_path / name / f"{profile}.csv")
+    with pytest.raises(results.ResultIntegrityError, match=name):
+        results.load(name, profile, root=tmp_path)
+
+
+# ----------------------------------------------------------------------------- (1) staleness
+@pytest.mark.parametrize("name,profile", COMMITTED)
+def test_committed_result_is_current(name, profile):
+    """Every committed result was computed by today's code (else: the page and the command to re-run it)."""
+    try:
+        results.check(name, profile)
+    except results.StaleResultError as err:
+        pytest.fail(str(err))
+
+
+def test_stale_toy_result_names_page_files_and_command(toy):
+    _, module_path = toy
+    results.save(results.compute("toy_page", "quick"))
+    module_path.write_text(TOY_SOURCE.replace("scale * rng", "1.0 * scale * rng"))  # a planted code change
+    with pytest.raises(results.StaleResultError) as info:
+        results.load_or_run("toy_page", "quick")
+    err = info.value
+    assert err.name == "toy_page" and err.profile == "quick"
+    assert "python -m dpstack.experiments.reproduce toy_page --profile quick" in str(err)
+    assert any("toy_cell" in c or "toy_results_module" in c for c in err.changed)
+
+
+@pytest.mark.skipif(not COMMITTED, reason="no committed results")
+def test_planted_change_in_a_dpstack_module_makes_committed_results_stale(tmp_path, monkeypatch):
+    """A temporary copy of dpstack with one byte added to a module every MPL result depends on."""
+    name, profile = COMMITTED[0]
+    copy = tmp_path / "project"
+    shutil.copytree(ROOT / "dpstack", copy / "dpstack", ignore=shutil.ignore_patterns("__pycache__"))
+    target = copy / "dpstack" / "mechanisms.py"
+    target.write_bytes(target.read_bytes() + b"\n")
+    monkeypatch.setattr(results, "_PACKAGE_ROOT", copy / "dpstack")
+    monkeypatch.setattr(results, "_PROJECT_ROOT", copy)
+    with pytest.raises(results.StaleResultError) as info:
+        results.check(name, profile, root=ROOT / "results")
+    assert info.value.changed == ["dpstack/mechanisms.py"]
+    assert f"python -m dpstack.experiments.reproduce {name} --profile {profile}" in str(info.value)
+    assert name in str(info.value)
+
+
+def test_dependencies_follow_imports_transitively_but_not_the_re_exporting_root():
+    deps = results.module_dependencies("dpstack.experiments.multiparty")
+    # direct, inside-a-function (datasets) and transitive (solvers via multiparty.logistic) imports
+    for module in ("dpstack.experiments.runner", "dpstack.datasets", "dpstack.datasets.kddcup99",
+                   "dpstack.multiparty.logistic", "dpstack.mechanisms"):
+        assert module in deps, module
+    for module in ("dpstack", "dpstack.stacking", "dpstack.transfer", "dpstack.experiments.results"):
+        assert module not in deps, module
+
+
+# ----------------------------------------------------------------------------- (2) replay
+def test_replay_detects_a_changed_cell(toy):
+    _, module_path = toy
+    results.save(results.compute("toy_page", "quick"))
+    assert all(r["identical"] for r in results.replay("toy_page", "quick", n_cells=4, rng=0))
+    # plant a bug that changes the numbers but not the recorded hashes (they are read from the file on load)
+    module_path.write_text(TOY_SOURCE.replace("scale * rng.standard_normal()", "scale * rng.standard_normal() + 1e-15"))
+    sys.modules.pop("toy_results_module", None)
+    import toy_results_module as mod
+
+    exp = results.get("toy_page")
+    results._REGISTRY["toy_page"] = results.Experiment("toy_page", exp.cells, mod.toy_cell, exp.profiles, exp.finish)
+    csv_path, json_path = results.result_paths("toy_page", "quick")
+    prov = json.loads(json_path.read_text())
+    prov["code"] = results.code_hashes(results.get("toy_page"))  # pretend the change went unnoticed
+    json_path.write_text(json.dumps(prov))
+    out = results.replay("toy_page", "quick", n_cells=1, rng=0)
+    assert not out[0]["identical"] and "committed" in out[0]["first_difference"]
+
+
+@pytest.mark.parametrize("name,profile", COMMITTED)
+def test_replay_random_committed_cells_bit_identically(name, profile):
+    """Recompute one cell, drawn afresh on every run, of each committed result."""
+    exp = results.get(name)
+    if exp.status is not None and exp.status() is not None:
+        pytest.skip(f"data of {name} absent")
+    seed = secrets.randbits(32)
+    print(f"replay seed for {name}/{profile}: {seed}")
+    out = results.replay(name, profile, n_cells=1, rng=seed)
+    for r in out:
+        assert r["identical"], f"{name}/{profile} cell {r['index']} (replay seed {seed}): {r['first_difference']}"
+
+
+# ----------------------------------------------------------------------------- the command line
+def test_reproduce_cli_writes_resumes_and_checks(toy, capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("DPSTACK_CACHE", str(tmp_path / "cache"))
+    assert reproduce.main(["toy_page", "--profile", "quick"]) == 0
+    out = capsys.readouterr().out
+    assert "done    toy_page" in out and "s wall time" in out
+    first = results.result_paths("toy_page", "quick")[0].read_bytes()
+    assert reproduce.main(["toy_page", "--profile", "quick", "--n-jobs", "2"]) == 0  # from the cache
+    assert results.result_paths("toy_page", "quick")[0].read_bytes() == first
+    assert not [p for p in (tmp_path / "results" / "toy_page").iterdir() if p.name.startswith(".")]
+    capsys.readouterr()
+    _flip_one_byte(results.result_paths("toy_page", "quick")[0])
+    assert reproduce.main(["--check", "--profile", "quick"]) == 1
+    assert "FAILED  toy_page" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        reproduce.main(["no_such_page"])
+
+
+def test_absent_data_is_skipped_or_refused(toy, monkeypatch, capsys):
+    exp = results.get("toy_page")
+    results._REGISTRY["toy_page"] = results.Experiment("toy_page", exp.cells, exp.cell, exp.profiles, exp.finish,
+                                                       status=lambda: "Data absent: toy files missing")
+    assert reproduce.main(["toy_page", "--profile", "quick"]) == 1
+    assert "skipped toy_page: Data absent" in capsys.readouterr().out
+    assert not results.result_paths("toy_page", "quick")[0].exists()
+
+
+def test_reproduce_lists_the_pages_to_re_execute(capsys):
+    assert reproduce.main(["--pages", "mpl_kdd", "mpl_mnist10"]) == 0
+    assert capsys.readouterr().out.split() == ["notebooks/mpl_kdd.ipynb", "notebooks/mpl_mnist10.ipynb"]
