@@ -61,7 +61,7 @@ def interleaved_medians(functions, repeats=5, warmup=1):
 
 
 def machine_summary():
-    """One line: date, CPU model (/proc/cpuinfo), cores, BLAS libraries and their threads, versions."""
+    """One line: date, CPU model (/proc/cpuinfo), cores, load average, BLAS libraries and their threads, versions."""
     import scipy
     import sklearn
     from threadpoolctl import threadpool_info
@@ -75,7 +75,11 @@ def machine_summary():
     blas = ", ".join(f"{p.get('internal_api')} {p.get('version')} ({p.get('num_threads')} thr)"
                      for p in threadpool_info() if p.get("user_api") == "blas")
     today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return (f"{today}; {cpu}, {os.cpu_count()} cores; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}; "
+    try:
+        load = "load average " + " / ".join(f"{v:.2f}" for v in os.getloadavg()) + " (1 / 5 / 15 min)"
+    except OSError:
+        load = "load average unknown"
+    return (f"{today}; {cpu}, {os.cpu_count()} cores, {load}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}; "
             f"BLAS {blas}; numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}")
 
 

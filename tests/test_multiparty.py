@@ -107,6 +107,38 @@ def test_batched_backtracking_keeps_the_margins_of_the_accepted_point(monkeypatc
         assert np.linalg.norm(grad) <= 1e-10
 
 
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_blocks_of_parties_give_the_result_of_one_batch_bit_for_bit(monkeypatch, n_classes):
+    # The parties are fitted in blocks that fit the CPU caches. A party's Newton iterates depend
+    # on its own rows only, so any blocking must give exactly the one-batch result, including
+    # unequal (padded) parties, one-class parties and the slowest party's iteration count.
+    rng = np.random.default_rng(7)
+    M = 53
+    sizes = rng.integers(4, 12, size=M)
+    parties = rng.permutation(np.repeat(np.arange(M), sizes))
+    X = _unit_rows(rng, parties.size, 8)
+    y = rng.integers(0, n_classes, size=parties.size)
+    y[parties == 3] = 1  # one class
+    import dpstack.multiparty.logistic as logistic
+
+    one_batch, it_one = fit_local_logistic(X, y, parties, M, n_classes, LAM)
+    calls = []
+    original = logistic._newton_block
+
+    def counting(*args):
+        calls.append(args[0].shape[0])
+        return original(*args)
+
+    monkeypatch.setattr(logistic, "_newton_block", counting)
+    for block_bytes in (1, 40_000):  # one party per block; 4 (three classes) or 41 (two) per block
+        monkeypatch.setattr(logistic, "_BLOCK_BYTES", block_bytes)
+        calls.clear()
+        blocked, it_blocked = fit_local_logistic(X, y, parties, M, n_classes, LAM)
+        assert len(calls) > 1 and sum(calls) == M
+        np.testing.assert_array_equal(blocked, one_batch)
+        assert it_blocked == it_one
+
+
 def test_batched_multiclass_local_fits_equal_sklearn_multinomial():
     rng = np.random.default_rng(1)
     M, K, n = 40, 3, 9

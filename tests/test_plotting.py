@@ -57,8 +57,12 @@ def test_notebook_figures_are_svg_and_identical_from_run_to_run():
     from pathlib import Path
 
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    runs = [subprocess.run([sys.executable, "-c", SVG_RUN], capture_output=True, text=True, env=env, check=True).stdout
-            for _ in range(2)]
+    # two fresh interpreters (hash seeds, ids and counters start anew), run side by side
+    procs = [subprocess.Popen([sys.executable, "-c", SVG_RUN], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env) for _ in range(2)]
+    outputs = [p.communicate() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in outputs]
+    runs = [out for out, _ in outputs]
     assert runs[0].lstrip().startswith("<") and "<svg" in runs[0], runs[0][:200]
     assert "one figure" in runs[0]  # text kept as text (svg.fonttype none)
     assert runs[0] == runs[1]

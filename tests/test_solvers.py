@@ -12,6 +12,16 @@ from dpstack.solvers import (
 )
 
 
+_NEWTON_FIRST_MAX_SIZE = solvers.NEWTON_FIRST_MAX_SIZE
+
+
+@pytest.fixture(autouse=True)
+def _lbfgs_first_at_every_size(monkeypatch):
+    # These tests' problems are small; method="auto" would run Newton from the start on them.
+    # They exercise the L-BFGS + polish path of larger problems (the routing has its own test).
+    monkeypatch.setattr(solvers, "NEWTON_FIRST_MAX_SIZE", 0)
+
+
 def make_problem(n=400, d=8, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, d))
@@ -173,3 +183,26 @@ def test_lbfgs_stops_at_the_first_point_that_meets_tol(seed):
     w, value, grad, _ = solvers._lbfgs(problem, np.zeros(30), 1e-10, 200)
     assert met[-1] and not any(met[:-1])
     assert grad_inf(w, X, y, 0.01, b, 0.0, w0) <= 1e-10
+
+
+def test_auto_runs_newton_from_the_start_on_small_problems_only(monkeypatch):
+    monkeypatch.setattr(solvers, "NEWTON_FIRST_MAX_SIZE", _NEWTON_FIRST_MAX_SIZE)
+    calls = []
+    lbfgs = solvers._lbfgs
+
+    def recording(problem, *args):
+        calls.append(problem.n * problem.d)
+        return lbfgs(problem, *args)
+
+    monkeypatch.setattr(solvers, "_lbfgs", recording)
+    X, y, b, w0 = make_problem(n=30, d=5, seed=8)  # an audit-sized fit
+    w, _ = minimize_perturbed_logistic(X, y, 0.05, b=b, w0=w0, tol=1e-10)
+    assert calls == []
+    np.testing.assert_array_equal(w, minimize_perturbed_logistic(X, y, 0.05, b=b, w0=w0, tol=1e-10,
+                                                                 method="newton")[0])
+    assert grad_inf(w, X, y, 0.05, b, 0.0, w0) <= 1e-10
+    n = _NEWTON_FIRST_MAX_SIZE // 5 + 1  # just above the size: L-BFGS first
+    X, y, b, w0 = make_problem(n=n, d=5, seed=9)
+    w, _ = minimize_perturbed_logistic(X, y, 0.05, b=b, w0=w0, tol=1e-10)
+    assert calls == [n * 5]
+    assert grad_inf(w, X, y, 0.05, b, 0.0, w0) <= 1e-10
