@@ -1,6 +1,6 @@
 # dpstack — the two commands of the README, and a few helpers.
 #   make book   install what is missing, execute every notebook with papermill, build the Jupyter Book
-#   make test   install what is missing, run the unit/statistical tests, nbval over every notebook,
+#   make test   install what is missing, lint (ruff), run the unit/statistical tests, nbval over every notebook,
 #               then the browser test (build the book, open every page in headless Chromium)
 # Packages go into the active virtualenv/conda env if there is one, else into ./.venv.
 SHELL := /bin/bash
@@ -29,7 +29,7 @@ export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: book test install data notebooks html test-unit test-notebooks test-browser benchmark demo clean reproduce
+.PHONY: book test install data notebooks html lint test-unit test-notebooks test-browser benchmark demo clean reproduce
 
 install: $(STAMP)
 
@@ -77,10 +77,16 @@ html: $(STAMP)
 
 test: $(STAMP)
 	@start=$$(date +%s); \
+	$(MAKE) --no-print-directory lint; \
 	$(MAKE) --no-print-directory test-unit; \
 	$(MAKE) --no-print-directory test-notebooks; \
 	$(MAKE) --no-print-directory test-browser; \
 	echo "make test: $$(( $$(date +%s) - start )) s"
+
+# ruff: the rules are in pyproject.toml ([tool.ruff]); `ruff format .` and `ruff check --fix .` repair most findings.
+lint: $(STAMP)
+	"$(PY)" -m ruff check .
+	"$(PY)" -m ruff format --check .
 
 # tests/conftest.py points DPSTACK_CACHE at a fresh temporary folder for the session and fails it
 # if anything in the data home (DPSTACK_DATA, read-only input) was added, removed or modified.

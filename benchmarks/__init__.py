@@ -10,13 +10,15 @@ BLAS runs with one thread (``OMP_NUM_THREADS=1`` is set before numpy is
 imported, unless already set, and enforced with threadpoolctl while timing):
 scikit-learn and dpstack then do the same single-threaded arithmetic.
 """
+
 import os
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 # Like the Makefile: the project's offline data copy, when it sits beside the repository.
-_SHARED_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                            "shared", "data")
+_SHARED_DATA = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "shared", "data"
+)
 if "DPSTACK_DATA" not in os.environ and os.path.isfile(os.path.join(_SHARED_DATA, "MANIFEST.md")):
     os.environ["DPSTACK_DATA"] = _SHARED_DATA
 
@@ -72,15 +74,20 @@ def machine_summary():
             cpu = next(line.split(":", 1)[1].strip() for line in fh if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    blas = ", ".join(f"{p.get('internal_api')} {p.get('version')} ({p.get('num_threads')} thr)"
-                     for p in threadpool_info() if p.get("user_api") == "blas")
+    blas = ", ".join(
+        f"{p.get('internal_api')} {p.get('version')} ({p.get('num_threads')} thr)"
+        for p in threadpool_info()
+        if p.get("user_api") == "blas"
+    )
     today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     try:
         load = "load average " + " / ".join(f"{v:.2f}" for v in os.getloadavg()) + " (1 / 5 / 15 min)"
     except OSError:
         load = "load average unknown"
-    return (f"{today}; {cpu}, {os.cpu_count()} cores, {load}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}; "
-            f"BLAS {blas}; numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}")
+    return (
+        f"{today}; {cpu}, {os.cpu_count()} cores, {load}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}; "
+        f"BLAS {blas}; numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}"
+    )
 
 
 def print_table(rows, columns, floatfmt="{:.4g}"):
@@ -89,6 +96,7 @@ def print_table(rows, columns, floatfmt="{:.4g}"):
     Ratios hold for the machine they were measured on (CPU, BLAS, threads): the
     line under every table names it.
     """
+
     def fmt(v):
         if isinstance(v, float):
             return floatfmt.format(v)

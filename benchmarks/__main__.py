@@ -3,6 +3,7 @@
 ``python -m benchmarks plr multiparty`` runs ``bench_plr`` and ``bench_multiparty``;
 ``python -m benchmarks --list`` shows the names.
 """
+
 import importlib
 import pkgutil
 import sys
@@ -12,8 +13,9 @@ import benchmarks
 
 
 def available():
-    return sorted(m.name[len("bench_"):] for m in pkgutil.iter_modules(benchmarks.__path__)
-                  if m.name.startswith("bench_"))
+    return sorted(
+        m.name[len("bench_") :] for m in pkgutil.iter_modules(benchmarks.__path__) if m.name.startswith("bench_")
+    )
 
 
 def main(argv=None):

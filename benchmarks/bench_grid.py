@@ -11,6 +11,7 @@ One run per setting: the
 paper-profile grid takes minutes, so this is a wall-clock measurement, not a
 median, and on a shared machine it moves with the load of other processes.
 """
+
 import os
 import time
 
@@ -50,13 +51,24 @@ def main(profile=None):
     code_version.cache_clear()
     if code_version() != version:
         identical += " (dpstack source edited during the run: the runs used different code)"
-    rows = [{"grid": f"PST Fig. 1, {profile} profile", "cells": n_cells, "rows": len(tables[1]),
-             "preprocessing s (per process)": t_prep, "n_jobs=1 s": timings[1], "n_jobs=2 s (cold)": timings[2],
-             "n_jobs=2 s (warm)": timings["2 warm"], "speed-up (warm)": timings[1] / timings["2 warm"],
-             "tables identical": identical}]
+    rows = [
+        {
+            "grid": f"PST Fig. 1, {profile} profile",
+            "cells": n_cells,
+            "rows": len(tables[1]),
+            "preprocessing s (per process)": t_prep,
+            "n_jobs=1 s": timings[1],
+            "n_jobs=2 s (cold)": timings[2],
+            "n_jobs=2 s (warm)": timings["2 warm"],
+            "speed-up (warm)": timings[1] / timings["2 warm"],
+            "tables identical": identical,
+        }
+    ]
     print_table(rows, list(rows[0]), floatfmt="{:.3g}")
-    print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
-          "(other processes share the cores; the speed-up is bounded by 2).")
+    print(
+        f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
+        "(other processes share the cores; the speed-up is bounded by 2)."
+    )
 
 
 if __name__ == "__main__":

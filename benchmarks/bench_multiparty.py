@@ -25,6 +25,7 @@ Compared, interleaved (one warm-up round, then medians of ``repeats`` rounds):
 
 Loop times are reported per party and scaled to M for the ratios.
 """
+
 import time
 import warnings
 
@@ -73,8 +74,16 @@ def lean_newton(Xm, ym, lam, tol=1e-12, max_iter=100):
     return beta @ Xm
 
 
-def main(n_parties=20_000, party_size=22, n_features=123, lam=1e-4, seed=0, repeats=5,
-         loop_parties=2_000, sklearn_parties=600):
+def main(
+    n_parties=20_000,
+    party_size=22,
+    n_features=123,
+    lam=1e-4,
+    seed=0,
+    repeats=5,
+    loop_parties=2_000,
+    sklearn_parties=600,
+):
     rng = np.random.default_rng(seed)
     n = n_parties * party_size
     X = rng.normal(size=(n, n_features))
@@ -109,8 +118,7 @@ def main(n_parties=20_000, party_size=22, n_features=123, lam=1e-4, seed=0, repe
     A = rng.normal(size=(block, party_size, party_size)) / party_size
     A = A @ A.transpose(0, 2, 1) + party_size * lam * np.eye(party_size)
     rhs = rng.normal(size=(block, party_size, 1))
-    whole = [((A[np.arange(size) % block]), rhs[np.arange(size) % block])
-             for size in whole_sizes]
+    whole = [((A[np.arange(size) % block]), rhs[np.arange(size) % block]) for size in whole_sizes]
 
     def numpy_limit_whole():
         # the work as (M, 22, 22) arrays: all Gram products at once, one solve per iteration
@@ -124,7 +132,7 @@ def main(n_parties=20_000, party_size=22, n_features=123, lam=1e-4, seed=0, repe
         # the same work in the solver's blocks, each block's systems already in cache
         Xp = pad_parties(X, parties, n_parties)[0]
         for start in range(0, n_parties, block):
-            Xp[start:start + block] @ Xp[start:start + block].transpose(0, 2, 1)
+            Xp[start : start + block] @ Xp[start : start + block].transpose(0, 2, 1)
         for size in batch_sizes:
             np.linalg.solve(A[:size], rhs[:size])
         return Xp
@@ -133,15 +141,29 @@ def main(n_parties=20_000, party_size=22, n_features=123, lam=1e-4, seed=0, repe
         return np.array([lean_newton(X[slices[m]], y[slices[m]], lam) for m in range(loop_parties)])
 
     def sklearn_loop():
-        return np.array([LogisticRegression(C=C, fit_intercept=False, tol=1e-10, solver="newton-cholesky",
-                                            max_iter=1000).fit(X[slices[m]], y[slices[m]]).coef_[0]
-                         for m in two_class])
+        return np.array(
+            [
+                LogisticRegression(C=C, fit_intercept=False, tol=1e-10, solver="newton-cholesky", max_iter=1000)
+                .fit(X[slices[m]], y[slices[m]])
+                .coef_[0]
+                for m in two_class
+            ]
+        )
 
-    functions = {"batched": lambda: fit_local_logistic(X, y, parties, n_parties, 2, lam)[0],
-                 "numpy limit, whole arrays": numpy_limit_whole, "numpy limit, blocks": numpy_limit_blocked,
-                 "lean loop": lean_loop, "scikit-learn loop": sklearn_loop}
-    per_party = {"batched": n_parties, "numpy limit, whole arrays": n_parties, "numpy limit, blocks": n_parties,
-                 "lean loop": loop_parties, "scikit-learn loop": len(two_class)}
+    functions = {
+        "batched": lambda: fit_local_logistic(X, y, parties, n_parties, 2, lam)[0],
+        "numpy limit, whole arrays": numpy_limit_whole,
+        "numpy limit, blocks": numpy_limit_blocked,
+        "lean loop": lean_loop,
+        "scikit-learn loop": sklearn_loop,
+    }
+    per_party = {
+        "batched": n_parties,
+        "numpy limit, whole arrays": n_parties,
+        "numpy limit, blocks": n_parties,
+        "lean loop": loop_parties,
+        "scikit-learn loop": len(two_class),
+    }
     times = {k: [] for k in functions}
     results = {}
     with threadpool_limits(limits=1), warnings.catch_warnings():
@@ -154,26 +176,39 @@ def main(n_parties=20_000, party_size=22, n_features=123, lam=1e-4, seed=0, repe
                     times[name].append(time.perf_counter() - start)
     per = {k: float(np.median(v)) / per_party[k] for k, v in times.items()}
     # the limit is the faster way of doing that work, taken round by round
-    per["numpy limit"] = float(np.median(np.minimum(times["numpy limit, whole arrays"],
-                                                    times["numpy limit, blocks"]))) / n_parties
+    per["numpy limit"] = (
+        float(np.median(np.minimum(times["numpy limit, whole arrays"], times["numpy limit, blocks"]))) / n_parties
+    )
     per_party["numpy limit"] = n_parties
     W = results["batched"]
     diff_lean = float(np.max(np.abs(results["lean loop"] - W[:loop_parties, 0])))
     diff_sk = float(np.max(np.abs(results["scikit-learn loop"] - W[two_class, 0])))
-    print(f"MPL local training: M = {n_parties} parties x {party_size} samples, d = {n_features}, "
-          f"lambda = {lam:g}; {n_iter} batched Newton iterations; medians of {repeats} interleaved rounds")
+    print(
+        f"MPL local training: M = {n_parties} parties x {party_size} samples, d = {n_features}, "
+        f"lambda = {lam:g}; {n_iter} batched Newton iterations; medians of {repeats} interleaved rounds"
+    )
     rows = []
     for name in [*functions, "numpy limit"]:
-        rows.append({"side": name, "parties timed": per_party[name], "µs per party": per[name] * 1e6,
-                     "time for all M (s)": per[name] * n_parties,
-                     "batched ÷ side": per["batched"] / per[name] if name != "batched" else 1.0})
+        rows.append(
+            {
+                "side": name,
+                "parties timed": per_party[name],
+                "µs per party": per[name] * 1e6,
+                "time for all M (s)": per[name] * n_parties,
+                "batched ÷ side": per["batched"] / per[name] if name != "batched" else 1.0,
+            }
+        )
     print_table(rows, list(rows[0]), floatfmt="{:.4g}")
-    print(f"batched ÷ numpy limit = {per['batched'] / per['numpy limit']:.2f} (target ≤ 1.15); "
-          f"speed-up per party vs lean loop {per['lean loop'] / per['batched']:.1f}x, "
-          f"vs scikit-learn loop {per['scikit-learn loop'] / per['batched']:.1f}x")
+    print(
+        f"batched ÷ numpy limit = {per['batched'] / per['numpy limit']:.2f} (target ≤ 1.15); "
+        f"speed-up per party vs lean loop {per['lean loop'] / per['batched']:.1f}x, "
+        f"vs scikit-learn loop {per['scikit-learn loop'] / per['batched']:.1f}x"
+    )
     ok = diff_lean <= 1e-6 and diff_sk <= 1e-6
-    print(f"max |w_batched − w_lean| = {diff_lean:.2e}; max |w_batched − w_sklearn| = {diff_sk:.2e} "
-          f"({len(two_class)} two-class parties); equal to 1e-6: {'yes' if ok else 'NO'}")
+    print(
+        f"max |w_batched − w_lean| = {diff_lean:.2e}; max |w_batched − w_sklearn| = {diff_sk:.2e} "
+        f"({len(two_class)} two-class parties); equal to 1e-6: {'yes' if ok else 'NO'}"
+    )
     return {"per_party": per, "n_iter": n_iter, "diff_lean": diff_lean, "diff_sklearn": diff_sk, "ok": ok}
 
 

@@ -21,6 +21,7 @@ scikit-learn, interleaved, medians of ``repeats`` runs, one BLAS thread.
 "solver only" is :func:`dpstack.solvers.minimize_perturbed_logistic` on the same
 arrays, without the estimator's input validation and clipping check.
 """
+
 import warnings
 
 import numpy as np
@@ -66,18 +67,25 @@ def compare(name, X, y, lam, tol, repeats):
     sk = LogisticRegression(C=1.0 / (n * lam), fit_intercept=False, tol=tol, max_iter=10_000)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scikit-learn's early-stop notice at tight tol
-        medians, fitted = interleaved_medians({
-            "sklearn": lambda: sk.fit(X, y).coef_[0].copy(),
-            "dpstack": lambda: plr.fit(X, y).coef_[0].copy(),
-            "solver": lambda: minimize_perturbed_logistic(X, y, lam, tol=tol)[0],
-        }, repeats)
+        medians, fitted = interleaved_medians(
+            {
+                "sklearn": lambda: sk.fit(X, y).coef_[0].copy(),
+                "dpstack": lambda: plr.fit(X, y).coef_[0].copy(),
+                "solver": lambda: minimize_perturbed_logistic(X, y, lam, tol=tol)[0],
+            },
+            repeats,
+        )
     grad = {k: float(np.max(np.abs(logistic_objective(fitted[k], X, y, lam)[1]))) for k in ("sklearn", "dpstack")}
     return {
-        "problem": name, "λ": f"{lam:g}", "tol": f"{tol:g}",
-        "sklearn s": medians["sklearn"], "dpstack s": medians["dpstack"],
+        "problem": name,
+        "λ": f"{lam:g}",
+        "tol": f"{tol:g}",
+        "sklearn s": medians["sklearn"],
+        "dpstack s": medians["dpstack"],
         "ratio": medians["dpstack"] / medians["sklearn"],
         "solver only s": medians["solver"],
-        "sklearn ‖∇J‖∞": grad["sklearn"], "dpstack ‖∇J‖∞": grad["dpstack"],
+        "sklearn ‖∇J‖∞": grad["sklearn"],
+        "dpstack ‖∇J‖∞": grad["dpstack"],
         "max |Δw|": float(np.max(np.abs(fitted["dpstack"] - fitted["sklearn"]))),
     }
 
@@ -85,8 +93,10 @@ def compare(name, X, y, lam, tol, repeats):
 def main(repeats=7, repeats_large=5):
     rows = []
     with threadpool_limits(limits=1):
-        problems = [("MNIST-PCA100 n=3000", *mnist_pca100(), repeats),
-                    ("synthetic n=200000 d=100", *synthetic(), repeats_large)]
+        problems = [
+            ("MNIST-PCA100 n=3000", *mnist_pca100(), repeats),
+            ("synthetic n=200000 d=100", *synthetic(), repeats_large),
+        ]
         for name, X, y, r in problems:
             for lam in LAMS:
                 for tol in TOLS:

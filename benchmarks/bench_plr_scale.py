@@ -8,6 +8,7 @@ during it (tracemalloc: numpy's buffers, as a fraction of X). One run per side, 
 untimed pass over the file that loads it into the page cache; λ = 0.01, tol = 1e-10 as in
 :mod:`benchmarks.bench_plr_sizes`.
 """
+
 import json
 import os
 import subprocess
@@ -61,8 +62,8 @@ def make_data(directory, n, d=100, seed=1, chunk=200_000):
     scale = 1.0 / (1.2 * np.sqrt(d + 6 * np.sqrt(2 * d)))  # rows of norm ≲ 1 (a χ_d tail bound), then clipped by PLR
     for start in range(0, n, chunk):
         block = rng.standard_normal((min(chunk, n - start), d)) * scale
-        X[start:start + block.shape[0]] = block
-        y[start:start + block.shape[0]] = rng.random(block.shape[0]) < 1 / (1 + np.exp(-block @ w_true))
+        X[start : start + block.shape[0]] = block
+        y[start : start + block.shape[0]] = rng.random(block.shape[0]) < 1 / (1 + np.exp(-block @ w_true))
     X.flush()
     del X
     os.replace(path_x + ".tmp", path_x)
@@ -71,8 +72,13 @@ def make_data(directory, n, d=100, seed=1, chunk=200_000):
 
 
 def run(side, path_x, path_y):
-    out = subprocess.run([sys.executable, "-c", CHILD, side, path_x, path_y, str(LAM), str(TOL)],
-                         capture_output=True, text=True, check=True, env=os.environ)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, side, path_x, path_y, str(LAM), str(TOL)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=os.environ,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -85,7 +91,7 @@ def main():
     path_x, path_y = make_data(directory, n)
     X = np.load(path_x, mmap_mode="r")
     for start in range(0, n, 1_000_000):  # warm the page cache (both sides then read from memory)
-        float(X[start:start + 1_000_000].sum())
+        float(X[start : start + 1_000_000].sum())
     results = {}
     for side in ("sklearn", "inf", "1.0"):
         results[side] = run(side, path_x, path_y)
@@ -93,9 +99,15 @@ def main():
     rows = []
     for side, label in (("sklearn", "scikit-learn lbfgs"), ("inf", "PLR ε=∞"), ("1.0", "PLR ε=1")):
         r = results[side]
-        rows.append({"fit": label, "s": r["seconds"], "ratio": r["seconds"] / results["sklearn"]["seconds"],
-                     "peak allocated": f"{r['peak_bytes'] / X.nbytes:.1%} of X",
-                     "error": r["error"] or ""})
+        rows.append(
+            {
+                "fit": label,
+                "s": r["seconds"],
+                "ratio": r["seconds"] / results["sklearn"]["seconds"],
+                "peak allocated": f"{r['peak_bytes'] / X.nbytes:.1%} of X",
+                "error": r["error"] or "",
+            }
+        )
     if results["sklearn"]["coef"] and results["inf"]["coef"]:
         diff = np.max(np.abs(np.subtract(results["sklearn"]["coef"], results["inf"]["coef"])))
         print(f"max |w_PLR(ε=∞) − w_sklearn| = {diff:.2e}")

@@ -21,6 +21,7 @@ separate untimed calls. "solver" is :func:`dpstack.solvers.minimize_perturbed_lo
 alone on the same arrays (ε = ∞): the rest of ``fit``'s peak is input
 validation and label encoding (n-vectors, 1/d of X each).
 """
+
 import os
 import tracemalloc
 import warnings
@@ -55,9 +56,11 @@ def compare(n, d, repeats):
     sk = LogisticRegression(C=1.0 / (n * LAM), fit_intercept=False, tol=TOL, max_iter=10_000)
     inf = PrivateLogisticRegression(epsilon=np.inf, lam=LAM, tol=TOL, max_iter=200)
     one = PrivateLogisticRegression(epsilon=1.0, lam=LAM, tol=TOL, max_iter=200, random_state=0)
-    fits = {"sklearn": lambda: sk.fit(X, y).coef_[0].copy(),
-            "PLR ε=∞": lambda: inf.fit(X, y).coef_[0].copy(),
-            "PLR ε=1": lambda: one.fit(X, y).coef_[0].copy()}
+    fits = {
+        "sklearn": lambda: sk.fit(X, y).coef_[0].copy(),
+        "PLR ε=∞": lambda: inf.fit(X, y).coef_[0].copy(),
+        "PLR ε=1": lambda: one.fit(X, y).coef_[0].copy(),
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scikit-learn's early-stop notice at tight tol
         medians, coefs = interleaved_medians(fits, repeats)
@@ -66,12 +69,18 @@ def compare(n, d, repeats):
     peaks["solver"] = peak_extra(lambda: minimize_perturbed_logistic(X, ys, LAM, tol=TOL)) / X.nbytes
     grad = {k: float(np.max(np.abs(logistic_objective(coefs[k], X, ys, LAM)[1]))) for k in ("sklearn", "PLR ε=∞")}
     return {
-        "n × d": f"{n:.0e} × {d}", "X MiB": X.nbytes / 2**20, "sklearn s": medians["sklearn"],
-        "ε=∞ ratio": medians["PLR ε=∞"] / medians["sklearn"], "ε=1 ratio": medians["PLR ε=1"] / medians["sklearn"],
-        "sklearn ‖∇J‖∞": grad["sklearn"], "PLR ‖∇J‖∞": grad["PLR ε=∞"],
+        "n × d": f"{n:.0e} × {d}",
+        "X MiB": X.nbytes / 2**20,
+        "sklearn s": medians["sklearn"],
+        "ε=∞ ratio": medians["PLR ε=∞"] / medians["sklearn"],
+        "ε=1 ratio": medians["PLR ε=1"] / medians["sklearn"],
+        "sklearn ‖∇J‖∞": grad["sklearn"],
+        "PLR ‖∇J‖∞": grad["PLR ε=∞"],
         "max |Δw|": float(np.max(np.abs(coefs["PLR ε=∞"] - coefs["sklearn"]))),
-        "peak extra sklearn": f"{peaks['sklearn']:.1%}", "peak extra ε=∞": f"{peaks['PLR ε=∞']:.1%}",
-        "peak extra ε=1": f"{peaks['PLR ε=1']:.1%}", "peak extra solver": f"{peaks['solver']:.1%}",
+        "peak extra sklearn": f"{peaks['sklearn']:.1%}",
+        "peak extra ε=∞": f"{peaks['PLR ε=∞']:.1%}",
+        "peak extra ε=1": f"{peaks['PLR ε=1']:.1%}",
+        "peak extra solver": f"{peaks['solver']:.1%}",
     }
 
 
@@ -84,11 +93,15 @@ def main(repeats=None):
                 continue
             r = repeats or (3 if quick else (5 if n * d >= 1e7 else 9))
             rows.append(compare(n, d, r))
-            print(f"  n={n:g} d={d}: ratio ε=∞ {rows[-1]['ε=∞ ratio']:.2f}, ε=1 {rows[-1]['ε=1 ratio']:.2f}", flush=True)
+            print(
+                f"  n={n:g} d={d}: ratio ε=∞ {rows[-1]['ε=∞ ratio']:.2f}, ε=1 {rows[-1]['ε=1 ratio']:.2f}", flush=True
+            )
     print()
     print_table(rows, list(rows[0]), floatfmt="{:.3g}")
-    print(f"ratio = PLR fit time / scikit-learn lbfgs fit time (λ = {LAM:g}, tol = {TOL:g}; medians of interleaved "
-          "runs). Target: ≤ 1.0 for both ε and peak extra memory ≤ 10 % of X.")
+    print(
+        f"ratio = PLR fit time / scikit-learn lbfgs fit time (λ = {LAM:g}, tol = {TOL:g}; medians of interleaved "
+        "runs). Target: ≤ 1.0 for both ε and peak extra memory ≤ 10 % of X."
+    )
 
 
 if __name__ == "__main__":

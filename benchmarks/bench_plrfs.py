@@ -13,6 +13,7 @@ ones: its L-BFGS runs until the slowest block has converged, with every
 evaluation touching all blocks. It only saves per-call overhead, which matters
 when blocks are tiny. The table shows the measured times.
 """
+
 import numpy as np
 from scipy import optimize
 from scipy.special import expit, log_expit
@@ -33,7 +34,7 @@ def joint_block_solve(blocks, y, lam, bs, deltas, tol):
     mask = np.zeros((Xc.shape[1], len(blocks)))
     starts = np.cumsum([0] + sizes)
     for k in range(len(blocks)):
-        mask[starts[k]:starts[k + 1], k] = 1.0
+        mask[starts[k] : starts[k + 1], k] = 1.0
     ridge = np.repeat(lam + np.asarray(deltas), sizes)
     bcat = np.concatenate(bs) / n
     Y = y[:, None].astype(float)
@@ -44,8 +45,13 @@ def joint_block_solve(blocks, y, lam, bs, deltas, tol):
         grad = np.einsum("jk,jk->j", Xc.T @ (-(Y * expit(-Z)) / n), mask) + ridge * w + bcat
         return value, grad
 
-    result = optimize.minimize(value_grad, np.zeros(Xc.shape[1]), jac=True, method="L-BFGS-B",
-                               options={"gtol": tol, "ftol": 64 * np.finfo(float).eps, "maxls": 50, "maxiter": 1000})
+    result = optimize.minimize(
+        value_grad,
+        np.zeros(Xc.shape[1]),
+        jac=True,
+        method="L-BFGS-B",
+        options={"gtol": tol, "ftol": 64 * np.finfo(float).eps, "maxls": 50, "maxiter": 1000},
+    )
     return result.x, float(np.max(np.abs(result.jac)))
 
 
@@ -62,19 +68,31 @@ def compare(name, X, y, K=5, epsilon=1.0, lam=0.01, tol=1e-8, repeats=5):
     deltas = fs.delta_k_
 
     def separate_plr():
-        return [PrivateLogisticRegression(epsilon=epsilon, lam=lam, norm_bound=q[k], tol=tol, random_state=k)
-                .fit(X[:, g], y).coef_[0] for k, g in enumerate(groups)]
+        return [
+            PrivateLogisticRegression(epsilon=epsilon, lam=lam, norm_bound=q[k], tol=tol, random_state=k)
+            .fit(X[:, g], y)
+            .coef_[0]
+            for k, g in enumerate(groups)
+        ]
 
     y_signed = np.where(y == fs.classes_[1], 1, -1)
-    medians, results = interleaved_medians({
-        "PLR-FS fit": lambda: fs.fit(X, y).coef_[0].copy(),
-        "K separate PLR fits": separate_plr,
-        "joint block L-BFGS": lambda: joint_block_solve(blocks, y_signed, lam, bs, deltas, tol),
-    }, repeats)
+    medians, results = interleaved_medians(
+        {
+            "PLR-FS fit": lambda: fs.fit(X, y).coef_[0].copy(),
+            "K separate PLR fits": separate_plr,
+            "joint block L-BFGS": lambda: joint_block_solve(blocks, y_signed, lam, bs, deltas, tol),
+        },
+        repeats,
+    )
     w_joint, g_joint = results["joint block L-BFGS"]
     return {
-        "problem": name, "K": K, "ε": epsilon, "λ": lam, "tol": f"{tol:g}",
-        "PLR-FS s": medians["PLR-FS fit"], "K×PLR s": medians["K separate PLR fits"],
+        "problem": name,
+        "K": K,
+        "ε": epsilon,
+        "λ": lam,
+        "tol": f"{tol:g}",
+        "PLR-FS s": medians["PLR-FS fit"],
+        "K×PLR s": medians["K separate PLR fits"],
         "joint s": medians["joint block L-BFGS"],
         "PLR-FS / K×PLR": medians["PLR-FS fit"] / medians["K separate PLR fits"],
         "joint / PLR-FS": medians["joint block L-BFGS"] / medians["PLR-FS fit"],
@@ -90,8 +108,10 @@ def main(repeats=7, repeats_large=5):
         X, y = synthetic()
         rows.append(compare("synthetic n=200000 d=100", X, y, repeats=repeats_large))
     print_table(rows, list(rows[0]), floatfmt="{:.3g}")
-    print("PLR-FS solves its K blocks one after the other; the joint solve is kept here as evidence, "
-          "not in dpstack (ratio > 1 means it is slower).")
+    print(
+        "PLR-FS solves its K blocks one after the other; the joint solve is kept here as evidence, "
+        "not in dpstack (ratio > 1 means it is slower)."
+    )
 
 
 if __name__ == "__main__":

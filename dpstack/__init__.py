@@ -7,7 +7,8 @@ The reference implementation of
 * Guo et al., Privacy-preserving Transfer Learning for Knowledge Sharing (PPTL);
 * Hamm, Cao & Belkin, Learning Privately from Multiparty Data, ICML 2016 (MPL).
 """
-from . import datasets
+
+from . import datasets as datasets  # the loaders, reachable as dpstack.datasets
 from .accounting import PrivacyLedger
 from .linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
 from .multiparty import MultipartyPrivateClassifier

@@ -3,6 +3,7 @@
 The data home is read-only input; everything dpstack derives from it (parsed datasets,
 preprocessed tasks, experiment results) goes to :func:`user_cache_dir`.
 """
+
 from __future__ import annotations
 
 import os

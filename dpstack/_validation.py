@@ -1,4 +1,5 @@
 """Input checks shared by every estimator: clear errors naming the parameter."""
+
 from __future__ import annotations
 
 import numbers

@@ -9,6 +9,7 @@ composition); mechanisms on **disjoint** parts cost the maximum (parallel
 composition). Distinct part names must therefore denote disjoint sets of
 records; a part split further is written ``"D_l/S_1"``, ``"D_l/S_2"``, ….
 """
+
 from __future__ import annotations
 
 import math
@@ -105,8 +106,16 @@ class PrivacyLedger:
         led = cls()
         for r in records:
             eps = math.inf if r["epsilon"] == "inf" else r["epsilon"]
-            led.entries.append(_checked_spend(r["mechanism"], r["part"], eps, r.get("unit", "one sample"),
-                                              r.get("note", ""), bool(r.get("outside", False))))
+            led.entries.append(
+                _checked_spend(
+                    r["mechanism"],
+                    r["part"],
+                    eps,
+                    r.get("unit", "one sample"),
+                    r.get("note", ""),
+                    bool(r.get("outside", False)),
+                )
+            )
         return led
 
     @property
@@ -117,10 +126,13 @@ class PrivacyLedger:
         """The entries as a pandas DataFrame (for the book's tables)."""
         import pandas as pd
 
-        return pd.DataFrame([e.__dict__ for e in self.entries],
-                            columns=["mechanism", "part", "epsilon", "unit", "note", "outside"])
+        return pd.DataFrame(
+            [e.__dict__ for e in self.entries], columns=["mechanism", "part", "epsilon", "unit", "note", "outside"]
+        )
 
     def __repr__(self):
-        rows = ", ".join(f"{e.mechanism}@{e.part}: ε={e.epsilon:g}{' (outside the guarantee)' if e.outside else ''}"
-                         for e in self.entries)
+        rows = ", ".join(
+            f"{e.mechanism}@{e.part}: ε={e.epsilon:g}{' (outside the guarantee)' if e.outside else ''}"
+            for e in self.entries
+        )
         return f"PrivacyLedger(total ε={self.total():g}; {rows})"

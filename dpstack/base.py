@@ -14,6 +14,7 @@ exports exactly those (JSON, no pickle) and loads them back as a predictor.
 Steps outside the guarantee (a label set read from the private data, for example) raise a
 :class:`PrivacyLeakWarning` at run time and are recorded in the ledger with ε = ∞.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -21,8 +22,16 @@ import warnings
 import numpy as np
 from sklearn.utils import Bunch
 
-__all__ = ["PrivacyLeakWarning", "DIAGNOSTICS", "atomic_fit", "check_diagnostics", "record_classes",
-           "record_diagnostics", "released_attributes", "resolve_classes"]
+__all__ = [
+    "PrivacyLeakWarning",
+    "DIAGNOSTICS",
+    "atomic_fit",
+    "check_diagnostics",
+    "record_classes",
+    "record_diagnostics",
+    "released_attributes",
+    "resolve_classes",
+]
 
 #: mechanism name of the ledger entry that marks an object fitted with ``diagnostics=True``
 DIAGNOSTICS = "diagnostics (diagnostics=True)"
@@ -76,7 +85,8 @@ def resolve_classes(classes, y, binary=True, estimator="this estimator"):
             f"(np.unique(y) = {classes[:10]!r}); the set of labels, and the shape of the output, "
             "then depend on the private data outside the ε-DP guarantee. Pass the public label "
             "set as classes=[...] to keep the whole release private.",
-            PrivacyLeakWarning, stacklevel=3,
+            PrivacyLeakWarning,
+            stacklevel=3,
         )
         from_data = True
     else:
@@ -106,9 +116,12 @@ def resolve_classes(classes, y, binary=True, estimator="this estimator"):
 def record_classes(ledger, from_data, part="D", unit="one sample"):
     """Record a label set read from the private data in ``ledger`` (ε = ∞ for that step)."""
     if from_data:
-        ledger.add_outside("label set read from the data (classes=None)", part,
-                           "np.unique(y) of the private labels fixes classes_ and the output's shape",
-                           unit=unit)
+        ledger.add_outside(
+            "label set read from the data (classes=None)",
+            part,
+            "np.unique(y) of the private labels fixes classes_ and the output's shape",
+            unit=unit,
+        )
 
 
 def record_diagnostics(estimator, ledger, part="D", unit="one sample", **values):
@@ -122,9 +135,13 @@ def record_diagnostics(estimator, ledger, part="D", unit="one sample", **values)
     """
     if getattr(estimator, "diagnostics", False):
         estimator.diagnostics_ = Bunch(**values)
-        ledger.add_outside(DIAGNOSTICS, part,
-                           "the object keeps the noise and non-private intermediate results: "
-                           "publish only its release (dpstack.release.save_release)", unit=unit)
+        ledger.add_outside(
+            DIAGNOSTICS,
+            part,
+            "the object keeps the noise and non-private intermediate results: "
+            "publish only its release (dpstack.release.save_release)",
+            unit=unit,
+        )
     elif hasattr(estimator, "diagnostics_"):
         del estimator.diagnostics_
 

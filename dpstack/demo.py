@@ -15,6 +15,7 @@ anywhere between about 0.1 and 0.95 (s.d. ≈ 0.27). A mean of 5 splits can then
 land below 0.5 by chance alone; over 100 splits it is about 0.6, above chance,
 and rises with ε as it should.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,13 +39,17 @@ CLASSES = (0, 1)
 DIGITS_METHODS = ("PLR", "PST-S", "PST-F(U)")
 TRANSFER_METHODS = ("SourceD (source model on the target)", "Direct (PLR on the target)", "SimComb", "PPTL-FS(W)")
 #: What a reader should see in the digits table and figure (checked by tests/test_demo.py).
-DIGITS_READING = ("What to see: every method's AUC rises with ε, from close to chance (0.5) at ε = 0.5 to 1 "
-                  "without noise; with only 246 training images the three overlap at small ε and plain PLR is "
-                  "best at ε = 4 — stacking pays off with more samples (the book's PST Figure 1 page runs the "
-                  "paper's 3,000-image setting).")
-TRANSFER_READING = ("What to see: PPTL-FS(W), which uses the source's private models and the doctors' "
-                    "importances, beats both the target alone (Direct) and the source model alone (SourceD) "
-                    "at the same ε; SimComb lies in between.")
+DIGITS_READING = (
+    "What to see: every method's AUC rises with ε, from close to chance (0.5) at ε = 0.5 to 1 "
+    "without noise; with only 246 training images the three overlap at small ε and plain PLR is "
+    "best at ε = 4 — stacking pays off with more samples (the book's PST Figure 1 page runs the "
+    "paper's 3,000-image setting)."
+)
+TRANSFER_READING = (
+    "What to see: PPTL-FS(W), which uses the source's private models and the doctors' "
+    "importances, beats both the target alone (Direct) and the source model alone (SourceD) "
+    "at the same ε; SimComb lies in between."
+)
 
 
 def _auc(model, X, y):
@@ -83,14 +88,16 @@ def digits_runs(epsilons=(0.5, 1.0, 4.0, np.inf), n_repeats=100, seed=0):
     for r in range(n_repeats):
         rng = np.random.default_rng([seed, r])
         order = rng.permutation(len(y))
-        train, test = order[: int(0.7 * len(y))], order[int(0.7 * len(y)):]
+        train, test = order[: int(0.7 * len(y))], order[int(0.7 * len(y)) :]
         for eps in epsilons:
             models = {
                 "PLR": PrivateLogisticRegression(epsilon=eps, lam=0.01, random_state=rng, classes=CLASSES),
-                "PST-S": PrivateStackingClassifier(epsilon=eps, partition="samples", n_groups=5, random_state=rng,
-                                                   classes=CLASSES),
-                "PST-F(U)": PrivateStackingClassifier(epsilon=eps, partition="features", n_groups=5, random_state=rng,
-                                                      classes=CLASSES),
+                "PST-S": PrivateStackingClassifier(
+                    epsilon=eps, partition="samples", n_groups=5, random_state=rng, classes=CLASSES
+                ),
+                "PST-F(U)": PrivateStackingClassifier(
+                    epsilon=eps, partition="features", n_groups=5, random_state=rng, classes=CLASSES
+                ),
             }
             for name, model in models.items():
                 model.fit(X[train], y[train])
@@ -123,17 +130,22 @@ def transfer_runs(branch="branch_1", epsilon=1.0, n_repeats=30, seed=0):
     for r in range(n_repeats):
         rng = np.random.default_rng([seed, r])
         order = rng.permutation(len(yt))
-        train, test = order[: int(0.7 * len(yt))], order[int(0.7 * len(yt)):]
+        train, test = order[: int(0.7 * len(yt))], order[int(0.7 * len(yt)) :]
         source = PrivateLogisticRegression(epsilon=epsilon, lam=0.01, random_state=rng, classes=CLASSES).fit(Xs, ys)
         rows.append(dict(method=TRANSFER_METHODS[0], repeat=r, auc=_auc(source, Xt[test], yt[test])))
-        direct = PrivateLogisticRegression(epsilon=epsilon, lam=0.01, random_state=rng,
-                                           classes=CLASSES).fit(Xt[train], yt[train])
+        direct = PrivateLogisticRegression(epsilon=epsilon, lam=0.01, random_state=rng, classes=CLASSES).fit(
+            Xt[train], yt[train]
+        )
         rows.append(dict(method=TRANSFER_METHODS[1], repeat=r, auc=_auc(direct, Xt[test], yt[test])))
         transfer = {
             "SimComb": SimComb(epsilon_source=epsilon, epsilon_target=epsilon, random_state=rng, classes=CLASSES),
-            "PPTL-FS(W)": PrivateTransferStacking(epsilon_source=epsilon, epsilon_target=epsilon,
-                                                  feature_importance=cohort.feature_importance, random_state=rng,
-                                                  classes=CLASSES),
+            "PPTL-FS(W)": PrivateTransferStacking(
+                epsilon_source=epsilon,
+                epsilon_target=epsilon,
+                feature_importance=cohort.feature_importance,
+                random_state=rng,
+                classes=CLASSES,
+            ),
         }
         for name, model in transfer.items():
             model.fit(Xt[train], yt[train], X_source=Xs, y_source=ys)
@@ -152,8 +164,7 @@ def transfer_table(branch="branch_1", epsilon=1.0, n_repeats=30, seed=0):
 
 def format_table(summary, columns=None, digits=3):
     """Cells "mean [low, high]" for printing; ``columns`` names an index level to spread across."""
-    cells = summary.apply(lambda row: f"{row['mean']:.{digits}f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]",
-                          axis=1)
+    cells = summary.apply(lambda row: f"{row['mean']:.{digits}f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]", axis=1)
     if columns is None:
         return cells.to_frame("test AUC, mean [95% CI]")
     table = cells.unstack(columns)
@@ -177,16 +188,20 @@ def plot_digits(ax, summary):
         ax.plot(xs, part["mean"], marker="o", ms=4, label=method, color=color)
         ax.fill_between(xs, part["ci_low"], part["ci_high"], alpha=0.2, color=ax.lines[-1].get_color(), lw=0)
     ax.axhline(0.5, color="0.4", ls=":", lw=1)
-    ax.annotate("chance", (min(position.values()), 0.5), xytext=(2, 3), textcoords="offset points",
-                fontsize=8, color="0.3")
+    ax.annotate(
+        "chance", (min(position.values()), 0.5), xytext=(2, 3), textcoords="offset points", fontsize=8, color="0.3"
+    )
     ax.set_xscale("log")
     ax.set_xticks([position[e] for e in epsilons])
     ax.set_xticklabels(["∞" if not np.isfinite(e) else f"{e:g}" for e in epsilons])
     ax.minorticks_off()
     ax.set_ylim(0.4, 1.02)  # AUC ≤ 1: the intervals are clipped there; the margin keeps the markers whole
     ax.set_yticks(np.arange(0.4, 1.01, 0.1))
-    ax.set(xlabel="privacy budget ε (smaller = more private)", ylabel="test AUC",
-           title="Digits 0 vs 8: mean test AUC with 95% CI")
+    ax.set(
+        xlabel="privacy budget ε (smaller = more private)",
+        ylabel="test AUC",
+        title="Digits 0 vs 8: mean test AUC with 95% CI",
+    )
     ax.legend(loc="lower right")
     return ax
 
@@ -194,8 +209,12 @@ def plot_digits(ax, summary):
 def main(argv=None):
     parser = argparse.ArgumentParser(description="dpstack offline demonstration (bundled digits, RUIJIN-like cohort)")
     parser.add_argument("--out", default="demo-output", help="folder for the figure (default: ./demo-output)")
-    parser.add_argument("--repeats", type=int, default=100,
-                        help="random splits (and noise draws) per point for the digits (default: 100)")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=100,
+        help="random splits (and noise draws) per point for the digits (default: 100)",
+    )
     args = parser.parse_args(argv)
     if args.repeats < 2:
         parser.error("--repeats must be at least 2 (a confidence interval needs two values)")
@@ -204,14 +223,18 @@ def main(argv=None):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    print(f"1. Digits 0 vs 8 (scikit-learn's bundled copy): test AUC, mean of {args.repeats} random 70/30 splits "
-          "with a 95% confidence interval; one sample is protected at ε")
+    print(
+        f"1. Digits 0 vs 8 (scikit-learn's bundled copy): test AUC, mean of {args.repeats} random 70/30 splits "
+        "with a 95% confidence interval; one sample is protected at ε"
+    )
     digits = digits_table(n_repeats=args.repeats)
     print(format_table(digits, columns="epsilon").to_string())
     print(DIGITS_READING, "\n")
     transfer_repeats = max(2, args.repeats * 3 // 10)
-    print(f"2. RUIJIN-like cohort (synthetic): main centre -> branch 1, ε_s = ε_t = 1, test AUC, mean of "
-          f"{transfer_repeats} random splits of the target with a 95% confidence interval")
+    print(
+        f"2. RUIJIN-like cohort (synthetic): main centre -> branch 1, ε_s = ε_t = 1, test AUC, mean of "
+        f"{transfer_repeats} random splits of the target with a 95% confidence interval"
+    )
     transfer = transfer_table(n_repeats=transfer_repeats)
     print(format_table(transfer).to_string())
     print(TRANSFER_READING, "\n")

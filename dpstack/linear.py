@@ -7,6 +7,7 @@ Both protect **one sample** (neighbouring datasets differ in one record) with
 pure ε-differential privacy, provided the hyper-parameters are chosen without
 looking at the private data.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,8 +31,10 @@ from .solvers import minimize_perturbed_logistic
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
 except ImportError:  # pragma: no cover - older scikit-learn
+
     def _validate_data(est, X, y="no_validation", reset=True, **kw):
         return est._validate_data(X, y, reset=reset, **kw)
+
 
 __all__ = ["PrivateLogisticRegression", "FeatureSplitLogisticRegression"]
 
@@ -160,12 +163,32 @@ class PrivateLogisticRegression(_BinaryLinearMixin, BaseEstimator):
     (0.0, 1.0)
     """
 
-    _release_attributes = ("classes_", "n_features_in_", "coef_", "intercept_", "w_", "calibration_",
-                           "epsilon_noise_", "delta_", "privacy_")
+    _release_attributes = (
+        "classes_",
+        "n_features_in_",
+        "coef_",
+        "intercept_",
+        "w_",
+        "calibration_",
+        "epsilon_noise_",
+        "delta_",
+        "privacy_",
+    )
 
-    def __init__(self, epsilon=1.0, lam=0.01, norm_bound=1.0, w0=None, fit_intercept=False,
-                 intercept_scaling=None, tol=1e-10, max_iter=100, random_state=None, classes=None,
-                 diagnostics=False):
+    def __init__(
+        self,
+        epsilon=1.0,
+        lam=0.01,
+        norm_bound=1.0,
+        w0=None,
+        fit_intercept=False,
+        intercept_scaling=None,
+        tol=1e-10,
+        max_iter=100,
+        random_state=None,
+        classes=None,
+        diagnostics=False,
+    ):
         self.epsilon = epsilon
         self.lam = lam
         self.norm_bound = norm_bound
@@ -182,7 +205,11 @@ class PrivateLogisticRegression(_BinaryLinearMixin, BaseEstimator):
         bound = check_positive(self.norm_bound, "norm_bound")
         if not self.fit_intercept:
             return bound, 0.0
-        s = bound / 2.0 if self.intercept_scaling is None else check_positive(self.intercept_scaling, "intercept_scaling")
+        s = (
+            bound / 2.0
+            if self.intercept_scaling is None
+            else check_positive(self.intercept_scaling, "intercept_scaling")
+        )
         if s >= bound:
             raise ValueError(f"intercept_scaling must be < norm_bound ({bound:g}), got {s:g}")
         return bound, s
@@ -328,11 +355,32 @@ class FeatureSplitLogisticRegression(_BinaryLinearMixin, BaseEstimator):
     (400, 2)
     """
 
-    _release_attributes = ("classes_", "n_features_in_", "coef_", "block_coefs_", "groups_", "importance_",
-                           "calibration_", "epsilon_k_", "delta_k_", "privacy_")
+    _release_attributes = (
+        "classes_",
+        "n_features_in_",
+        "coef_",
+        "block_coefs_",
+        "groups_",
+        "importance_",
+        "calibration_",
+        "epsilon_k_",
+        "delta_k_",
+        "privacy_",
+    )
 
-    def __init__(self, epsilon=1.0, groups=None, importance=None, lam=0.01, w0=None,
-                 tol=1e-10, max_iter=100, random_state=None, classes=None, diagnostics=False):
+    def __init__(
+        self,
+        epsilon=1.0,
+        groups=None,
+        importance=None,
+        lam=0.01,
+        w0=None,
+        tol=1e-10,
+        max_iter=100,
+        random_state=None,
+        classes=None,
+        diagnostics=False,
+    ):
         self.epsilon = epsilon
         self.groups = groups
         self.importance = importance
@@ -345,8 +393,7 @@ class FeatureSplitLogisticRegression(_BinaryLinearMixin, BaseEstimator):
         self.diagnostics = diagnostics
 
     def _check_groups(self, n_features):
-        groups = check_feature_groups(self.groups if self.groups is not None else [np.arange(n_features)],
-                                      n_features)
+        groups = check_feature_groups(self.groups if self.groups is not None else [np.arange(n_features)], n_features)
         K = len(groups)
         q = np.full(K, 1.0 / K) if self.importance is None else check_importance(self.importance)
         if q.size != K:
@@ -392,8 +439,14 @@ class FeatureSplitLogisticRegression(_BinaryLinearMixin, BaseEstimator):
             Zk = clip_rows(X[:, g], importance[k])
             b = isotropic_noise(g.size, cal.noise_scale_k[k], rng)
             wk, it = minimize_perturbed_logistic(
-                Zk, y_signed, lam_k[k], b=b, delta=cal.delta_k[k],
-                w0=None if w0 is None else w0[g], tol=self.tol, max_iter=self.max_iter,
+                Zk,
+                y_signed,
+                lam_k[k],
+                b=b,
+                delta=cal.delta_k[k],
+                w0=None if w0 is None else w0[g],
+                tol=self.tol,
+                max_iter=self.max_iter,
             )
             block_coefs.append(wk)
             noises.append(b)
@@ -409,8 +462,13 @@ class FeatureSplitLogisticRegression(_BinaryLinearMixin, BaseEstimator):
         self.privacy_ = PrivacyLedger()
         self.privacy_.add(f"PLR-FS (K={K})", "D", epsilon, "one sample")
         record_classes(self.privacy_, from_data)
-        record_diagnostics(self, self.privacy_, noises=noises,
-                           noise_norms=np.array([np.linalg.norm(b) for b in noises]), n_iter=np.array(n_iter))
+        record_diagnostics(
+            self,
+            self.privacy_,
+            noises=noises,
+            noise_norms=np.array([np.linalg.norm(b) for b in noises]),
+            n_iter=np.array(n_iter),
+        )
         return self
 
     def decision_function_blocks(self, X):

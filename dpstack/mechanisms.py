@@ -12,6 +12,7 @@ the noise vector ``b`` in the objective ``(1/n) Σ ℓ + bᵀw/n + Δ‖w‖²/2
 has density ∝ exp(−‖b‖ / scale), so ``‖b‖ ~ Gamma(d, scale)`` with a uniform
 direction. The papers print exp(+ε'‖b‖/2); the sign is a typo (:ref:`erratum 1 <erratum-noise-sign>`).
 """
+
 from __future__ import annotations
 
 import math
@@ -242,9 +243,7 @@ def objective_perturbation_calibration(epsilon, n, lam, norm_bound=1.0):
     else:
         delta = norm_bound**2 / (4.0 * n * math.expm1(epsilon / 4.0)) - lam
         eps_noise, branch = epsilon / 2.0, "delta>0"
-    return ObjectivePerturbationCalibration(
-        epsilon, eps_noise, delta, 2.0 * norm_bound / eps_noise, norm_bound, branch
-    )
+    return ObjectivePerturbationCalibration(epsilon, eps_noise, delta, 2.0 * norm_bound / eps_noise, norm_bound, branch)
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ The experiment grids compute thousands of AUCs on small test sets, where
 inputs and building the ROC curve. :func:`roc_auc_score` here gives the same
 number from one sort, by the rank-sum (Mann–Whitney) identity.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -53,8 +54,9 @@ def roc_auc_score(y_true, y_score):
     y_true = np.asarray(y_true)
     y_score = np.asarray(y_score, dtype=float)
     if y_true.ndim != 1 or y_score.shape != y_true.shape:
-        raise ValueError(f"y_true and y_score must be 1-D of the same length, got shapes "
-                         f"{y_true.shape} and {y_score.shape}")
+        raise ValueError(
+            f"y_true and y_score must be 1-D of the same length, got shapes {y_true.shape} and {y_score.shape}"
+        )
     classes, y_idx = np.unique(y_true, return_inverse=True)
     if classes.size != 2:
         found = f"only the class {classes[0]}" if classes.size == 1 else f"{classes.size} classes"

@@ -15,12 +15,21 @@ are used as printed.
 :data:`PST_FIGURES` is the single mapping every PST page title and caption is checked against
 (by the test suite), and :func:`pst_figure` writes a reference in the book's form.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["PaperFigure", "PST_VERSION", "PST_FIGURES", "PPTL_NUMBERS", "MPL_FIGURES", "pst_figure", "ijcai_number",
-           "pst_figure_table"]
+__all__ = [
+    "PaperFigure",
+    "PST_VERSION",
+    "PST_FIGURES",
+    "PPTL_NUMBERS",
+    "MPL_FIGURES",
+    "pst_figure",
+    "ijcai_number",
+    "pst_figure_table",
+]
 
 #: The version of the stacking paper whose figure numbers the book uses.
 PST_VERSION = "arXiv"
@@ -45,10 +54,15 @@ PST_FIGURES = {
 
 #: PPTL's tables and figures as printed (one version), with the page that reproduces each.
 PPTL_NUMBERS = {
-    "Figure 1": "pptl_overview", "Figure 2": "pptl_overview",
-    "Table 1": "pptl_table1_mnist", "Figure 3(a)": "pptl_table1_mnist",
-    "Table 2": "ruijin_transfer", "Table 3": "ruijin_like", "Table 4": "ruijin_transfer",
-    "Figure 3(b)": "ruijin_transfer", "Figure 4": "ruijin_transfer",
+    "Figure 1": "pptl_overview",
+    "Figure 2": "pptl_overview",
+    "Table 1": "pptl_table1_mnist",
+    "Figure 3(a)": "pptl_table1_mnist",
+    "Table 2": "ruijin_transfer",
+    "Table 3": "ruijin_like",
+    "Table 4": "ruijin_transfer",
+    "Figure 3(b)": "ruijin_transfer",
+    "Figure 4": "ruijin_transfer",
 }
 
 #: MPL's figures as printed (one version), with the page that reproduces each.
@@ -69,7 +83,7 @@ def ijcai_number(number, panel=""):
     if not panel:
         return ijcai
     if "(" in ijcai:  # a merged figure: panel a/b of ours is the first/second panel of its pair
-        base, first, second = ijcai[:ijcai.index("(")], ijcai[ijcai.index("(") + 1], ijcai[ijcai.rindex("(") + 1]
+        base, first, second = ijcai[: ijcai.index("(")], ijcai[ijcai.index("(") + 1], ijcai[ijcai.rindex("(") + 1]
         return f"{base}({first if panel == 'a' else second})"
     return f"{ijcai}({panel})"
 
@@ -89,7 +103,8 @@ def pst_figure(number, panel=""):
 def pst_figure_table():
     """The mapping as a Markdown table (shown on the PST overview page)."""
     rows = ["| this book (arXiv) | IJCAI 2019 version | what it shows | our page |", "|---|---|---|---|"]
-    for number, figure in PST_FIGURES.items():
-        rows.append(f"| Figure {figure.arxiv} | Figure {figure.ijcai} | {figure.shows} | "
-                    f"{{doc}}`../notebooks/{figure.page}` |")
+    for figure in PST_FIGURES.values():
+        rows.append(
+            f"| Figure {figure.arxiv} | Figure {figure.ijcai} | {figure.shows} | {{doc}}`../notebooks/{figure.page}` |"
+        )
     return "\n".join(rows)

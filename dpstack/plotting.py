@@ -1,23 +1,57 @@
 """Shared figure style and the plots several pages draw."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["COLORS", "SVG_METADATA", "color_for", "style", "notebook_setup", "plot_mean_with_spread", "mean_interval", "set_grid_ticks",
-           "plot_privacy_loss_histogram"]
+__all__ = [
+    "COLORS",
+    "SVG_METADATA",
+    "color_for",
+    "style",
+    "notebook_setup",
+    "plot_mean_with_spread",
+    "mean_interval",
+    "set_grid_ticks",
+    "plot_privacy_loss_histogram",
+]
 
 #: One colour per method, stable across the whole book (every page draws through this table).
 COLORS = {
-    "PLR": "#1f77b4", "PST-S": "#ff7f0e", "PST-F(U)": "#2ca02c", "PST-F(W)": "#d62728",
-    "PPTL-FS(U)": "#2ca02c", "PPTL-FS(W)": "#d62728", "PST-H": "#d62728",
-    "SimComb": "#9467bd", "PPHTL": "#9467bd", "Direct": "#1f77b4", "SourceD": "#17becf",
-    "non-private": "#444444", "vote": "#9467bd", "soft": "#8c564b", "avg": "#e377c2",
-    "batch": "#444444", "indiv": "#7f7f7f",
-    "C-hl": "#d62728", "C-mv": "#bcbd22", "C-wmv": "#17becf",
+    "PLR": "#1f77b4",
+    "PST-S": "#ff7f0e",
+    "PST-F(U)": "#2ca02c",
+    "PST-F(W)": "#d62728",
+    "PPTL-FS(U)": "#2ca02c",
+    "PPTL-FS(W)": "#d62728",
+    "PST-H": "#d62728",
+    "SimComb": "#9467bd",
+    "PPHTL": "#9467bd",
+    "Direct": "#1f77b4",
+    "SourceD": "#17becf",
+    "non-private": "#444444",
+    "vote": "#9467bd",
+    "soft": "#8c564b",
+    "avg": "#e377c2",
+    "batch": "#444444",
+    "indiv": "#7f7f7f",
+    "C-hl": "#d62728",
+    "C-mv": "#bcbd22",
+    "C-wmv": "#17becf",
 }
-_FALLBACK = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-             "#bcbd22", "#17becf")
+_FALLBACK = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 
 #: metrics bounded to [0, 1]: their intervals are clipped to that range
 BOUNDED_METRICS = ("auc", "accuracy", "error", "acc")
@@ -44,11 +78,21 @@ def style(vector=True):
     and no creation date — so re-executing a notebook gives byte-identical figures; text
     stays text. ``vector=False`` keeps the inline backend's PNG output.
     """
-    plt.rcParams.update({
-        "figure.figsize": (6.4, 3.8), "figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3,
-        "axes.spines.top": False, "axes.spines.right": False, "legend.frameon": False,
-        "font.size": 10, "svg.hashsalt": "dpstack", "svg.fonttype": "none", "savefig.dpi": 200,
-    })
+    plt.rcParams.update(
+        {
+            "figure.figsize": (6.4, 3.8),
+            "figure.dpi": 110,
+            "axes.grid": True,
+            "grid.alpha": 0.3,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "legend.frameon": False,
+            "font.size": 10,
+            "svg.hashsalt": "dpstack",
+            "svg.fonttype": "none",
+            "savefig.dpi": 200,
+        }
+    )
     if vector and _in_ipython():
         from matplotlib_inline.backend_inline import set_matplotlib_formats
 
@@ -56,8 +100,7 @@ def style(vector=True):
 
 
 #: pandas display options of every experiment page: whole tables, four decimals, long claims kept.
-PANDAS_DISPLAY = {"display.width": 160, "display.max_columns": 30, "display.precision": 4,
-                  "display.max_colwidth": 100}
+PANDAS_DISPLAY = {"display.width": 160, "display.max_columns": 30, "display.precision": 4, "display.max_colwidth": 100}
 
 
 def notebook_setup(vector=True):

@@ -28,6 +28,7 @@ which features exist, chosen before any record is seen — and are public: nothi
 is computed from the values of a record. The export checks that they are exactly that, a
 1-D list of ``n_features_in_`` strings, and refuses anything else.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -41,8 +42,14 @@ from sklearn.utils.validation import check_is_fitted
 from .accounting import PrivacyLedger
 from .base import DIAGNOSTICS, released_attributes
 
-__all__ = ["release_dict", "from_release_dict", "save_release", "load_release", "ReleaseFormatError",
-           "SCHEMA_ATTRIBUTES"]
+__all__ = [
+    "release_dict",
+    "from_release_dict",
+    "save_release",
+    "load_release",
+    "ReleaseFormatError",
+    "SCHEMA_ATTRIBUTES",
+]
 
 FORMAT = "dpstack-release"
 FORMAT_VERSION = 1
@@ -62,9 +69,18 @@ def _estimator_classes():
     from .transfer import PrivateTransferStacking, SimComb
     from .tuning import PrivateParameterTuning
 
-    return {c.__name__: c for c in (PrivateLogisticRegression, FeatureSplitLogisticRegression,
-                                    PrivateStackingClassifier, PrivateTransferStacking, SimComb,
-                                    MultipartyPrivateClassifier, PrivateParameterTuning)}
+    return {
+        c.__name__: c
+        for c in (
+            PrivateLogisticRegression,
+            FeatureSplitLogisticRegression,
+            PrivateStackingClassifier,
+            PrivateTransferStacking,
+            SimComb,
+            MultipartyPrivateClassifier,
+            PrivateParameterTuning,
+        )
+    }
 
 
 def _dataclass_types():
@@ -90,9 +106,10 @@ def _encode(value, where):
     if isinstance(value, PrivacyLedger):
         return {"__ledger__": [r for r in value.to_records() if r["mechanism"] != DIAGNOSTICS]}
     if dataclasses.is_dataclass(value) and type(value).__name__ in _dataclass_types():
-        return {"__dataclass__": type(value).__name__,
-                "fields": {f.name: _encode(getattr(value, f.name), f"{where}.{f.name}")
-                           for f in dataclasses.fields(value)}}
+        return {
+            "__dataclass__": type(value).__name__,
+            "fields": {f.name: _encode(getattr(value, f.name), f"{where}.{f.name}") for f in dataclasses.fields(value)},
+        }
     if type(value).__name__ in _estimator_classes():
         return release_dict(value)
     raise TypeError(f"{where}: cannot export a value of type {type(value).__name__}")
@@ -128,10 +145,11 @@ def _feature_names(estimator, where):
     names = estimator.feature_names_in_
     arr = np.asarray(names, dtype=object)
     n_features = getattr(estimator, "n_features_in_", None)
-    if arr.ndim != 1 or not all(isinstance(v, str) for v in arr) or (n_features is not None
-                                                                      and arr.size != n_features):
-        raise TypeError(f"{where}: feature_names_in_ must be the {n_features} column names (str) of the "
-                        f"training DataFrame, got {names!r}")
+    if arr.ndim != 1 or not all(isinstance(v, str) for v in arr) or (n_features is not None and arr.size != n_features):
+        raise TypeError(
+            f"{where}: feature_names_in_ must be the {n_features} column names (str) of the "
+            f"training DataFrame, got {names!r}"
+        )
     return {"__feature_names__": [str(v) for v in arr]}
 
 
@@ -145,8 +163,11 @@ def _public_params(estimator):
         elif type(value).__name__ in _estimator_classes():
             # an estimator given as a parameter (the template of PrivateParameterTuning): its
             # parameters only, never its fitted state (a fitted model is released as an attribute)
-            value = {"__estimator__": type(value).__name__,
-                     "params": _encode(_public_params(value), f"{name}.params"), "attributes": {}}
+            value = {
+                "__estimator__": type(value).__name__,
+                "params": _encode(_public_params(value), f"{name}.params"),
+                "attributes": {},
+            }
         params[name] = value
     return params
 
@@ -165,14 +186,19 @@ def release_dict(estimator):
     if name not in _estimator_classes():
         raise TypeError(f"save_release exports dpstack's estimators, not {name}")
     check_is_fitted(estimator)
-    attributes = {a: _encode(getattr(estimator, a), f"{name}.{a}")
-                  for a in released_attributes(estimator) if hasattr(estimator, a)}
+    attributes = {
+        a: _encode(getattr(estimator, a), f"{name}.{a}")
+        for a in released_attributes(estimator)
+        if hasattr(estimator, a)
+    }
     for a in SCHEMA_ATTRIBUTES:
         if hasattr(estimator, a):
             attributes[a] = _feature_names(estimator, f"{name}.{a}")
-    return {"__estimator__": name,
-            "params": _encode(_public_params(estimator), f"{name}.params"),
-            "attributes": attributes}
+    return {
+        "__estimator__": name,
+        "params": _encode(_public_params(estimator), f"{name}.params"),
+        "attributes": attributes,
+    }
 
 
 def from_release_dict(payload):
@@ -208,8 +234,13 @@ def save_release(estimator, path):
     from . import __version__
 
     payload = release_dict(estimator)
-    doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "dpstack_version": __version__,
-           "sha256": _digest(payload), "release": payload}
+    doc = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "dpstack_version": __version__,
+        "sha256": _digest(payload),
+        "release": payload,
+    }
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{id(doc):x}.tmp")
     tmp.write_text(json.dumps(doc, indent=1, sort_keys=True))
@@ -233,8 +264,9 @@ def load_release(path):
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ReleaseFormatError(f"{path}: not a dpstack release (format field missing or different)")
     if doc.get("format_version") != FORMAT_VERSION:
-        raise ReleaseFormatError(f"{path}: release format version {doc.get('format_version')!r}, "
-                                 f"this dpstack reads version {FORMAT_VERSION}")
+        raise ReleaseFormatError(
+            f"{path}: release format version {doc.get('format_version')!r}, this dpstack reads version {FORMAT_VERSION}"
+        )
     if _digest(doc.get("release")) != doc.get("sha256"):
         raise ReleaseFormatError(f"{path}: the content does not match its sha256 (corrupted or edited)")
     try:

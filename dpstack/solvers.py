@@ -37,6 +37,7 @@ iterations is most of the fit; damped Newton from the start takes fewer calls.
 for ill-conditioned problems, i.e. tiny λ with few samples); ``"lbfgs"`` is
 step 1 alone, still held to ``tol``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -173,8 +174,8 @@ class _Problem:
         """∇²J p with the curvature ``weights``: one fused pass over the blocks of X."""
         out = (self.lam + self.delta) * p
         for start in range(0, self.n, self.block):
-            Xb = self.X[start:start + self.block]
-            out += (weights[start:start + self.block] * (Xb @ p)) @ Xb
+            Xb = self.X[start : start + self.block]
+            out += (weights[start : start + self.block] * (Xb @ p)) @ Xb
         return out
 
     def newton_step(self, w, grad, target=None):
@@ -206,8 +207,8 @@ class _Problem:
         weights = self.weights(w)
         diag = np.full(self.d, self.lam + self.delta)
         for start in range(0, self.n, self.small_block):
-            Xb = self.X[start:start + self.small_block]
-            diag += weights[start:start + self.small_block] @ (Xb * Xb)
+            Xb = self.X[start : start + self.small_block]
+            diag += weights[start : start + self.small_block] @ (Xb * Xb)
         if target is None:
             target = min(0.1, np.sqrt(np.max(np.abs(grad)))) * np.linalg.norm(grad)
         s, r = np.zeros(self.d), grad.copy()
@@ -227,8 +228,9 @@ class _Problem:
         return s, False
 
 
-def minimize_perturbed_logistic(X, y, lam, b=None, delta=0.0, w0=None, tol=1e-10, max_iter=100, w_init=None,
-                                method="auto"):
+def minimize_perturbed_logistic(
+    X, y, lam, b=None, delta=0.0, w0=None, tol=1e-10, max_iter=100, w_init=None, method="auto"
+):
     """Exact minimiser of J(w) (see module docstring).
 
     Parameters
@@ -285,8 +287,7 @@ def minimize_perturbed_logistic(X, y, lam, b=None, delta=0.0, w0=None, tol=1e-10
     return w, n_lbfgs + n_newton
 
 
-def minimize_perturbed_logistic_path(X, y, lams, b=None, delta=0.0, w0=None, tol=1e-10, max_iter=100,
-                                     method="auto"):
+def minimize_perturbed_logistic_path(X, y, lams, b=None, delta=0.0, w0=None, tol=1e-10, max_iter=100, method="auto"):
     """Exact minimisers along a λ path, each warm-started from the previous one.
 
     Parameters
@@ -307,8 +308,9 @@ def minimize_perturbed_logistic_path(X, y, lams, b=None, delta=0.0, w0=None, tol
     deltas = np.broadcast_to(np.asarray(delta, dtype=float), lams.shape)
     W, n_iter, w = np.empty((lams.size, np.shape(X)[1])), np.zeros(lams.size, dtype=int), None
     for i, (lam, dlt) in enumerate(zip(lams, deltas)):
-        w, n_iter[i] = minimize_perturbed_logistic(X, y, lam, b=b, delta=dlt, w0=w0, tol=tol,
-                                                   max_iter=max_iter, w_init=w, method=method)
+        w, n_iter[i] = minimize_perturbed_logistic(
+            X, y, lam, b=b, delta=dlt, w0=w0, tol=tol, max_iter=max_iter, w_init=w, method=method
+        )
         W[i] = w
     return W, n_iter
 
@@ -344,7 +346,11 @@ def _lbfgs(problem, w, tol, max_iter):
 
     try:
         result = optimize.minimize(
-            fun, w, jac=True, method="L-BFGS-B", callback=count,
+            fun,
+            w,
+            jac=True,
+            method="L-BFGS-B",
+            callback=count,
             options={"maxiter": max_iter, "gtol": tol, "ftol": 64 * np.finfo(float).eps, "maxls": 50},
         )
     except _Reached as reached:

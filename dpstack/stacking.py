@@ -36,6 +36,7 @@ that shows the high level is post-processing of that release and D_h.
 Helpers shared with :mod:`dpstack.transfer`: :func:`resolve_groups`,
 :func:`bound_blocks`, :func:`meta_features`.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -72,8 +73,9 @@ COMBINERS = ("stack", "vote", "weighted_vote")
 INTERCEPT_SHARE = 0.5
 
 
-def resolve_groups(n_features, n_groups=5, groups=None, feature_importance=None,
-                   group_importance=None, random_state=None):
+def resolve_groups(
+    n_features, n_groups=5, groups=None, feature_importance=None, group_importance=None, random_state=None
+):
     """Feature groups F_k and importances q_k of PST-F / PPTL-FS.
 
     * ``groups`` given: used as is (validated: disjoint, non-empty, in range).
@@ -103,8 +105,9 @@ def resolve_groups(n_features, n_groups=5, groups=None, feature_importance=None,
             raise ValueError(f"n_groups must be a positive integer, got {n_groups!r}")
         if n_groups > n_features:
             raise ValueError(f"n_groups (K = {n_groups}) cannot exceed the number of features ({n_features})")
-        order = (np.argsort(-v, kind="stable") if v is not None
-                 else check_random_state(random_state).permutation(n_features))
+        order = (
+            np.argsort(-v, kind="stable") if v is not None else check_random_state(random_state).permutation(n_features)
+        )
         groups = [np.sort(g) if v is None else g for g in np.array_split(order, int(n_groups))]
     else:
         groups = check_feature_groups(groups, n_features)
@@ -261,11 +264,9 @@ def check_block_lam(lam, n_blocks, name="lam", per_block=True):
     try:
         arr = np.asarray(lam, dtype=float)
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number > 0 or {n_blocks} numbers > 0 (one per block), "
-                        f"got {lam!r}") from None
+        raise TypeError(f"{name} must be a number > 0 or {n_blocks} numbers > 0 (one per block), got {lam!r}") from None
     if arr.shape != (n_blocks,):
-        raise ValueError(f"{name} has {arr.size} entries but there are K = {n_blocks} blocks: "
-                         f"give one λ or {n_blocks}")
+        raise ValueError(f"{name} has {arr.size} entries but there are K = {n_blocks} blocks: give one λ or {n_blocks}")
     if not np.all(np.isfinite(arr) & (arr > 0)):
         raise ValueError(f"{name} must be finite and > 0 for every block, got {lam!r}")
     return arr
@@ -284,10 +285,12 @@ def note_private_max(ledger, part, stacklevel=3):
         "row_bound='private_max' divides by the largest norm in the private data: the scale is a "
         "function of one record, so the fitted model is NOT differentially private (ledger total = inf). "
         "Use a public row_scale with row_bound='clip', 'scale' or 'normalize' instead.",
-        PrivacyLeakWarning, stacklevel=stacklevel,
+        PrivacyLeakWarning,
+        stacklevel=stacklevel,
     )
-    ledger.add_outside(PRIVATE_MAX_STEP, part,
-                       "the largest norm in the private data scales every row: outside the DP guarantee")
+    ledger.add_outside(
+        PRIVATE_MAX_STEP, part, "the largest norm in the private data scales every row: outside the DP guarantee"
+    )
 
 
 def _seed(rng):
@@ -341,8 +344,10 @@ class _StackingMixin(_BinaryLinearMixin):
         perm = rng.permutation(n)
         n_low = int(round(self.low_fraction * n))
         if n_low < 2 or n - n_low < 2:
-            raise ValueError(f"low_fraction={self.low_fraction} leaves too few samples: the split needs at least "
-                             f"2 in D_l and 2 in D_h, got {n_low} and {n - n_low} (n = {n})")
+            raise ValueError(
+                f"low_fraction={self.low_fraction} leaves too few samples: the split needs at least "
+                f"2 in D_l and 2 in D_h, got {n_low} and {n - n_low} (n = {n})"
+            )
         return np.sort(perm[:n_low]), np.sort(perm[n_low:])
 
     def _high_lam(self):
@@ -369,8 +374,14 @@ class _StackingMixin(_BinaryLinearMixin):
         Zh = self._design(X[rows], **design)
         M = meta_features(self._low_margins(Zh, low_level), self.meta_features)
         high = PrivateLogisticRegression(
-            epsilon=epsilon, lam=self._high_lam(), norm_bound=1.0, fit_intercept=self.high_intercept,
-            tol=self.tol, max_iter=self.max_iter, random_state=seed, classes=SIGNED,
+            epsilon=epsilon,
+            lam=self._high_lam(),
+            norm_bound=1.0,
+            fit_intercept=self.high_intercept,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            random_state=seed,
+            classes=SIGNED,
             diagnostics=self.diagnostics,
         )
         return high._fit_unchecked(M, y_signed[rows])
@@ -385,8 +396,9 @@ class _StackingMixin(_BinaryLinearMixin):
         bounds = self.block_bounds_ if bounds is None else bounds
         if block_max is None and self.row_bound == "private_max":
             block_max = self.block_max_
-        return bound_blocks(X, groups, bounds, self.row_bound, self.row_scale, self._blockwise_intercept(),
-                            block_max)[0]
+        return bound_blocks(X, groups, bounds, self.row_bound, self.row_scale, self._blockwise_intercept(), block_max)[
+            0
+        ]
 
     def _z_groups(self, groups=None):
         groups = self.groups_ if groups is None else groups
@@ -464,12 +476,18 @@ class _StackingMixin(_BinaryLinearMixin):
 
     def _check_low_level_release(self, low_level, kind, n_design, z_groups=None, importance=None, n_models=None):
         """A low-level release handed in to ``fit(low_level=...)`` must fit the design it will read."""
-        what = ("a fitted FeatureSplitLogisticRegression" if kind == "features"
-                else f"a list of {n_models} fitted PrivateLogisticRegression")
+        what = (
+            "a fitted FeatureSplitLogisticRegression"
+            if kind == "features"
+            else f"a list of {n_models} fitted PrivateLogisticRegression"
+        )
         models = low_level if kind == "samples" else [low_level]
-        ok = (kind == "samples" and isinstance(low_level, (list, tuple)) and len(low_level) == n_models
-              and all(isinstance(m, PrivateLogisticRegression) for m in low_level)) or \
-             (kind == "features" and isinstance(low_level, FeatureSplitLogisticRegression))
+        ok = (
+            kind == "samples"
+            and isinstance(low_level, (list, tuple))
+            and len(low_level) == n_models
+            and all(isinstance(m, PrivateLogisticRegression) for m in low_level)
+        ) or (kind == "features" and isinstance(low_level, FeatureSplitLogisticRegression))
         if not ok:
             raise TypeError(f"low_level must be {what} (a low_level_ of the same kind), got {type(low_level).__name__}")
         for m in models:
@@ -477,14 +495,16 @@ class _StackingMixin(_BinaryLinearMixin):
             if not np.array_equal(m.classes_, SIGNED):
                 raise ValueError("low_level must have been fitted on the signed labels (classes_ = [-1, 1])")
             if m.n_features_in_ != n_design:
-                raise ValueError(f"low_level reads {m.n_features_in_} design columns, this model's design has "
-                                 f"{n_design}")
+                raise ValueError(
+                    f"low_level reads {m.n_features_in_} design columns, this model's design has {n_design}"
+                )
             if kind == "samples" and bool(m.fit_intercept) != bool(self.low_intercept):
                 raise ValueError("low_level's fit_intercept differs from low_intercept")
         if kind == "features" and (
-                len(low_level.groups_) != len(z_groups)
-                or any(not np.array_equal(a, b) for a, b in zip(low_level.groups_, z_groups))
-                or not np.allclose(low_level.importance_, importance)):
+            len(low_level.groups_) != len(z_groups)
+            or any(not np.array_equal(a, b) for a, b in zip(low_level.groups_, z_groups))
+            or not np.allclose(low_level.importance_, importance)
+        ):
             raise ValueError("low_level's blocks (groups_, importance_) differ from this model's")
         return list(low_level) if kind == "samples" else low_level
 
@@ -615,14 +635,42 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
     ((600, 2), 1.0)
     """
 
-    _release_attributes = ("classes_", "n_features_in_", "groups_", "importance_", "block_bounds_", "block_max_",
-                           "low_level_", "high_level_", "privacy_")
+    _release_attributes = (
+        "classes_",
+        "n_features_in_",
+        "groups_",
+        "importance_",
+        "block_bounds_",
+        "block_max_",
+        "low_level_",
+        "high_level_",
+        "privacy_",
+    )
 
-    def __init__(self, epsilon=1.0, partition="features", n_groups=5, feature_importance=None, groups=None,
-                 group_importance=None, combiner="stack", lam=0.01, lam_blocks="same", lam_high=None, low_fraction=0.5,
-                 row_bound="clip", row_scale=1.0, meta_features="centred", low_intercept=False,
-                 high_intercept=False, tol=1e-10, max_iter=100, random_state=None, classes=None,
-                 diagnostics=False):
+    def __init__(
+        self,
+        epsilon=1.0,
+        partition="features",
+        n_groups=5,
+        feature_importance=None,
+        groups=None,
+        group_importance=None,
+        combiner="stack",
+        lam=0.01,
+        lam_blocks="same",
+        lam_high=None,
+        low_fraction=0.5,
+        row_bound="clip",
+        row_scale=1.0,
+        meta_features="centred",
+        low_intercept=False,
+        high_intercept=False,
+        tol=1e-10,
+        max_iter=100,
+        random_state=None,
+        classes=None,
+        diagnostics=False,
+    ):
         self.epsilon = epsilon
         self.partition = partition
         self.n_groups = n_groups
@@ -670,7 +718,8 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         # --- phase 1: check everything and make every random draw (nothing is stored yet)
         if self.partition == "features":
             groups, importance = resolve_groups(
-                p, self.n_groups, self.groups, self.feature_importance, self.group_importance, rng)
+                p, self.n_groups, self.groups, self.feature_importance, self.group_importance, rng
+            )
             block_bounds = importance  # the design's blocks have norm bounds q_k
             low_lam = check_block_lam(self.lam, len(groups))
             low_lam = block_lambdas(low_lam, importance, self.lam_blocks)
@@ -690,8 +739,9 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         else:
             K = int(self.n_groups)
             if K > low.size // 2:
-                raise ValueError(f"n_groups (K = {K}) leaves fewer than 2 samples per sample set S_k "
-                                 f"(D_l has {low.size} samples)")
+                raise ValueError(
+                    f"n_groups (K = {K}) leaves fewer than 2 samples per sample set S_k (D_l has {low.size} samples)"
+                )
             positions = [np.sort(s) for s in np.array_split(rng.permutation(low.size), K)]
             parts.samples = [low[rows] for rows in positions]
             low_seeds = [_seed(rng) for _ in range(K)]
@@ -699,9 +749,10 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         z_groups = self._z_groups(groups)
         n_design = int(sum(g.size for g in z_groups))
         if low_level is not None:
-            low_level = self._check_low_level_release(low_level, self.partition, n_design, z_groups, importance,
-                                                      len(importance))
-        block_max = (_block_norm_max(X / self.row_scale, groups) if self.row_bound == "private_max" else None)
+            low_level = self._check_low_level_release(
+                low_level, self.partition, n_design, z_groups, importance, len(importance)
+            )
+        block_max = _block_norm_max(X / self.row_scale, groups) if self.row_bound == "private_max" else None
         # --- phase 2: fit the levels
         ledger = PrivacyLedger()
         handed_in = "release handed in to fit(low_level=...), D_l not read"
@@ -709,28 +760,43 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
             if low_level is None:
                 Zl = self._design(X[low], block_max, groups, block_bounds)
                 low_level = FeatureSplitLogisticRegression(
-                    epsilon=epsilon, groups=z_groups, importance=importance, lam=low_lam,
-                    tol=self.tol, max_iter=self.max_iter, random_state=low_seeds[0], classes=SIGNED,
-                    diagnostics=self.diagnostics)._fit_unchecked(Zl, y_signed[low])
+                    epsilon=epsilon,
+                    groups=z_groups,
+                    importance=importance,
+                    lam=low_lam,
+                    tol=self.tol,
+                    max_iter=self.max_iter,
+                    random_state=low_seeds[0],
+                    classes=SIGNED,
+                    diagnostics=self.diagnostics,
+                )._fit_unchecked(Zl, y_signed[low])
                 ledger.add(f"PLR-FS (low level, K={len(groups)})", "D_l", epsilon)
             else:
-                ledger.add(f"PLR-FS (low level, K={len(groups)})", "D_l", low_level.privacy_.total(),
-                           note=handed_in)
+                ledger.add(f"PLR-FS (low level, K={len(groups)})", "D_l", low_level.privacy_.total(), note=handed_in)
         elif low_level is None:
             low_level = []
             for k, rows in enumerate(parts.samples):
                 plr = PrivateLogisticRegression(
-                    epsilon=epsilon, lam=low_lam, norm_bound=1.0, fit_intercept=self.low_intercept,
-                    tol=self.tol, max_iter=self.max_iter, random_state=low_seeds[k], classes=SIGNED,
-                    diagnostics=self.diagnostics)
-                low_level.append(plr._fit_unchecked(self._design(X[rows], block_max, groups, block_bounds),
-                                                    y_signed[rows]))
+                    epsilon=epsilon,
+                    lam=low_lam,
+                    norm_bound=1.0,
+                    fit_intercept=self.low_intercept,
+                    tol=self.tol,
+                    max_iter=self.max_iter,
+                    random_state=low_seeds[k],
+                    classes=SIGNED,
+                    diagnostics=self.diagnostics,
+                )
+                low_level.append(
+                    plr._fit_unchecked(self._design(X[rows], block_max, groups, block_bounds), y_signed[rows])
+                )
                 ledger.add("PLR (low level)", f"D_l/S_{k + 1}", epsilon)
         else:
             for k, plr in enumerate(low_level):
                 ledger.add("PLR (low level)", f"D_l/S_{k + 1}", plr.privacy_.total(), note=handed_in)
-        high_level = self._fit_high_level(X, y_signed, parts, low_level, epsilon, high_seed,
-                                          block_max=block_max, groups=groups, bounds=block_bounds)
+        high_level = self._fit_high_level(
+            X, y_signed, parts, low_level, epsilon, high_seed, block_max=block_max, groups=groups, bounds=block_bounds
+        )
         ledger.add("PLR (high level)", "D_h", epsilon)
         record_classes(ledger, classes_from_data)
         if self.row_bound == "private_max":
@@ -738,11 +804,21 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         self.classes_, self.groups_, self.importance_ = classes, groups, importance
         self.block_bounds_, self.block_max_ = block_bounds, block_max
         self.low_level_, self.high_level_, self.privacy_ = low_level, high_level, ledger
-        low_diag = ([getattr(m, "diagnostics_", None) for m in low_level] if isinstance(low_level, list)
-                    else getattr(low_level, "diagnostics_", None))
-        record_diagnostics(self, ledger, "D", low_index=parts.low, high_index=parts.high,
-                           sample_parts=parts.samples, low_level=low_diag,
-                           high_level=getattr(high_level, "diagnostics_", None))
+        low_diag = (
+            [getattr(m, "diagnostics_", None) for m in low_level]
+            if isinstance(low_level, list)
+            else getattr(low_level, "diagnostics_", None)
+        )
+        record_diagnostics(
+            self,
+            ledger,
+            "D",
+            low_index=parts.low,
+            high_index=parts.high,
+            sample_parts=parts.samples,
+            low_level=low_diag,
+            high_level=getattr(high_level, "diagnostics_", None),
+        )
         return self
 
     @property

@@ -11,6 +11,7 @@ cell or row is cut to "…".
 way; :func:`scrollable` wraps either so that, on a narrow screen, the table scrolls
 sideways inside the page instead of being cut off.
 """
+
 from __future__ import annotations
 
 import html as _html
@@ -20,7 +21,16 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 
-__all__ = ["ci_half_width", "decimals_of", "paper_vs_ours", "tidy", "scrollable", "as_table", "ScrollableTable", "MISSING"]
+__all__ = [
+    "ci_half_width",
+    "decimals_of",
+    "paper_vs_ours",
+    "tidy",
+    "scrollable",
+    "as_table",
+    "ScrollableTable",
+    "MISSING",
+]
 
 #: What a missing value shows as (explained in each table's footnote).
 MISSING = "–"
@@ -81,8 +91,18 @@ def _column_label(name, value):
     return f"{name} = {value}"
 
 
-def paper_vs_ours(ours, paper, index="method", columns="epsilon", value="auc", paper_value="paper_mean",
-                  decimals=None, level=0.95, quantity=None, paper_only="drop"):
+def paper_vs_ours(
+    ours,
+    paper,
+    index="method",
+    columns="epsilon",
+    value="auc",
+    paper_value="paper_mean",
+    decimals=None,
+    level=0.95,
+    quantity=None,
+    paper_only="drop",
+):
     """Our repeats beside the paper's numbers, one cell ``ours ± CI (paper)`` per (row, column).
 
     Parameters
@@ -124,8 +144,9 @@ def paper_vs_ours(ours, paper, index="method", columns="epsilon", value="auc", p
     keys = index_keys + column_keys
     plot_only = paper is None
     if plot_only:
-        paper = pd.DataFrame({c: pd.Series(dtype=ours[c].dtype if c in ours.columns else float)
-                              for c in keys + [paper_value]})
+        paper = pd.DataFrame(
+            {c: pd.Series(dtype=ours[c].dtype if c in ours.columns else float) for c in keys + [paper_value]}
+        )
         decimals = 3 if decimals is None else decimals
     for name, frame, needed in (("ours", ours, keys + [value]), ("paper", paper, keys + [paper_value])):
         missing = [c for c in needed if c not in frame.columns]
@@ -139,14 +160,24 @@ def paper_vs_ours(ours, paper, index="method", columns="epsilon", value="auc", p
     if "repeat" in ours.columns:
         repeated = ours.duplicated(keys + ["repeat"], keep=False)
         if repeated.any():
-            extra = [c for c in ours.columns if c not in keys + ["repeat", value]
-                     and ours.loc[repeated].groupby(keys + ["repeat"])[c].nunique().gt(1).any()]
-            raise ValueError(f"ours has several rows per repeat for the same {keys}: a cell would pool them; "
-                             f"add the column that tells them apart to index or columns (e.g. {extra[:3]})")
+            extra = [
+                c
+                for c in ours.columns
+                if c not in keys + ["repeat", value]
+                and ours.loc[repeated].groupby(keys + ["repeat"])[c].nunique().gt(1).any()
+            ]
+            raise ValueError(
+                f"ours has several rows per repeat for the same {keys}: a cell would pool them; "
+                f"add the column that tells them apart to index or columns (e.g. {extra[:3]})"
+            )
     grouped = ours.groupby(keys, sort=True)[value]
-    stats = pd.DataFrame({"mean": grouped.apply(lambda v: np.nanmean(v) if np.isfinite(v).any() else np.nan),
-                          "half": grouped.apply(lambda v: ci_half_width(v, level)),
-                          "n": grouped.apply(lambda v: int(np.isfinite(np.asarray(v, dtype=float)).sum()))})
+    stats = pd.DataFrame(
+        {
+            "mean": grouped.apply(lambda v: np.nanmean(v) if np.isfinite(v).any() else np.nan),
+            "half": grouped.apply(lambda v: ci_half_width(v, level)),
+            "n": grouped.apply(lambda v: int(np.isfinite(np.asarray(v, dtype=float)).sum())),
+        }
+    )
     theirs = paper.groupby(keys, sort=True)[paper_value].first().rename("paper")
     merged = stats.join(theirs, how="outer")
     if paper_only not in ("drop", "show"):
@@ -178,8 +209,10 @@ def paper_vs_ours(ours, paper, index="method", columns="epsilon", value="auc", p
     cells = merged.apply(cell, axis=1)
     if column_keys:
         table = cells.unstack(column_keys)
-        table.columns = [", ".join(_column_label(k, v) for k, v in zip(column_keys, c if isinstance(c, tuple) else (c,)))
-                         for c in table.columns]
+        table.columns = [
+            ", ".join(_column_label(k, v) for k, v in zip(column_keys, c if isinstance(c, tuple) else (c,)))
+            for c in table.columns
+        ]
         for column in table.columns:  # a key present in one frame only: its other cells are dashes
             if table[column].isna().any():
                 notes.add("missing")
@@ -197,12 +230,16 @@ def paper_vs_ours(ours, paper, index="method", columns="epsilon", value="auc", p
         repeats = f"{counts.min()}–{counts.max()}"
     what = f"{quantity}: " if quantity else ""
     if plot_only:
-        footnote = [f"{what}ours ± half-width of the {level:.0%} t-interval of our mean over {repeats} repeats, "
-                    f"rounded to {decimals} decimals. The paper only plots this result: it prints no number "
-                    f"to put beside ours."]
+        footnote = [
+            f"{what}ours ± half-width of the {level:.0%} t-interval of our mean over {repeats} repeats, "
+            f"rounded to {decimals} decimals. The paper only plots this result: it prints no number "
+            f"to put beside ours."
+        ]
     else:
-        footnote = [f"{what}ours ± half-width of the {level:.0%} t-interval of our mean over {repeats} repeats "
-                    f"(paper's mean in brackets), rounded to {decimals} decimals as the paper prints them."]
+        footnote = [
+            f"{what}ours ± half-width of the {level:.0%} t-interval of our mean over {repeats} repeats "
+            f"(paper's mean in brackets), rounded to {decimals} decimals as the paper prints them."
+        ]
     if "single" in notes:
         footnote.append("A cell without ± has a single repeat: no interval.")
     if "no paper" in notes:
@@ -227,8 +264,9 @@ def tidy(frame, decimals=None, missing=MISSING):
     for column in frame.columns:
         series = frame[column]
         if pd.api.types.is_bool_dtype(series) or not pd.api.types.is_numeric_dtype(series):
-            out[column] = series.map(lambda v: missing if v is None or (isinstance(v, float) and np.isnan(v))
-                                     else str(v))
+            out[column] = series.map(
+                lambda v: missing if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
+            )
             continue
         values = series.astype(float)
         finite = values[np.isfinite(values)]
@@ -244,8 +282,8 @@ def _tiny_or_fmt(value, places, missing):
     """Fixed-point text; a non-zero value that would print as zero reads "< 0.0001"."""
     if not np.isfinite(value):
         return missing
-    if value != 0 and abs(value) < 0.5 * 10.0 ** -places:
-        return f"{'> −' if value < 0 else '< '}{10.0 ** -places:.{places}f}"
+    if value != 0 and abs(value) < 0.5 * 10.0**-places:
+        return f"{'> −' if value < 0 else '< '}{10.0**-places:.{places}f}"
     return _fmt(value, places)
 
 
@@ -264,8 +302,9 @@ class ScrollableTable:
         return scrollable(self.frame, self.footnote)
 
     def __repr__(self):
-        with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 10_000,
-                               "display.max_colwidth", None):
+        with pd.option_context(
+            "display.max_rows", None, "display.max_columns", None, "display.width", 10_000, "display.max_colwidth", None
+        ):
             text = self.frame.to_string()
         return text + (f"\n{self.footnote}" if self.footnote else "")
 
@@ -281,8 +320,9 @@ def scrollable(frame, footnote="", formatted=False):
     all_text = all(frame[c].map(lambda v: isinstance(v, str)).all() for c in frame.columns)
     shown = frame if formatted or all_text else tidy(frame)
     with pd.option_context("display.max_colwidth", None):
-        table = shown.to_html(max_rows=None, max_cols=None, na_rep=MISSING, border=0,
-                              classes=["dataframe", "dpstack-table"])
+        table = shown.to_html(
+            max_rows=None, max_cols=None, na_rep=MISSING, border=0, classes=["dataframe", "dpstack-table"]
+        )
     note = f'<p class="dpstack-table-note">{_html.escape(footnote)}</p>' if footnote else ""
     return f'<div class="{SCROLL_CLASS}" style="overflow-x:auto;max-width:100%">{table}</div>{note}'
 

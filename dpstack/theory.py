@@ -14,6 +14,7 @@
 The bounds hold up to the unknown constant C₁ of the theorems, so only their
 *ratios* and their dependence on n, d, K, q_k, ε are meaningful numbers.
 """
+
 from __future__ import annotations
 
 import math
@@ -95,11 +96,13 @@ def plr_sample_complexity(d, w_norm, epsilon, eps_g, delta, C=1.0):
         Their maximum.
     """
     delta = _check_delta(delta)
-    terms = C * np.array([
-        w_norm**2 * math.log(1 / delta) / eps_g**2,
-        d * math.log(d / delta) * w_norm / (eps_g * epsilon),
-        w_norm**2 / (eps_g * epsilon),
-    ])
+    terms = C * np.array(
+        [
+            w_norm**2 * math.log(1 / delta) / eps_g**2,
+            d * math.log(d / delta) * w_norm / (eps_g * epsilon),
+            w_norm**2 / (eps_g * epsilon),
+        ]
+    )
     return terms, float(terms.max())
 
 
@@ -112,11 +115,13 @@ def block_sample_complexity(d, K, q, a, epsilon, eps_g, delta, C=1.0):
     (PST Remark 2).
     """
     delta = _check_delta(delta)
-    terms = C * np.array([
-        a**2 * math.log(1 / delta) / eps_g**2,
-        d * math.log(d / (K * delta)) * a / (q * K * eps_g * epsilon),
-        a**2 / (eps_g * epsilon),
-    ])
+    terms = C * np.array(
+        [
+            a**2 * math.log(1 / delta) / eps_g**2,
+            d * math.log(d / (K * delta)) * a / (q * K * eps_g * epsilon),
+            a**2 / (eps_g * epsilon),
+        ]
+    )
     return terms, float(terms.max())
 
 
@@ -209,8 +214,20 @@ def make_weighted_features(n, beta, random_state=None):
     return X, y
 
 
-def excess_loss_curve(beta, n_grid, groups, importance, epsilon=1.0, lam=0.01, n_repeats=10,
-                      n_test=20000, n_reference=50000, reference_lam=None, block_lam=None, random_state=0):
+def excess_loss_curve(
+    beta,
+    n_grid,
+    groups,
+    importance,
+    epsilon=1.0,
+    lam=0.01,
+    n_repeats=10,
+    n_test=20000,
+    n_reference=50000,
+    reference_lam=None,
+    block_lam=None,
+    random_state=0,
+):
     """Empirical excess logistic loss of PLR (all features) and of each PLR-FS block, against n.
 
     For each n and repeat: draw n training samples from :func:`make_weighted_features`,
@@ -244,8 +261,9 @@ def excess_loss_curve(beta, n_grid, groups, importance, epsilon=1.0, lam=0.01, n
     ref_k = lam_k * (lam_ref / lam)
     # the labels of make_weighted_features are 0/1: a public label set
     full_ref = PrivateLogisticRegression(epsilon=np.inf, lam=lam_ref, classes=[0, 1]).fit(Xr, yr)
-    ref_fs = FeatureSplitLogisticRegression(epsilon=np.inf, groups=groups, importance=q, lam=ref_k,
-                                            classes=[0, 1]).fit(Xr, yr)
+    ref_fs = FeatureSplitLogisticRegression(epsilon=np.inf, groups=groups, importance=q, lam=ref_k, classes=[0, 1]).fit(
+        Xr, yr
+    )
     L_full_ref = logistic_loss(full_ref.w_, clip_rows(Xt, 1.0), yt)
     L_block_ref = [logistic_loss(w, ref_fs.block_design(Xt, k), yt) for k, w in enumerate(ref_fs.block_coefs_)]
     rows = []
@@ -255,8 +273,9 @@ def excess_loss_curve(beta, n_grid, groups, importance, epsilon=1.0, lam=0.01, n
             seed = int(rng.integers(0, 2**63 - 1))
             plr = PrivateLogisticRegression(epsilon=epsilon, lam=lam, random_state=seed, classes=[0, 1]).fit(X, y)
             rows.append((n, r, "PLR", 1.0, logistic_loss(plr.w_, clip_rows(Xt, 1.0), yt) - L_full_ref))
-            fs = FeatureSplitLogisticRegression(epsilon=epsilon, groups=groups, importance=q, lam=lam_k,
-                                                random_state=seed, classes=[0, 1]).fit(X, y)
+            fs = FeatureSplitLogisticRegression(
+                epsilon=epsilon, groups=groups, importance=q, lam=lam_k, random_state=seed, classes=[0, 1]
+            ).fit(X, y)
             for k, w in enumerate(fs.block_coefs_):
                 rows.append((n, r, f"block {k}", q[k], logistic_loss(w, fs.block_design(Xt, k), yt) - L_block_ref[k]))
     return pd.DataFrame(rows, columns=["n", "repeat", "model", "q", "excess"])
@@ -279,8 +298,11 @@ def single_record_privacy_loss(w, x, y, x_prime, y_prime, n_lam, noise_scale):
     b = y * expit(-y * m) * x - n_lam * w
     bp = y_prime * expit(-y_prime * mp) * xp - n_lam * w
     c, cp = expit(m) * expit(-m), expit(mp) * expit(-mp)
-    return float((np.linalg.norm(bp) - np.linalg.norm(b)) / noise_scale
-                 + np.log1p(c * (x @ x) / n_lam) - np.log1p(cp * (xp @ xp) / n_lam))
+    return float(
+        (np.linalg.norm(bp) - np.linalg.norm(b)) / noise_scale
+        + np.log1p(c * (x @ x) / n_lam)
+        - np.log1p(cp * (xp @ xp) / n_lam)
+    )
 
 
 def max_single_record_loss(n_lam, noise_scale, norm_bound=1.0, n_starts=30, random_state=0):
@@ -310,10 +332,14 @@ def max_single_record_loss(n_lam, noise_scale, norm_bound=1.0, n_starts=30, rand
         return p[:2], x, xp
 
     for s in range(n_starts):
-        y, yp = (1.0, -1.0)[s % 2], (1.0, -1.0)[(s // 2) % 2]      # the four label pairs in turn
+        y, yp = (1.0, -1.0)[s % 2], (1.0, -1.0)[(s // 2) % 2]  # the four label pairs in turn
         p0 = np.r_[rng.normal(scale=10 ** rng.uniform(-1, 2), size=2), rng.uniform(0, 2 * np.pi, 2)]
-        res = minimize(lambda p: -single_record_privacy_loss(*unpack(p)[:2], y, unpack(p)[2], yp, n_lam, noise_scale),
-                       p0, method="Nelder-Mead", options=dict(maxiter=2000, xatol=1e-10, fatol=1e-12))
+        res = minimize(
+            lambda p, y=y, yp=yp: -single_record_privacy_loss(*unpack(p)[:2], y, unpack(p)[2], yp, n_lam, noise_scale),
+            p0,
+            method="Nelder-Mead",
+            options=dict(maxiter=2000, xatol=1e-10, fatol=1e-12),
+        )
         if -res.fun > best:
             w, x, xp = unpack(res.x)
             best, arg = -res.fun, {"w": w, "x": x, "y": y, "x_prime": xp, "y_prime": yp}

@@ -24,6 +24,7 @@ Baselines of PPTL §4.2 as recipes (``b`` = the row bounding of :func:`~dpstack.
 * **SourceD**: the private source PLR applied to the target:
   ``SimComb(...).fit(...).decision_function(X_t, model="source")``.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -78,8 +79,10 @@ def _check_target(estimator, X, y, min_samples):
     if estimator.classes is not None:
         given = np.unique(np.asarray(estimator.classes))
         if given.shape != estimator.classes_.shape or not np.array_equal(given, estimator.classes_):
-            raise ValueError(f"classes={estimator.classes!r} differs from the classes_ fixed at fit_source "
-                             f"({estimator.classes_!r}): refit the source with the new label set")
+            raise ValueError(
+                f"classes={estimator.classes!r} differs from the classes_ fixed at fit_source "
+                f"({estimator.classes_!r}): refit the source with the new label set"
+            )
     classes, _ = resolve_classes(estimator.classes_, y, binary=True, estimator=type(estimator).__name__)
     return X, np.where(y == classes[1], 1.0, -1.0)
 
@@ -94,8 +97,11 @@ def _source_ledger(estimator, ledger):
     if estimator.row_bound == "private_max":
         note_private_max(ledger, "D_s", stacklevel=5)
     if estimator.diagnostics:
-        ledger.add_outside(DIAGNOSTICS, "D_s", "the source model keeps its noise: publish only the release "
-                           "(dpstack.release.save_release)")
+        ledger.add_outside(
+            DIAGNOSTICS,
+            "D_s",
+            "the source model keeps its noise: publish only the release (dpstack.release.save_release)",
+        )
 
 
 def transfer_centre(w_source, eta):
@@ -225,18 +231,49 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
     [('D_s', 1.0), ('D_t/D_t0', 1.0), ('D_t/D_t1', 1.0)]
     """
 
-    _release_attributes = ("classes_", "n_features_in_", "groups_", "importance_", "block_bounds_", "source_",
-                           "source_block_max_", "source_privacy_", "low_level_", "high_level_", "block_max_",
-                           "privacy_")
+    _release_attributes = (
+        "classes_",
+        "n_features_in_",
+        "groups_",
+        "importance_",
+        "block_bounds_",
+        "source_",
+        "source_block_max_",
+        "source_privacy_",
+        "low_level_",
+        "high_level_",
+        "block_max_",
+        "privacy_",
+    )
     #: what a target fit adds; a new source fit drops them (they were fitted on the old source)
     _target_attributes = ("low_level_", "high_level_", "block_max_", "privacy_", "diagnostics_")
 
-    def __init__(self, epsilon_source=1.0, epsilon_target=1.0, n_groups=5, feature_importance=None, groups=None,
-                 group_importance=None, combiner="stack", lam_source=0.01, lam=0.01, lam_blocks="same",
-                 lam_high=None, eta=0.5,
-                 low_fraction=0.5, row_bound="clip", row_scale=1.0, meta_features="centred",
-                 low_intercept=False, high_intercept=False, tol=1e-10, max_iter=100, random_state=None,
-                 classes=None, diagnostics=False):
+    def __init__(
+        self,
+        epsilon_source=1.0,
+        epsilon_target=1.0,
+        n_groups=5,
+        feature_importance=None,
+        groups=None,
+        group_importance=None,
+        combiner="stack",
+        lam_source=0.01,
+        lam=0.01,
+        lam_blocks="same",
+        lam_high=None,
+        eta=0.5,
+        low_fraction=0.5,
+        row_bound="clip",
+        row_scale=1.0,
+        meta_features="centred",
+        low_intercept=False,
+        high_intercept=False,
+        tol=1e-10,
+        max_iter=100,
+        random_state=None,
+        classes=None,
+        diagnostics=False,
+    ):
         self.epsilon_source = epsilon_source
         self.epsilon_target = epsilon_target
         self.n_groups = n_groups
@@ -275,17 +312,26 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         X, y_signed, classes, classes_from_data = self._validate_fit_inputs(X, y)
         rng = np.random.default_rng(_domain_seeds(self.random_state)[0])
         groups, importance = resolve_groups(
-            X.shape[1], self.n_groups, self.groups, self.feature_importance, self.group_importance, rng)
-        lam_source = block_lambdas(check_block_lam(self.lam_source, len(groups), "lam_source"), importance,
-                                   self.lam_blocks)
+            X.shape[1], self.n_groups, self.groups, self.feature_importance, self.group_importance, rng
+        )
+        lam_source = block_lambdas(
+            check_block_lam(self.lam_source, len(groups), "lam_source"), importance, self.lam_blocks
+        )
         seed = _seed(rng)
         # each domain scales its own data; only "private_max" looks at the data to do so
         block_max = _block_norm_max(X / self.row_scale, groups) if self.row_bound == "private_max" else None
         Z = self._design(X, block_max, groups, importance)
         source = FeatureSplitLogisticRegression(
-            epsilon=eps_s, groups=self._z_groups(groups), importance=importance, lam=lam_source,
-            tol=self.tol, max_iter=self.max_iter, random_state=seed, classes=SIGNED,
-            diagnostics=self.diagnostics)._fit_unchecked(Z, y_signed)
+            epsilon=eps_s,
+            groups=self._z_groups(groups),
+            importance=importance,
+            lam=lam_source,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            random_state=seed,
+            classes=SIGNED,
+            diagnostics=self.diagnostics,
+        )._fit_unchecked(Z, y_signed)
         ledger = PrivacyLedger()
         ledger.add(f"PLR-FS (source, K={len(groups)})", "D_s", eps_s)
         record_classes(ledger, classes_from_data, "D_s")
@@ -330,8 +376,9 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         low_seed, high_seed = _seed(rng), _seed(rng)
         z_groups = self._z_groups()
         if low_level is not None:
-            low_level = self._check_low_level_release(low_level, "features", int(sum(g.size for g in z_groups)),
-                                                      z_groups, self.importance_)
+            low_level = self._check_low_level_release(
+                low_level, "features", int(sum(g.size for g in z_groups)), z_groups, self.importance_
+            )
         block_max = _block_norm_max(X / self.row_scale, self.groups_) if self.row_bound == "private_max" else None
         # --- phase 2: fit
         ledger = PrivacyLedger()
@@ -339,23 +386,40 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         step = f"PLR-FS (target level 0, K={K}, centred at (1-eta) w_s)"
         if low_level is None:
             low_level = FeatureSplitLogisticRegression(
-                epsilon=eps_t, groups=z_groups, importance=self.importance_, lam=lam_t, w0=w0,
-                tol=self.tol, max_iter=self.max_iter, random_state=low_seed, classes=SIGNED,
+                epsilon=eps_t,
+                groups=z_groups,
+                importance=self.importance_,
+                lam=lam_t,
+                w0=w0,
+                tol=self.tol,
+                max_iter=self.max_iter,
+                random_state=low_seed,
+                classes=SIGNED,
                 diagnostics=self.diagnostics,
             )._fit_unchecked(self._design(X[low], block_max), y_signed[low])
             ledger.add(step, "D_t/D_t0", eps_t)
         else:
-            ledger.add(step, "D_t/D_t0", low_level.privacy_.total(),
-                       note="release handed in to fit(low_level=...), D_t0 not read")
+            ledger.add(
+                step,
+                "D_t/D_t0",
+                low_level.privacy_.total(),
+                note="release handed in to fit(low_level=...), D_t0 not read",
+            )
         high_level = self._fit_high_level(X, y_signed, parts, low_level, eps_t, high_seed, block_max=block_max)
         ledger.add("PLR (target level 1)", "D_t/D_t1", eps_t)
         if self.row_bound == "private_max":
             note_private_max(ledger, "D_t", stacklevel=4)
         self.low_level_, self.high_level_, self.block_max_, self.privacy_ = low_level, high_level, block_max, ledger
-        record_diagnostics(self, ledger, "D_t", low_index=low, high_index=high,
-                           source=getattr(self.source_, "diagnostics_", None),
-                           low_level=getattr(low_level, "diagnostics_", None),
-                           high_level=getattr(high_level, "diagnostics_", None))
+        record_diagnostics(
+            self,
+            ledger,
+            "D_t",
+            low_index=low,
+            high_index=high,
+            source=getattr(self.source_, "diagnostics_", None),
+            low_level=getattr(low_level, "diagnostics_", None),
+            high_level=getattr(high_level, "diagnostics_", None),
+        )
         return self
 
     def decision_function_source(self, X):
@@ -429,13 +493,34 @@ class SimComb(ClassifierMixin, BaseEstimator):
     [('D_s', 1.0), ('D_t', 1.0)]
     """
 
-    _release_attributes = ("classes_", "n_features_in_", "source_", "source_block_max_", "source_privacy_",
-                           "target_", "block_max_", "privacy_")
+    _release_attributes = (
+        "classes_",
+        "n_features_in_",
+        "source_",
+        "source_block_max_",
+        "source_privacy_",
+        "target_",
+        "block_max_",
+        "privacy_",
+    )
     _target_attributes = ("target_", "block_max_", "privacy_", "diagnostics_")
 
-    def __init__(self, epsilon_source=1.0, epsilon_target=1.0, lam_source=0.01, lam=0.01, eta=0.5,
-                 fit_intercept=False, row_bound="clip", row_scale=1.0, tol=1e-10, max_iter=100, random_state=None,
-                 classes=None, diagnostics=False):
+    def __init__(
+        self,
+        epsilon_source=1.0,
+        epsilon_target=1.0,
+        lam_source=0.01,
+        lam=0.01,
+        eta=0.5,
+        fit_intercept=False,
+        row_bound="clip",
+        row_scale=1.0,
+        tol=1e-10,
+        max_iter=100,
+        random_state=None,
+        classes=None,
+        diagnostics=False,
+    ):
         self.epsilon_source = epsilon_source
         self.epsilon_target = epsilon_target
         self.lam_source = lam_source
@@ -451,14 +536,23 @@ class SimComb(ClassifierMixin, BaseEstimator):
         self.diagnostics = diagnostics
 
     def _rows(self, X, block_max):
-        return bound_blocks(X, [np.arange(X.shape[1])], np.ones(1), self.row_bound, self.row_scale,
-                            block_max=block_max)[0]
+        return bound_blocks(
+            X, [np.arange(X.shape[1])], np.ones(1), self.row_bound, self.row_scale, block_max=block_max
+        )[0]
 
     def _plr(self, epsilon, lam, w0, seed):
-        return PrivateLogisticRegression(epsilon=epsilon, lam=lam, norm_bound=1.0, w0=w0,
-                                         fit_intercept=self.fit_intercept, tol=self.tol,
-                                         max_iter=self.max_iter, random_state=seed, classes=SIGNED,
-                                         diagnostics=self.diagnostics)
+        return PrivateLogisticRegression(
+            epsilon=epsilon,
+            lam=lam,
+            norm_bound=1.0,
+            w0=w0,
+            fit_intercept=self.fit_intercept,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            random_state=seed,
+            classes=SIGNED,
+            diagnostics=self.diagnostics,
+        )
 
     def _check_params(self):
         check_diagnostics(self.diagnostics)
@@ -473,8 +567,7 @@ class SimComb(ClassifierMixin, BaseEstimator):
 
     def _max(self, X):
         """Largest row norm (only for ``row_bound="private_max"``, outside the guarantee)."""
-        return _block_norm_max(X / self.row_scale, [np.arange(X.shape[1])]) \
-            if self.row_bound == "private_max" else None
+        return _block_norm_max(X / self.row_scale, [np.arange(X.shape[1])]) if self.row_bound == "private_max" else None
 
     @atomic_fit
     def fit_source(self, X, y):
@@ -491,7 +584,8 @@ class SimComb(ClassifierMixin, BaseEstimator):
         rng = np.random.default_rng(_domain_seeds(self.random_state)[0])
         block_max = self._max(X)
         source = self._plr(eps_s, self.lam_source, None, _seed(rng))._fit_unchecked(
-            self._rows(X, block_max), np.where(y == classes[1], 1.0, -1.0))
+            self._rows(X, block_max), np.where(y == classes[1], 1.0, -1.0)
+        )
         ledger = PrivacyLedger()
         ledger.add("PLR (source)", "D_s", eps_s)
         record_classes(ledger, from_data, "D_s")
@@ -517,8 +611,13 @@ class SimComb(ClassifierMixin, BaseEstimator):
         if self.row_bound == "private_max":
             note_private_max(ledger, "D_t", stacklevel=4)
         self.target_, self.block_max_, self.privacy_ = target, block_max, ledger
-        record_diagnostics(self, ledger, "D_t", source=getattr(self.source_, "diagnostics_", None),
-                           target=getattr(target, "diagnostics_", None))
+        record_diagnostics(
+            self,
+            ledger,
+            "D_t",
+            source=getattr(self.source_, "diagnostics_", None),
+            target=getattr(target, "diagnostics_", None),
+        )
         return self
 
     def decision_function(self, X, model="target"):
@@ -527,8 +626,9 @@ class SimComb(ClassifierMixin, BaseEstimator):
             raise ValueError(f"model must be 'target' or 'source', got {model!r}")
         check_is_fitted(self, "target_" if model == "target" else "source_")
         X = _validate_data(self, X, dtype=float, reset=False)
-        est, block_max = (self.target_, self.block_max_) if model == "target" else (self.source_,
-                                                                                    self.source_block_max_)
+        est, block_max = (
+            (self.target_, self.block_max_) if model == "target" else (self.source_, self.source_block_max_)
+        )
         return est._decision_function_unchecked(self._rows(X, block_max))
 
     def predict_proba(self, X, model="target"):

@@ -28,6 +28,7 @@ The price is data: each candidate is trained on n/(G + 1) records. Liu & Talwar 
 trade it differently (every candidate on all the data, a random number of runs, ≈ 3ε);
 this module implements the original method exactly.
 """
+
 from __future__ import annotations
 
 import copy
@@ -48,10 +49,24 @@ __all__ = ["PrivateParameterTuning", "exponential_mechanism", "selection_probabi
 
 #: Parameters a source fit has fixed: a transfer estimator whose source is already fitted
 #: cannot vary them per candidate (its source would not be refitted).
-SOURCE_PARAMETERS = frozenset({
-    "epsilon_source", "lam_source", "n_groups", "groups", "feature_importance", "group_importance",
-    "lam_blocks", "row_bound", "row_scale", "classes", "fit_intercept", "low_intercept", "tol", "max_iter",
-})
+SOURCE_PARAMETERS = frozenset(
+    {
+        "epsilon_source",
+        "lam_source",
+        "n_groups",
+        "groups",
+        "feature_importance",
+        "group_importance",
+        "lam_blocks",
+        "row_bound",
+        "row_scale",
+        "classes",
+        "fit_intercept",
+        "low_intercept",
+        "tol",
+        "max_iter",
+    }
+)
 
 
 def selection_probabilities(utilities, epsilon, sensitivity=1.0):
@@ -96,7 +111,7 @@ def exponential_mechanism(utilities, epsilon, sensitivity=1.0, random_state=None
 def _part_name(root, g, part):
     """Where candidate g's ledger part ``part`` lies inside the selection's input ``root``."""
     if part == root or part.startswith(root + "/"):
-        return f"{root}/T_{g}{part[len(root):]}"
+        return f"{root}/T_{g}{part[len(root) :]}"
     return f"{root}/T_{g}/{part}"
 
 
@@ -181,8 +196,7 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
     1.0
     """
 
-    _release_attributes = ("best_estimator_", "best_index_", "best_params_", "classes_", "n_features_in_",
-                           "privacy_")
+    _release_attributes = ("best_estimator_", "best_index_", "best_params_", "classes_", "n_features_in_", "privacy_")
 
     def __init__(self, estimator, param_grid, epsilon_select=1.0, random_state=None, diagnostics=False):
         self.estimator = estimator
@@ -200,25 +214,29 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
         try:
             settings = list(ParameterGrid(self.param_grid))
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"param_grid must be a dict (or list of dicts) of parameter name -> non-empty "
-                             f"list of values: {exc}") from None
+            raise ValueError(
+                f"param_grid must be a dict (or list of dicts) of parameter name -> non-empty list of values: {exc}"
+            ) from None
         if not settings or (len(settings) == 1 and not settings[0]):
             raise ValueError(f"param_grid must hold at least one parameter setting, got {self.param_grid!r}")
         known = set(est.get_params(deep=False))
         transfer_with_source = callable(getattr(est, "fit_source", None))
         if transfer_with_source and not hasattr(est, "source_"):
-            raise ValueError(f"estimator: {type(est).__name__} needs its source fitted first "
-                             "(estimator.fit_source(X_source, y_source)); the candidates share that release")
+            raise ValueError(
+                f"estimator: {type(est).__name__} needs its source fitted first "
+                "(estimator.fit_source(X_source, y_source)); the candidates share that release"
+            )
         for setting in settings:
             for name in setting:
                 if name not in known:
-                    raise ValueError(f"param_grid names {name!r}, which is not a parameter of "
-                                     f"{type(est).__name__}")
+                    raise ValueError(f"param_grid names {name!r}, which is not a parameter of {type(est).__name__}")
                 if name == "random_state":
                     raise ValueError("param_grid must not hold random_state: each candidate gets its own seed")
                 if transfer_with_source and name in SOURCE_PARAMETERS:
-                    raise ValueError(f"param_grid names {name!r}, which the fitted source has fixed; "
-                                     "only target-side parameters can vary (refit the source to change it)")
+                    raise ValueError(
+                        f"param_grid names {name!r}, which the fitted source has fixed; "
+                        "only target-side parameters can vary (refit the source to change it)"
+                    )
         eps = check_epsilon(self.epsilon_select, "epsilon_select")
         check_diagnostics(self.diagnostics)
         rng = check_random_state(self.random_state)
@@ -236,8 +254,10 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
             raise ValueError(f"X and y have inconsistent numbers of samples: {n} and {y.shape[0]}")
         G = len(settings)
         if n < 2 * (G + 1):
-            raise ValueError(f"param_grid has G = {G} settings, so the data are split into G + 1 = {G + 1} parts; "
-                             f"n = {n} samples is too few (need at least {2 * (G + 1)})")
+            raise ValueError(
+                f"param_grid has G = {G} settings, so the data are split into G + 1 = {G + 1} parts; "
+                f"n = {n} samples is too few (need at least {2 * (G + 1)})"
+            )
         # randomness: the split, one seed per candidate, the draw — all independent streams
         root = np.random.SeedSequence(int(rng.integers(2**63 - 1)))
         split_ss, draw_ss, *cand_ss = root.spawn(G + 2)
@@ -268,8 +288,13 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
                     ledger.add_outside(e.mechanism, entry_part, e.note, unit=e.unit)
                 else:
                     ledger.add(e.mechanism, entry_part, e.epsilon, unit=e.unit, note=e.note)
-        ledger.add("exponential mechanism (utility = -errors on V, sensitivity 1)", f"{root_part}/V", eps_select,
-                   "one sample", note=f"G = {G} candidates, each fitted on its own part {root_part}/T_g")
+        ledger.add(
+            "exponential mechanism (utility = -errors on V, sensitivity 1)",
+            f"{root_part}/V",
+            eps_select,
+            "one sample",
+            note=f"G = {G} candidates, each fitted on its own part {root_part}/T_g",
+        )
         chosen = candidates[best]
         self.best_estimator_ = chosen
         self.best_index_ = best
@@ -277,8 +302,15 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
         self.classes_ = chosen.classes_
         self.n_features_in_ = chosen.n_features_in_
         self.privacy_ = ledger
-        record_diagnostics(self, ledger, f"{root_part}/V", errors=errors, probabilities=probs,
-                           part_sizes=np.array([p.size for p in parts]), parts=parts)
+        record_diagnostics(
+            self,
+            ledger,
+            f"{root_part}/V",
+            errors=errors,
+            probabilities=probs,
+            part_sizes=np.array([p.size for p in parts]),
+            parts=parts,
+        )
         return self
 
     # ------------------------------------------------------------------ prediction

@@ -6,6 +6,7 @@ Each notebook ``notebooks/X.ipynb`` becomes ``OUTDIR/X.py``: its code cells in o
 by a comment ``# cell N``. Point a duplicate finder at OUTDIR; ``tests/test_notebook_duplicates.py``
 does the same check itself on every test run.
 """
+
 from __future__ import annotations
 
 import sys

@@ -35,6 +35,7 @@ then a summary. The kernels' start-up and shut-down chatter on stderr (ipykernel
 caught in kernel" when the kernel is stopped) is dropped; anything else a kernel
 writes to stdout/stderr is printed under the notebook's line.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -114,8 +115,12 @@ def generate(template, parameters):
 
 
 def _data_absent(nb):
-    return any(out.get("metadata", {}).get("dpstack", {}).get("data_absent")
-               for cell in nb.cells if cell.cell_type == "code" for out in cell.get("outputs", []))
+    return any(
+        out.get("metadata", {}).get("dpstack", {}).get("data_absent")
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+    )
 
 
 def mark_absent_data(nb):
@@ -145,8 +150,12 @@ def _merge_streams(outputs):
     """Join consecutive stdout (or stderr) chunks: how prints are chunked depends on timing."""
     merged = []
     for out in outputs:
-        if (out.get("output_type") == "stream" and merged and merged[-1].get("output_type") == "stream"
-                and merged[-1].get("name") == out.get("name")):
+        if (
+            out.get("output_type") == "stream"
+            and merged
+            and merged[-1].get("output_type") == "stream"
+            and merged[-1].get("name") == out.get("name")
+        ):
             merged[-1]["text"] = merged[-1]["text"] + out["text"]
         else:
             merged.append(out)
@@ -182,8 +191,10 @@ def parse_value(text):
 NOISE = (
     re.compile(r"Kernel is running over TCP without encryption"),
     re.compile(r"KeyboardInterrupt caught in kernel"),
-    re.compile(r"^\d+\.\d+s - (Debugger warning: It seems that frozen modules|Make sure|Note: Debugging will"
-               r"|to python to disable|Set PYDEVD_DISABLE_FILE_VALIDATION)"),
+    re.compile(
+        r"^\d+\.\d+s - (Debugger warning: It seems that frozen modules|Make sure|Note: Debugging will"
+        r"|to python to disable|Set PYDEVD_DISABLE_FILE_VALIDATION)"
+    ),
     re.compile(r"^\s*$"),
 )
 
@@ -239,10 +250,15 @@ def run(path, parameters, kernel, capture=False):
     try:
         if generated:
             nbformat.write(generate(*generated), source)
-        with (_captured_output() if capture else contextlib.nullcontext(box)) as box:
+        with _captured_output() if capture else contextlib.nullcontext(box) as box:
             papermill.execute_notebook(
-                str(source), str(executed), parameters=parameters or None, kernel_name=kernel,
-                cwd=str(path.parent), progress_bar=False, log_output=False,
+                str(source),
+                str(executed),
+                parameters=parameters or None,
+                kernel_name=kernel,
+                cwd=str(path.parent),
+                progress_bar=False,
+                log_output=False,
             )
         nb = strip_volatile(nbformat.read(executed, as_version=4))
         if generated and _data_absent(nb):
@@ -267,11 +283,22 @@ def _run_in_worker(path, parameters, kernel):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", help="default: every notebook in _toc.yml")
-    parser.add_argument("-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                        help="papermill parameter (value parsed as a Python literal)")
+    parser.add_argument(
+        "-p",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="papermill parameter (value parsed as a Python literal)",
+    )
     parser.add_argument("--kernel", default="python3")
-    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
-                        help="notebooks executed at once (default: number of CPUs)")
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="notebooks executed at once (default: number of CPUs)",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("DPSTACK_QUIET", "1")  # no progress bars inside executed notebooks
     paths = [Path(p) for p in args.notebooks] or notebooks_in_toc()
@@ -290,17 +317,25 @@ def main(argv=None):
             try:
                 seconds, extra = future.result()
                 _emit(bar, f"[{i:>{len(str(len(paths)))}}/{len(paths)}] ok      {name:<{width}}  {seconds:6.1f} s")
-            except Exception as exc:  # report every failing notebook, then fail
+            except Exception as exc:  # noqa: BLE001 - report every failing notebook, then fail
                 failed.append((name, exc))
                 extra = getattr(exc, "kernel_output", "")
-                _emit(bar, f"[{i:>{len(str(len(paths)))}}/{len(paths)}] FAILED  {name:<{width}}  "
-                           f"({type(exc).__name__}: {_last_line(exc)})")
+                _emit(
+                    bar,
+                    f"[{i:>{len(str(len(paths)))}}/{len(paths)}] FAILED  {name:<{width}}  "
+                    f"({type(exc).__name__}: {_last_line(exc)})",
+                )
             if extra.strip():
-                _emit(bar, "    kernel output:\n" + "".join("    | " + line for line in extra.splitlines(True)).rstrip())
+                _emit(
+                    bar, "    kernel output:\n" + "".join("    | " + line for line in extra.splitlines(True)).rstrip()
+                )
             bar.update(1)
     elapsed = time.perf_counter() - t0
-    print(f"{len(paths) - len(failed)} of {len(paths)} notebook(s) executed in {elapsed:.0f} s wall time"
-          + (f"; {len(failed)} FAILED" if failed else ""), flush=True)
+    print(
+        f"{len(paths) - len(failed)} of {len(paths)} notebook(s) executed in {elapsed:.0f} s wall time"
+        + (f"; {len(failed)} FAILED" if failed else ""),
+        flush=True,
+    )
     if failed:
         for name, exc in failed:
             print(f"\n--- {name} failed:\n{_error_tail(exc)}", file=sys.stderr)
@@ -313,9 +348,15 @@ def _progress(total):
     """A tqdm bar over the notebooks on a terminal; nothing otherwise (logs, CI)."""
     from tqdm import tqdm
 
-    return tqdm(total=total, desc="notebooks", unit="nb", leave=False, file=sys.stderr,
-                disable=not (sys.stderr.isatty() and not os.environ.get("CI")),
-                bar_format="{desc}: {n}/{total} |{bar}| {elapsed}")
+    return tqdm(
+        total=total,
+        desc="notebooks",
+        unit="nb",
+        leave=False,
+        file=sys.stderr,
+        disable=not (sys.stderr.isatty() and not os.environ.get("CI")),
+        bar_format="{desc}: {n}/{total} |{bar}| {elapsed}",
+    )
 
 
 def _emit(bar, line):
@@ -336,7 +377,7 @@ class _InProcess(concurrent.futures.Executor):
         future = concurrent.futures.Future()
         try:
             future.set_result(fn(*args, **kwargs))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a Future carries any exception to its caller
             future.set_exception(exc)
         return future
 

@@ -6,6 +6,7 @@ to a fresh temporary ``DPSTACK_CACHE``; at the end the session fails if any file
 in the data home was added, removed or modified, whoever the user (root ignores the
 read-only permission bits, so they alone would not catch a write).
 """
+
 import os
 import shutil
 import tempfile
@@ -61,4 +62,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if changed:
         terminalreporter.write_line(
             f"FAILED: the tests wrote into the data home {_STATE['home']} (read-only input): "
-            f"{', '.join(changed[:10])}{' ...' if len(changed) > 10 else ''}", red=True, bold=True)
+            f"{', '.join(changed[:10])}{' ...' if len(changed) > 10 else ''}",
+            red=True,
+            bold=True,
+        )

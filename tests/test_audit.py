@@ -2,15 +2,29 @@
 
 Every test uses fixed seeds; nothing here is timed.
 """
+
 import numpy as np
 import pytest
 from scipy import stats
 
 from dpstack import FeatureSplitLogisticRegression, PrivateLogisticRegression
-from dpstack.audit import (adversarial_case, audit_level, audit_mechanisms, audit_mutants, clopper_pearson,
-                           composition_checks, epsilon_lower_bound, epsilon_lower_bound_from_scores, exact_privacy_loss,
-                           max_privacy_loss, mutants, output_perturbation_audit, party_neighbours, sample_outputs,
-                           worst_case_neighbours)
+from dpstack.audit import (
+    adversarial_case,
+    audit_level,
+    audit_mechanisms,
+    audit_mutants,
+    clopper_pearson,
+    composition_checks,
+    epsilon_lower_bound,
+    epsilon_lower_bound_from_scores,
+    exact_privacy_loss,
+    max_privacy_loss,
+    mutants,
+    output_perturbation_audit,
+    party_neighbours,
+    sample_outputs,
+    worst_case_neighbours,
+)
 from dpstack.audit.exact import _noise_from_output
 from dpstack.solvers import logistic_objective
 
@@ -98,7 +112,10 @@ def test_exact_loss_matches_an_independent_computation():
     # PLR with an intercept and w0, Δ > 0 branch
     est = _fitted("plr", PLR_CASES["plr-intercept-w0-delta>0"], X, y)
     cal = est.calibration_
-    blk = lambda M: [(est._design_matrix(M), est.lam, cal.delta, est.w0, cal.noise_scale, np.arange(6))]
+
+    def blk(M):
+        return [(est._design_matrix(M), est.lam, cal.delta, est.w0, cal.noise_scale, np.arange(6))]
+
     W = rng.normal(size=(5, 6)) * 3
     got = exact_privacy_loss(est, X, y, Xp, yp, W)
     want = [_reference_loss(est, blk(X), blk(Xp), y, yp, w) for w in W]
@@ -107,8 +124,13 @@ def test_exact_loss_matches_an_independent_computation():
     fs = _fitted("fs", FS_CASES["fs-delta>0"], X, y)
     cal = fs.calibration_
     lam = np.asarray(fs.lam)
-    blk = lambda M: [(fs.block_design(M, k), lam[k], cal.delta_k[k], np.zeros(len(g)), cal.noise_scale_k[k],
-                      np.asarray(g)) for k, g in enumerate(GROUPS)]
+
+    def blk(M):
+        return [
+            (fs.block_design(M, k), lam[k], cal.delta_k[k], np.zeros(len(g)), cal.noise_scale_k[k], np.asarray(g))
+            for k, g in enumerate(GROUPS)
+        ]
+
     W = rng.normal(size=(5, 5)) * 3
     got = exact_privacy_loss(fs, X, y, Xp, yp, W)
     want = [_reference_loss(fs, blk(X), blk(Xp), y, yp, w) for w in W]
@@ -135,9 +157,7 @@ def test_max_loss_within_epsilon_on_worst_case_and_random_neighbours(name):
     X, y = _data()
     params = {**PLR_CASES, **FS_CASES}[name]
     is_fs = name.startswith("fs")
-    pairs = worst_case_neighbours(
-        X, y, index=0, groups=GROUPS if is_fs else None, importance=Q if is_fs else None
-    )
+    pairs = worst_case_neighbours(X, y, index=0, groups=GROUPS if is_fs else None, importance=Q if is_fs else None)
     rng = np.random.default_rng(11)
     XD, yD = pairs["label_flip"][:2]
     for _ in range(3):
@@ -175,9 +195,10 @@ def test_exact_loss_catches_noise_calibrated_for_ten_epsilon(name):
 def test_block_with_zero_importance_adds_no_loss():
     X, y = _data()
     Xp, yp = X.copy(), y.copy()
-    Xp[0, 3:] = [5.0, -5.0]   # the change lies entirely in the q = 0 block
-    fs = FeatureSplitLogisticRegression(epsilon=1.0, groups=GROUPS, importance=[0.7, 0.3, 0.0], lam=0.05,
-                                        random_state=0).fit(X, y)
+    Xp[0, 3:] = [5.0, -5.0]  # the change lies entirely in the q = 0 block
+    fs = FeatureSplitLogisticRegression(
+        epsilon=1.0, groups=GROUPS, importance=[0.7, 0.3, 0.0], lam=0.05, random_state=0
+    ).fit(X, y)
     W = sample_outputs(fs, X, y, n_draws=50, random_state=0)
     np.testing.assert_allclose(exact_privacy_loss(fs, X, y, Xp, yp, W), 0.0, atol=1e-12)
 
@@ -225,8 +246,9 @@ def test_party_neighbours_reproduce_the_multiparty_worst_case_construction(metho
     from dpstack.multiparty import MultipartyPrivateClassifier, sensitivity_by_construction
 
     D, Dp = party_neighbours(n_parties=7)
-    res = output_perturbation_audit(MultipartyPrivateClassifier(method, epsilon=1.0, lam=1.0), D, Dp,
-                                    n_runs=10, random_state=0)
+    res = output_perturbation_audit(
+        MultipartyPrivateClassifier(method, epsilon=1.0, lam=1.0), D, Dp, n_runs=10, random_state=0
+    )
     ref = sensitivity_by_construction(method, n_parties=7, lam=1.0)
     assert res["measured_distance"] == pytest.approx(ref["measured"], rel=1e-6)
     assert res["claimed_sensitivity"] == pytest.approx(ref["claimed"])
@@ -266,11 +288,14 @@ def _caught(res, eps):
     return res["exact_max_loss"] > eps or res["epsilon_lo"] > eps
 
 
-@pytest.mark.parametrize("mutant,params", [
-    (mutants.TenfoldEpsilonPLR, dict(lam=0.05)),
-    (mutants.MaxNormScaledPLR, dict(lam=0.05)),
-    (mutants.SkippedDeltaPLR, dict(lam=0.002)),
-])
+@pytest.mark.parametrize(
+    "mutant,params",
+    [
+        (mutants.TenfoldEpsilonPLR, dict(lam=0.05)),
+        (mutants.MaxNormScaledPLR, dict(lam=0.05)),
+        (mutants.SkippedDeltaPLR, dict(lam=0.002)),
+    ],
+)
 def test_plr_mutants_are_caught_and_the_real_plr_is_not(mutant, params):
     X, y = _data()
     broken = mutant(epsilon=1.0, random_state=0, **params).fit(X, y)
@@ -287,11 +312,13 @@ def test_pptl_epsilon_k_mutant_is_caught_by_the_exact_loss():
     q = np.array([0.7, 0.3])
     groups = [[0, 1], [2, 3]]
     n = 40
-    lam = brentq(lambda l: feature_split_calibration(1.0, n, l, q).epsilon_prime - 0.1, 1e-5, 10.0)
-    broken = adversarial_case(mutants.PPTLEpsilonFeatureSplit(epsilon=1.0, groups=groups, importance=q, lam=lam),
-                              n_samples=n)
-    real = adversarial_case(FeatureSplitLogisticRegression(epsilon=1.0, groups=groups, importance=q, lam=lam),
-                            n_samples=n)
+    lam = brentq(lambda lam_: feature_split_calibration(1.0, n, lam_, q).epsilon_prime - 0.1, 1e-5, 10.0)
+    broken = adversarial_case(
+        mutants.PPTLEpsilonFeatureSplit(epsilon=1.0, groups=groups, importance=q, lam=lam), n_samples=n
+    )
+    real = adversarial_case(
+        FeatureSplitLogisticRegression(epsilon=1.0, groups=groups, importance=q, lam=lam), n_samples=n
+    )
     assert broken.estimator.calibration_.branch == "delta=0"
     assert np.all(broken.estimator.calibration_.epsilon_k == 1.0)
     assert broken.loss_at_w_star > 1.1
@@ -356,10 +383,14 @@ def _law_data():
 
 def test_noise_read_back_from_the_release_is_the_noise_drawn():
     X, y = _law_data()
-    for est in (PrivateLogisticRegression(epsilon=1.0, lam=0.002, fit_intercept=True, classes=[0, 1],
-                                          random_state=3, diagnostics=True),
-                FeatureSplitLogisticRegression(epsilon=1.0, groups=GROUPS, importance=Q, lam=0.05, classes=[0, 1],
-                                               random_state=3, diagnostics=True)):
+    for est in (
+        PrivateLogisticRegression(
+            epsilon=1.0, lam=0.002, fit_intercept=True, classes=[0, 1], random_state=3, diagnostics=True
+        ),
+        FeatureSplitLogisticRegression(
+            epsilon=1.0, groups=GROUPS, importance=Q, lam=0.05, classes=[0, 1], random_state=3, diagnostics=True
+        ),
+    ):
         fitted = est.fit(X, y)
         drawn = fitted.diagnostics_.get("noises", [fitted.diagnostics_.get("noise")])
         read = [blk.noise for blk in recover_noise(fitted, X, y)]
@@ -368,12 +399,17 @@ def test_noise_read_back_from_the_release_is_the_noise_drawn():
             np.testing.assert_allclose(a, b, atol=1e-6 * np.linalg.norm(b))
 
 
-@pytest.mark.parametrize("template", [
-    PrivateLogisticRegression(epsilon=1.0, lam=0.05, classes=[0, 1]),
-    PrivateLogisticRegression(epsilon=1.0, lam=0.002, fit_intercept=True, classes=[0, 1]),
-    FeatureSplitLogisticRegression(epsilon=1.0, groups=GROUPS, importance=Q, lam=[0.002, 0.001, 0.05],
-                                   classes=[0, 1]),
-], ids=["plr", "plr-intercept-delta>0", "plr-fs-delta>0"])
+@pytest.mark.parametrize(
+    "template",
+    [
+        PrivateLogisticRegression(epsilon=1.0, lam=0.05, classes=[0, 1]),
+        PrivateLogisticRegression(epsilon=1.0, lam=0.002, fit_intercept=True, classes=[0, 1]),
+        FeatureSplitLogisticRegression(
+            epsilon=1.0, groups=GROUPS, importance=Q, lam=[0.002, 0.001, 0.05], classes=[0, 1]
+        ),
+    ],
+    ids=["plr", "plr-intercept-delta>0", "plr-fs-delta>0"],
+)
 def test_genuine_mechanisms_pass_the_noise_law(template):
     X, y = _law_data()
     table = noise_law_test(template, X, y, n_fits=LAW_FITS, random_state=0)
@@ -381,21 +417,26 @@ def test_genuine_mechanisms_pass_the_noise_law(template):
     assert np.allclose(table["scale ratio"], 1.0, atol=0.1)
 
 
-@pytest.mark.parametrize("mutant,params", [
-    (mutants.SqrtDNoisePLR, dict(lam=0.05)),
-    (mutants.DoubleEpsilonNoisePLR, dict(lam=0.05)),
-    (mutants.UnusedDeltaPLR, dict(lam=0.002)),
-    (mutants.TenfoldEpsilonPLR, dict(lam=0.05)),
-    (mutants.MaxNormScaledPLR, dict(lam=0.05)),
-], ids=lambda v: getattr(v, "__name__", ""))
+@pytest.mark.parametrize(
+    "mutant,params",
+    [
+        (mutants.SqrtDNoisePLR, dict(lam=0.05)),
+        (mutants.DoubleEpsilonNoisePLR, dict(lam=0.05)),
+        (mutants.UnusedDeltaPLR, dict(lam=0.002)),
+        (mutants.TenfoldEpsilonPLR, dict(lam=0.05)),
+        (mutants.MaxNormScaledPLR, dict(lam=0.05)),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
 def test_mutants_with_truthful_attributes_fail_the_noise_law(mutant, params):
     X, y = _law_data()
     fitted = mutant(epsilon=1.0, classes=[0, 1], random_state=0, **params).fit(X, y)
     real = PrivateLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0, **params).fit(X, y)
     if mutant is not mutants.TenfoldEpsilonPLR:  # the others tell the truth in every attribute
         assert fitted.calibration_ == real.calibration_
-    assert not noise_law_test(mutant(epsilon=1.0, classes=[0, 1], **params), X, y, n_fits=LAW_FITS,
-                              random_state=0).attrs["pass"]
+    assert not noise_law_test(
+        mutant(epsilon=1.0, classes=[0, 1], **params), X, y, n_fits=LAW_FITS, random_state=0
+    ).attrs["pass"]
 
 
 def test_power_the_law_test_rejects_sqrt_d_and_2x_scale_errors_and_sizes_correctly():
@@ -403,6 +444,7 @@ def test_power_the_law_test_rejects_sqrt_d_and_2x_scale_errors_and_sizes_correct
 
     rng = np.random.default_rng(0)
     d, m = 5, LAW_FITS
+
     def rejections(factor, reps=100):
         out = 0
         for _ in range(reps):
@@ -410,6 +452,7 @@ def test_power_the_law_test_rejects_sqrt_d_and_2x_scale_errors_and_sizes_correct
             b = u / np.linalg.norm(u, axis=1, keepdims=True) * rng.gamma(d, 1.0, size=(m, 1)) * factor
             out += min(law_pvalues(b, 1.0)[:2]) * 2 < ALPHA
         return out / reps
+
     assert rejections(1.0) <= 0.03
     assert rejections(0.5) >= 0.99
     assert rejections(1 / np.sqrt(d)) >= 0.99
@@ -429,15 +472,18 @@ def test_mpl_noise_is_coef_minus_the_audits_own_minimiser_and_follows_the_claim(
     from dpstack import MultipartyPrivateClassifier
 
     D, Dp = party_neighbours(n_parties=5, party_size=3, n_aux=10, n_classes=n_classes)
-    res = output_perturbation_audit(MultipartyPrivateClassifier(method, epsilon=1.0, lam=1.0), D, Dp, n_runs=150,
-                                    random_state=0)
+    res = output_perturbation_audit(
+        MultipartyPrivateClassifier(method, epsilon=1.0, lam=1.0), D, Dp, n_runs=150, random_state=0
+    )
     assert not res["law_rejected"] and abs(res["scale_ratio"] - 1) < 0.15
     assert 0 < res["measured_distance"] <= res["claimed_sensitivity"]
     assert res["exact_max_loss"] <= 1.0 and res["epsilon_lo"].epsilon_lo <= 1.0
 
 
-@pytest.mark.parametrize("mutant,kw", [(mutants.TenfoldEpsilonNoiseMPL, dict(method="soft")),
-                                       (mutants.VoteWithSoftScale, dict(method="vote"))])
+@pytest.mark.parametrize(
+    "mutant,kw",
+    [(mutants.TenfoldEpsilonNoiseMPL, dict(method="soft")), (mutants.VoteWithSoftScale, dict(method="vote"))],
+)
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_mpl_mutants_are_caught_from_the_released_coef(mutant, kw, n_classes):
     D, Dp = party_neighbours(n_parties=5, party_size=3, n_aux=10, n_classes=n_classes)
@@ -454,17 +500,29 @@ def test_high_level_on_low_data_is_caught_and_genuine_stacking_is_not():
     assert composition_noise_identity(PrivateStackingClassifier(**params), X, y)["identical"]
     assert composition_noise_identity(PrivateStackingClassifier(partition="samples", **params), X, y)["identical"]
     Xs, ys = _data(n=80, p=6, seed=1)
-    transfer = PrivateTransferStacking(epsilon_source=1.0, epsilon_target=1.0, groups=[[0, 1, 2], [3, 4, 5]],
-                                       group_importance=[0.7, 0.3], lam_source=0.05, lam=0.05, classes=[0, 1])
+    transfer = PrivateTransferStacking(
+        epsilon_source=1.0,
+        epsilon_target=1.0,
+        groups=[[0, 1, 2], [3, 4, 5]],
+        group_importance=[0.7, 0.3],
+        lam_source=0.05,
+        lam=0.05,
+        classes=[0, 1],
+    )
     assert composition_noise_identity(transfer, X, y, dict(X_source=Xs, y_source=ys))["identical"]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("template", [
-    PrivateLogisticRegression(epsilon=1.0, lam=0.05, classes=[0, 1]),
-    FeatureSplitLogisticRegression(epsilon=1.0, groups=GROUPS, importance=Q, lam=[0.002, 0.001, 0.05],
-                                   classes=[0, 1]),
-], ids=["plr", "plr-fs-delta>0"])
+@pytest.mark.parametrize(
+    "template",
+    [
+        PrivateLogisticRegression(epsilon=1.0, lam=0.05, classes=[0, 1]),
+        FeatureSplitLogisticRegression(
+            epsilon=1.0, groups=GROUPS, importance=Q, lam=[0.002, 0.001, 0.05], classes=[0, 1]
+        ),
+    ],
+    ids=["plr", "plr-fs-delta>0"],
+)
 def test_paper_profile_a_thousand_real_fits_pass_the_law_and_the_mutants_fail(template):
     X, y = _law_data()
     table = noise_law_test(template, X, y, n_fits=1000, random_state=1)
@@ -478,8 +536,9 @@ def test_stacking_levels_pass_the_noise_law():
     from dpstack import PrivateStackingClassifier
 
     X, y = _data(n=40, p=4)
-    table = noise_law_test(PrivateStackingClassifier(epsilon=1.0, n_groups=2, lam=0.05, classes=[0, 1]), X, y,
-                           n_fits=100, random_state=0)
+    table = noise_law_test(
+        PrivateStackingClassifier(epsilon=1.0, n_groups=2, lam=0.05, classes=[0, 1]), X, y, n_fits=100, random_state=0
+    )
     assert table.attrs["pass"], table
     assert set(table["block"]) == {"low PLR-FS block 1", "low PLR-FS block 2", "high PLR"}
 
@@ -590,8 +649,15 @@ def test_transfer_levels_and_source_blocks_pass_the_noise_law():
 
     X, y = _data(n=40, p=4)
     Xs, ys = _data(n=50, p=4, seed=1)
-    transfer = PrivateTransferStacking(epsilon_source=1.0, epsilon_target=1.0, groups=[[0, 1], [2, 3]],
-                                       group_importance=[0.7, 0.3], lam_source=0.05, lam=0.05, classes=[0, 1])
+    transfer = PrivateTransferStacking(
+        epsilon_source=1.0,
+        epsilon_target=1.0,
+        groups=[[0, 1], [2, 3]],
+        group_importance=[0.7, 0.3],
+        lam_source=0.05,
+        lam=0.05,
+        classes=[0, 1],
+    )
     table = noise_law_test(transfer, X, y, n_fits=80, fit_params=dict(X_source=Xs, y_source=ys), random_state=0)
     assert table.attrs["pass"], table
     assert {"source PLR-FS block 1", "source PLR-FS block 2", "high PLR"} <= set(table["block"])
@@ -604,12 +670,16 @@ def _simcomb_data():
     return X, y, dict(X_source=Xs, y_source=ys)
 
 
-@pytest.mark.parametrize("params", [
-    dict(lam_source=0.05, lam=0.05),
-    dict(lam_source=0.05, lam=0.001, eta=0.2),  # the target in the Δ > 0 branch
-    dict(lam_source=0.05, lam=0.05, fit_intercept=True),
-    dict(lam_source=0.05, lam=0.05, row_bound="normalize", row_scale=2.0),
-], ids=["clip", "delta>0", "intercept", "normalize"])
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(lam_source=0.05, lam=0.05),
+        dict(lam_source=0.05, lam=0.001, eta=0.2),  # the target in the Δ > 0 branch
+        dict(lam_source=0.05, lam=0.05, fit_intercept=True),
+        dict(lam_source=0.05, lam=0.05, row_bound="normalize", row_scale=2.0),
+    ],
+    ids=["clip", "delta>0", "intercept", "normalize"],
+)
 def test_simcomb_noise_read_back_from_the_release_is_the_noise_drawn(params):
     from dpstack import SimComb
 
@@ -656,10 +726,18 @@ def test_simcomb_target_centred_at_the_unperturbed_source_is_caught_by_the_noise
 def _small_tables():
     import pandas as pd
 
-    return {"mechanisms": pd.DataFrame({"mechanism": ["PLR", "SimComb (target)"], "noise law p": [0.5, np.nan],
-                                        "checks": ["a; b, c", "x"], "verdict": ["pass", "pass"]}),
-            "mutants": pd.DataFrame({"mechanism": ["noise / 2"], "verdict": ["caught (noise law)"]}),
-            "power": pd.DataFrame({"case": ["genuine PLR"], "fits": [1000], "p-value": [1.2345678901234567e-80]})}
+    return {
+        "mechanisms": pd.DataFrame(
+            {
+                "mechanism": ["PLR", "SimComb (target)"],
+                "noise law p": [0.5, np.nan],
+                "checks": ["a; b, c", "x"],
+                "verdict": ["pass", "pass"],
+            }
+        ),
+        "mutants": pd.DataFrame({"mechanism": ["noise / 2"], "verdict": ["caught (noise law)"]}),
+        "power": pd.DataFrame({"case": ["genuine PLR"], "fits": [1000], "p-value": [1.2345678901234567e-80]}),
+    }
 
 
 def test_stored_tables_round_trip_and_refuse_edits_and_other_parameters(tmp_path):

@@ -1,11 +1,12 @@
 """The API page's generator (book/_ext/api_listing.py): what it documents, and how it escapes."""
+
 import sys
 from pathlib import Path
 
 import dpstack
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
-import api_listing  # noqa: E402
+import api_listing
 
 
 def test_every_public_name_is_documented_exactly_once_and_reachable_by_its_top_level_path():

@@ -1,4 +1,5 @@
 """The introduction describes the sidebar as it is: every page, in the sidebar's order, part by part."""
+
 import re
 from pathlib import Path
 
@@ -53,11 +54,17 @@ def test_the_introduction_walks_the_sidebar_in_order():
 
 def test_the_check_catches_a_swapped_part_a_swapped_page_and_a_missing_page():
     parts = [("Foundations", ["notebooks/plr", "notebooks/audit"]), ("Paper 1: stacking (PST)", ["book/pst_overview"])]
-    good = ["**Foundations.** {doc}`../notebooks/plr` then {doc}`audit <../notebooks/audit>`.",
-            "**PST.** The {doc}`overview <pst_overview>`."]
+    good = [
+        "**Foundations.** {doc}`../notebooks/plr` then {doc}`audit <../notebooks/audit>`.",
+        "**PST.** The {doc}`overview <pst_overview>`.",
+    ]
     assert order_problems(parts, good) == []
-    assert "out of the sidebar's order" in order_problems(
-        parts, [good[0].replace("plr", "X").replace("audit", "plr").replace("X", "audit"), good[1]])[0]
+    assert (
+        "out of the sidebar's order"
+        in order_problems(parts, [good[0].replace("plr", "X").replace("audit", "plr").replace("X", "audit"), good[1]])[
+            0
+        ]
+    )
     assert "does not name" in order_problems(parts, [good[0].split(" then")[0], good[1]])[0]
     assert "described as" in order_problems(parts, good[::-1])[0]
     assert "numbered parts" in order_problems(parts, good[:1])[0]

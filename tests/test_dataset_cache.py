@@ -1,4 +1,5 @@
 """Dataset caches: bound to the source's sha256 and the loader's version, robust to damage, never in the data home."""
+
 from __future__ import annotations
 
 import io
@@ -14,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_datasets import KDD_ROWS, har_files, make_news_tar, write_idx
 
 import dpstack.datasets as ds
 from dpstack.datasets import _cache, news20
-from test_datasets import KDD_ROWS, har_files, make_news_tar, write_idx
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -82,14 +83,23 @@ def test_damaged_entries_are_reparsed_and_replaced(news_home, cache, parses, tmp
     entry = _entry(cache)
     good = entry.read_bytes()
     texts = [t.encode() for t in ref.data[::-1]]  # a well-formed entry with other (poisoned) posts
-    poisoned = _npz(blob=np.frombuffer(b"".join(texts), np.uint8),
-                    offsets=np.cumsum([0] + [len(t) for t in texts]), groups=ref.group[::-1],
-                    splits=ref.subset[::-1], ids=ref.article_id[::-1])
+    poisoned = _npz(
+        blob=np.frombuffer(b"".join(texts), np.uint8),
+        offsets=np.cumsum([0] + [len(t) for t in texts]),
+        groups=ref.group[::-1],
+        splits=ref.subset[::-1],
+        ids=ref.article_id[::-1],
+    )
     marker = tmp_path / "code-ran"
     damages = {
-        "empty": b"", "truncated": good[: len(good) // 2], "last byte cut": good[:-1],
-        "byte flipped mid-file": good[:len(good) // 2] + bytes([good[len(good) // 2] ^ 0xFF]) + good[len(good) // 2 + 1:],
-        "not a zip": b"garbage" * 100, "poisoned but well-formed": poisoned,
+        "empty": b"",
+        "truncated": good[: len(good) // 2],
+        "last byte cut": good[:-1],
+        "byte flipped mid-file": good[: len(good) // 2]
+        + bytes([good[len(good) // 2] ^ 0xFF])
+        + good[len(good) // 2 + 1 :],
+        "not a zip": b"garbage" * 100,
+        "poisoned but well-formed": poisoned,
         "object array (pickle)": _npz(blob=np.array([Planted(marker)], dtype=object)),
         "raw pickle": pickle.dumps(Planted(marker)),
     }
@@ -126,7 +136,7 @@ def test_random_byte_corruptions_of_the_dataset_cache(news_home, cache, parses, 
     wrong, crashed = [], []
     for _ in range(150):
         pos = rng.randrange(len(good))
-        entry.write_bytes(good[:pos] + bytes([rng.choice([b for b in range(256) if b != good[pos]])]) + good[pos + 1:])
+        entry.write_bytes(good[:pos] + bytes([rng.choice([b for b in range(256) if b != good[pos]])]) + good[pos + 1 :])
         try:
             got = ds.load_news20("all", data_home=news_home, verify=False)
         except Exception as exc:  # noqa: BLE001
@@ -185,7 +195,7 @@ def test_orphaned_temp_files_of_a_killed_writer_are_removed(news_home, cache):
         f.os.replace = die
         ds.load_news20("all", data_home={str(news_home)!r}, verify=False)
     """)
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, timeout=120)
     assert proc.returncode == -9, proc.stderr.decode()
     assert [p.suffix for p in cache.iterdir()] == [".tmp"]
     ds.load_news20("all", data_home=news_home, verify=False)
@@ -241,18 +251,31 @@ def test_the_test_session_fails_if_a_test_writes_into_the_data_home(tmp_path):
     tests.mkdir()
     shutil.copy(ROOT / "tests" / "conftest.py", tests / "conftest.py")
     (tests / "test_writes.py").write_text(
-        "import os, pathlib\n"
-        "def test_writes():\n"
-        "    pathlib.Path(os.environ['DPSTACK_DATA'], '.cache').mkdir()\n")
+        "import os, pathlib\ndef test_writes():\n    pathlib.Path(os.environ['DPSTACK_DATA'], '.cache').mkdir()\n"
+    )
     env = {**os.environ, "DPSTACK_DATA": str(home)}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
-                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert proc.returncode == 1, proc.stdout
     assert "wrote into the data home" in proc.stdout and ".cache" in proc.stdout
     (home / ".cache").rmdir()
     (tests / "test_writes.py").write_text("def test_reads():\n    pass\n")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
-                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests)],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stdout
 
 
@@ -286,9 +309,12 @@ def test_news20_pst_cached_result_equals_the_fitted_one(news_home, cache, parses
         _pst_equal(got, fresh)
     # the rebuilt vectorizer and PCA transform new posts exactly as the fitted ones
     docs = ["orbit rocket law", "gun church patient pixel", ""]
-    np.testing.assert_array_equal(again.vectorizer.transform(docs).toarray(), fresh.vectorizer.transform(docs).toarray())
-    np.testing.assert_array_equal(again.pca.transform(again.vectorizer.transform(docs)),
-                                  fresh.pca.transform(fresh.vectorizer.transform(docs)))
+    np.testing.assert_array_equal(
+        again.vectorizer.transform(docs).toarray(), fresh.vectorizer.transform(docs).toarray()
+    )
+    np.testing.assert_array_equal(
+        again.pca.transform(again.vectorizer.transform(docs)), fresh.pca.transform(fresh.vectorizer.transform(docs))
+    )
     monkeypatch.setattr(preprocessing, "fit_pca", real_fit_pca)
     # another parameter is another entry; a damaged entry is recomputed
     ds.news20_pst(n_components=2, min_df=1, data_home=news_home, verify=False, fit_on="public")
@@ -305,6 +331,7 @@ def test_news20_pst_damaged_entry_is_recomputed(news_home, cache):
 
 
 def test_news20_pst_with_a_random_generator_is_not_cached(news_home, cache):
-    ds.news20_pst(n_components=2, min_df=1, n_test=5, random_state=np.random.default_rng(0),
-                  data_home=news_home, verify=False)
+    ds.news20_pst(
+        n_components=2, min_df=1, n_test=5, random_state=np.random.default_rng(0), data_home=news_home, verify=False
+    )
     assert not list(cache.glob("news20-pst-*.npz"))

@@ -3,6 +3,7 @@
 The real-data checks (marker ``realdata``) run when DPSTACK_DATA holds the shared copies
 (CI: ../shared/data) and are skipped with a reason otherwise.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -19,9 +20,9 @@ import pytest
 
 import dpstack.datasets as ds
 from dpstack.datasets import _home
-from dpstack.datasets.url import URL_N_FEATURES
 from dpstack.datasets.kddcup99 import KDD_CATEGORIES, KDD_COLUMNS, kddcup99_feature_names
 from dpstack.datasets.preprocessing import fit_pca, scale_and_clip
+from dpstack.datasets.url import URL_N_FEATURES
 
 
 # ----------------------------------------------------------------------------- tiny raw files
@@ -67,8 +68,12 @@ def add_file(tar, name, payload, **kw):
 
 def make_news_tar(path, n_per_group=6, extra_members=()):
     groups = ["sci.med", "sci.space", "talk.politics.guns", "talk.religion.misc", "comp.graphics", "rec.autos"]
-    words = {"sci": b"orbit rocket patient doctor ", "talk": b"gun law god church ",
-             "comp": b"pixel image render ", "rec": b"car engine wheel "}
+    words = {
+        "sci": b"orbit rocket patient doctor ",
+        "talk": b"gun law god church ",
+        "comp": b"pixel image render ",
+        "rec": b"car engine wheel ",
+    }
     with tarfile.open(path, "w:gz") as tar:
         for split in ("train", "test"):
             for g in groups:
@@ -91,8 +96,9 @@ def har_files(home, n_train=8, n_test=5, n_cols=561):
     (d / "train").mkdir(parents=True)
     (d / "test").mkdir()
     (d / "features.txt").write_text("".join(f"{i + 1} f{i}-mean()-X,{i}\n" for i in range(561)))
-    (d / "activity_labels.txt").write_text("1 WALKING\n2 WALKING_UPSTAIRS\n3 WALKING_DOWNSTAIRS\n"
-                                           "4 SITTING\n5 STANDING\n6 LAYING\n")
+    (d / "activity_labels.txt").write_text(
+        "1 WALKING\n2 WALKING_UPSTAIRS\n3 WALKING_DOWNSTAIRS\n4 SITTING\n5 STANDING\n6 LAYING\n"
+    )
     rng = np.random.default_rng(1)
     out = {}
     for part, n in (("train", n_train), ("test", n_test)):
@@ -100,7 +106,8 @@ def har_files(home, n_train=8, n_test=5, n_cols=561):
         y = np.arange(n) % 6 + 1
         s = np.arange(n) % 3 + (1 if part == "train" else 10)
         (d / part / f"X_{part}.txt").write_text(
-            "\n".join("  " + " ".join(f"{v: .7e}" for v in row) for row in X) + "\n")
+            "\n".join("  " + " ".join(f"{v: .7e}" for v in row) for row in X) + "\n"
+        )
         (d / part / f"y_{part}.txt").write_text("\n".join(map(str, y)) + "\n")
         (d / part / f"subject_{part}.txt").write_text("\n".join(map(str, s)) + "\n")
         out[part] = (X, y, s)
@@ -120,7 +127,9 @@ def kdd_home(home):
     with gzip.open(home / "kddcup99/kddcup.data_10_percent.gz", "wt") as f:
         f.write("\n".join(KDD_ROWS) + "\n")
     with gzip.open(home / "kddcup99/corrected.gz", "wt") as f:
-        f.write(KDD_ROWS[0].replace(",http,", ",made_up_service,") + "\n" + KDD_ROWS[1].replace("smurf.", "mscan.") + "\n")
+        f.write(
+            KDD_ROWS[0].replace(",http,", ",made_up_service,") + "\n" + KDD_ROWS[1].replace("smurf.", "mscan.") + "\n"
+        )
     return home
 
 
@@ -202,8 +211,9 @@ def test_load_news20_sci_vs_talk(news_home):
     assert all(t.endswith(f"caf\u00e9 {int(i) - 100}") for t, i in zip(b.data, b.article_id))  # Latin-1
     assert all(("orbit" in t) == (y == 1) for t, y in zip(b.data, b.target))
     assert len(ds.load_news20("all", data_home=news_home, verify=False).data) == 48
-    other = ds.load_news20("test", positive=("comp.graphics",), negative=("rec.autos",),
-                           data_home=news_home, verify=False)
+    other = ds.load_news20(
+        "test", positive=("comp.graphics",), negative=("rec.autos",), data_home=news_home, verify=False
+    )
     assert len(other.data) == 12 and all(("pixel" in t) == (y == 1) for t, y in zip(other.data, other.target))
 
 
@@ -212,13 +222,16 @@ def test_load_news20_rejects_unknown_group(news_home):
         ds.load_news20(positive=("sci.nonsense",), data_home=news_home, verify=False)
 
 
-@pytest.mark.parametrize("name, kw", [
-    ("../escape", {}),
-    ("/etc/evil", {}),
-    ("20news-bydate-train/sci.med/../../../escape", {}),
-    ("20news-bydate-train/sci.med/link", {"type": tarfile.SYMTYPE, "linkname": "/etc/passwd"}),
-    ("20news-bydate-train/sci.med/hard", {"type": tarfile.LNKTYPE, "linkname": "../x"}),
-])
+@pytest.mark.parametrize(
+    "name, kw",
+    [
+        ("../escape", {}),
+        ("/etc/evil", {}),
+        ("20news-bydate-train/sci.med/../../../escape", {}),
+        ("20news-bydate-train/sci.med/link", {"type": tarfile.SYMTYPE, "linkname": "/etc/passwd"}),
+        ("20news-bydate-train/sci.med/hard", {"type": tarfile.LNKTYPE, "linkname": "../x"}),
+    ],
+)
 def test_unsafe_tar_member_is_refused(home, tmp_path, name, kw):
     (home / "20newsgroups").mkdir()
     tar = home / "20newsgroups/20news-bydate.tar.gz"
@@ -341,6 +354,7 @@ def test_fetch_unknown_dataset_name():
 def test_fetch_offline_names_files_and_home(home):
     def offline(url, dest):
         raise urllib.error.URLError("no network")
+
     with pytest.raises(ConnectionError) as err:
         ds.fetch("kddcup99", data_home=home, opener=offline)
     assert "kddcup99/kddcup.data_10_percent.gz" in str(err.value) and str(home) in str(err.value)
@@ -350,6 +364,7 @@ def test_fetch_offline_names_files_and_home(home):
 def test_fetch_rejects_wrong_bytes_and_keeps_nothing(home):
     def junk(url, dest):
         Path(dest).write_bytes(b"not the file")
+
     with pytest.raises(ds.ChecksumError):
         ds.fetch("mnist", data_home=home, opener=junk)
     assert not any(p.is_file() for p in home.rglob("*"))
@@ -359,6 +374,7 @@ def test_fetch_refuses_unsafe_archive(home):
     def evil_tar(url, dest):
         with tarfile.open(dest, "w:gz") as tar:
             add_file(tar, "../../escape.svm", b"+1 1:1\n")
+
     with pytest.raises(ds.UnsafeArchiveError):
         ds.fetch("url", data_home=home, only=["url_svmlight/Day0.svm"], opener=evil_tar)
     assert not (home.parent / "escape.svm").exists()
@@ -368,6 +384,7 @@ def test_fetch_from_archive_verifies_git_blob(home):
     def har_zip(url, dest):
         with zipfile.ZipFile(dest, "w") as zf:
             zf.writestr("UCI HAR Dataset/train/X_train.txt", "1 2 3\n")
+
     with pytest.raises(ds.ChecksumError, match="git blob"):
         ds.fetch("har", data_home=home, only=["uci_har/UCI_HAR_Dataset/train/X_train.txt"], opener=har_zip)
     assert not (home / "uci_har/UCI_HAR_Dataset/train/X_train.txt").exists()
@@ -376,6 +393,7 @@ def test_fetch_from_archive_verifies_git_blob(home):
 def test_loader_never_downloads_unless_asked(home, monkeypatch):
     def forbidden(*a, **k):
         raise AssertionError("a download was attempted")
+
     monkeypatch.setattr(_home, "_download", forbidden)
     monkeypatch.setattr(_home.urllib.request, "urlopen", forbidden)
     with pytest.raises(ds.DatasetNotFoundError):
@@ -404,8 +422,9 @@ def test_cache_hit_gives_identical_result(news_home, tmp_path):
 def test_mnist_pst_shapes_norms_and_public_split(mnist_home):
     home = mnist_home[0]
     priv = ds.mnist_pst(n_samples=40, n_train=25, n_components=5, data_home=home, verify=False)
-    pub = ds.mnist_pst(n_samples=40, n_train=25, n_components=5, fit_on="public", n_public=15,
-                       data_home=home, verify=False)
+    pub = ds.mnist_pst(
+        n_samples=40, n_train=25, n_components=5, fit_on="public", n_public=15, data_home=home, verify=False
+    )
     assert priv.X_train.shape == (25, 5) and priv.X_test.shape == (15, 5)
     assert np.linalg.norm(priv.X_train, axis=1).max() <= 1 + 1e-12
     assert set(priv.y_train) <= {0, 1} and np.all(np.diff(priv.feature_variance) <= 0)
@@ -429,8 +448,12 @@ def test_mnist_transfer_disjoint_source_and_target(mnist_home):
 def test_mnist_transfer_target_is_a_uniform_draw_of_the_unused_images(mnist_home):
     # 40 images each of 0, 8 and 9; the source takes ~15 zeros, so the target (20 of the
     # remaining ~25 zeros and 40 nines) should be ~40/65 nines, not all nines
-    fractions = [ds.mnist_transfer(n_source=30, n_target=20, n_components=2, random_state=s,
-                                   data_home=mnist_home[0], verify=False).y_target.mean() for s in range(10)]
+    fractions = [
+        ds.mnist_transfer(
+            n_source=30, n_target=20, n_components=2, random_state=s, data_home=mnist_home[0], verify=False
+        ).y_target.mean()
+        for s in range(10)
+    ]
     assert abs(np.mean(fractions) - 40 / 65) < 0.08
 
 
@@ -459,8 +482,10 @@ def test_fit_pca_and_scale_and_clip():
 
 # ----------------------------------------------------------------------------- real data
 REAL = Path(os.environ.get("DPSTACK_DATA", "/nonexistent"))
-need_real = pytest.mark.skipif(not (REAL / "MANIFEST.md").is_file(),
-                               reason="DPSTACK_DATA does not hold the real files (CI sets it to ../shared/data)")
+need_real = pytest.mark.skipif(
+    not (REAL / "MANIFEST.md").is_file(),
+    reason="DPSTACK_DATA does not hold the real files (CI sets it to ../shared/data)",
+)
 realdata = [pytest.mark.realdata, need_real]
 
 
@@ -544,8 +569,10 @@ def test_real_har_labels_and_clear_error_for_absent_x_files():
 @need_real
 def test_fetch_success_path_with_a_local_source(home):
     """fetch verifies and installs files; the 'download' here copies the shared copies."""
+
     def local_copy(url, dest):
         Path(dest).write_bytes((REAL / "kddcup99" / Path(url).name).read_bytes())
+
     paths = ds.fetch("kddcup99", data_home=home, opener=local_copy)
     assert sorted(p.name for p in paths) == ["corrected.gz", "kddcup.data_10_percent.gz"]
     assert ds.load_kddcup99("test", data_home=home, dtype=np.float32).data.shape == (311029, 123)
@@ -555,6 +582,7 @@ def test_fetch_success_path_with_a_local_source(home):
         with zipfile.ZipFile(dest, "w") as zf:
             for rel in ("features.txt", "activity_labels.txt", "train/y_train.txt"):
                 zf.write(REAL / "uci_har/UCI_HAR_Dataset" / rel, f"UCI HAR Dataset/{rel}")
+
     wanted = ["uci_har/UCI_HAR_Dataset/features.txt", "uci_har/UCI_HAR_Dataset/train/y_train.txt"]
     got = ds.fetch("har", data_home=home, only=wanted, opener=har_zip)
     assert sorted(str(p.relative_to(home)) for p in got) == sorted(wanted)
@@ -573,6 +601,7 @@ def test_fetch_opens_an_inner_zip_and_tries_the_next_url(home):
             zf.writestr("UCI HAR Dataset/activity_labels.txt", "1 WALKING\n")
         with zipfile.ZipFile(dest, "w") as zf:
             zf.writestr("UCI HAR Dataset.zip", inner.getvalue())
+
     # the payload is not the published file, so it reaches the checksum step and stops there
     with pytest.raises(ds.ChecksumError, match="activity_labels.txt"):
         ds.fetch("har", data_home=home, only=["uci_har/UCI_HAR_Dataset/activity_labels.txt"], opener=nested)
@@ -589,10 +618,17 @@ def test_fetch_rejects_unknown_file_names(home):
 def test_har_loader_on_the_real_label_files_with_stand_in_features(home):
     """The real features/labels/subject files, with X files of the right shape written here."""
     import shutil
+
     src = REAL / "uci_har/UCI_HAR_Dataset"
     dst = home / "uci_har/UCI_HAR_Dataset"
-    for rel in ("features.txt", "activity_labels.txt", "train/y_train.txt", "train/subject_train.txt",
-                "test/y_test.txt", "test/subject_test.txt"):
+    for rel in (
+        "features.txt",
+        "activity_labels.txt",
+        "train/y_train.txt",
+        "train/subject_train.txt",
+        "test/y_test.txt",
+        "test/subject_test.txt",
+    ):
         (dst / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(src / rel, dst / rel)
     for part, n in (("train", 7352), ("test", 2947)):
@@ -632,13 +668,22 @@ def test_file_summary_ignores_files_the_experiments_do_not_read(home):
     assert int(file_summary(home).loc[lambda f: f.dataset == "url", "present"].iloc[0]) == 1
 
 
-@pytest.mark.parametrize("loader,files", [
-    (lambda h: ds.load_mnist((0, 8), "train", data_home=h, verify=False),
-     ["mnist/train-images-idx3-ubyte.gz", "mnist/train-labels-idx1-ubyte.gz"]),
-    (lambda h: ds.load_kddcup99("train", data_home=h, verify=False), ["kddcup99/kddcup.data_10_percent.gz"]),
-    (lambda h: ds.load_news20("train", data_home=h, verify=False, cache=False), ["20newsgroups/20news-bydate.tar.gz"]),
-    (lambda h: ds.load_url(days=[0], data_home=h, verify=False, n_features=10), ["url_svmlight/Day0.svm"]),
-], ids=["mnist", "kddcup99", "news20", "url"])
+@pytest.mark.parametrize(
+    "loader,files",
+    [
+        (
+            lambda h: ds.load_mnist((0, 8), "train", data_home=h, verify=False),
+            ["mnist/train-images-idx3-ubyte.gz", "mnist/train-labels-idx1-ubyte.gz"],
+        ),
+        (lambda h: ds.load_kddcup99("train", data_home=h, verify=False), ["kddcup99/kddcup.data_10_percent.gz"]),
+        (
+            lambda h: ds.load_news20("train", data_home=h, verify=False, cache=False),
+            ["20newsgroups/20news-bydate.tar.gz"],
+        ),
+        (lambda h: ds.load_url(days=[0], data_home=h, verify=False, n_features=10), ["url_svmlight/Day0.svm"]),
+    ],
+    ids=["mnist", "kddcup99", "news20", "url"],
+)
 def test_a_corrupt_file_read_without_verification_is_named(tmp_path, loader, files):
     """verify=False skips the checksum; a damaged file must still stop with its path, not a bare EOFError."""
     for rel in files:

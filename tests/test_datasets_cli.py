@@ -1,4 +1,5 @@
 """python -m dpstack.datasets: status and fetch never fail silently."""
+
 from dpstack.datasets.__main__ import main
 
 

@@ -1,4 +1,5 @@
 """The offline demonstration runs on embedded data only, shows intervals, and says what to see."""
+
 import numpy as np
 import pytest
 from scipy import stats

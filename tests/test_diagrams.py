@@ -5,6 +5,7 @@ text must still be at least 8.5 px tall at that width; every text must lie insid
 nothing may be fetched or run (no external image, font, link or script); each has a title and a
 description for screen readers, and is placed on its page inside a figure with a caption.
 """
+
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -83,14 +84,18 @@ def test_diagram_is_shown_in_a_captioned_figure_on_its_page(name):
 
 
 def test_the_checker_rejects_each_fault():
-    good = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 560 100" font-size="15"><title>t</title>'
-            '<desc>d</desc><text x="10" y="20">A label</text></svg>')
+    good = (
+        '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 560 100" font-size="15"><title>t</title>'
+        '<desc>d</desc><text x="10" y="20">A label</text></svg>'
+    )
     assert svg_problems(good) == []
     assert "px at 400" in svg_problems(good.replace('font-size="15"', 'font-size="11"'))[0]
     assert "outside" in svg_problems(good.replace('x="10"', 'x="600"'))[0]
     assert "no viewBox" in svg_problems(good.replace(' viewBox="0 0 560 100"', ""))[0]
     assert "screen readers" in svg_problems(good.replace("<desc>d</desc>", ""))[0]
-    assert any("outside the file" in p for p in svg_problems(
-        good.replace("</svg>", '<image href="https://example.org/x.png"/></svg>')))
+    assert any(
+        "outside the file" in p
+        for p in svg_problems(good.replace("</svg>", '<image href="https://example.org/x.png"/></svg>'))
+    )
     small = good.replace("A label", 'A <tspan font-size="10">tiny</tspan> label')
     assert "'tiny'" in svg_problems(small)[0]

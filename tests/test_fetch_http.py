@@ -5,6 +5,7 @@ the test; the registry entries keep their paths and members, with URLs pointing 
 server and pins of the bytes built here. Cases: success, a checksum mismatch on the first
 mirror (the second is used), an interrupted transfer (clean restart, no ``.part`` left).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -34,7 +35,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     hits = []
     timeout = 10
 
-    def do_GET(self):  # noqa: N802 - http.server's naming
+    def do_GET(self):
         self.hits.append(self.path)
         if self.path not in self.routes:
             self.send_error(404)
@@ -102,14 +103,20 @@ def _pin(monkeypatch, name, payloads, urls):
         if key not in payloads:
             continue
         pinned = dataclasses.replace(f, sha256=(_sha(payloads[key]),), git_blob=None, required=True)
-        pinned = dataclasses.replace(pinned, archive=tuple(urls)) if f.archive else dataclasses.replace(pinned, urls=tuple(urls))
+        pinned = (
+            dataclasses.replace(pinned, archive=tuple(urls))
+            if f.archive
+            else dataclasses.replace(pinned, urls=tuple(urls))
+        )
         files.append(pinned)
     monkeypatch.setitem(_home.REGISTRY, name, dataclasses.replace(info, files=tuple(files)))
 
 
-HAR = {"UCI HAR Dataset/activity_labels.txt": b"1 WALKING\n2 WALKING_UPSTAIRS\n",
-       "UCI HAR Dataset/train/y_train.txt": b"1\n2\n1\n",
-       "UCI HAR Dataset/features.txt": b"1 tBodyAcc-mean()-X\n2 tBodyAcc-mean()-Y\n"}
+HAR = {
+    "UCI HAR Dataset/activity_labels.txt": b"1 WALKING\n2 WALKING_UPSTAIRS\n",
+    "UCI HAR Dataset/train/y_train.txt": b"1\n2\n1\n",
+    "UCI HAR Dataset/features.txt": b"1 tBodyAcc-mean()-X\n2 tBodyAcc-mean()-Y\n",
+}
 
 
 def nested_har_zip(members):
@@ -145,7 +152,8 @@ def test_fetch_success_nested_har_zip(server, home, monkeypatch):
     _pin(monkeypatch, "har", HAR, [f"{base}/har.zip", f"{base}/never-used.zip"])
     got = ds.fetch("har", data_home=home)
     assert sorted(p.relative_to(home).as_posix() for p in got) == sorted(
-        "uci_har/UCI_HAR_Dataset/" + m.split("/", 1)[1] for m in HAR)
+        "uci_har/UCI_HAR_Dataset/" + m.split("/", 1)[1] for m in HAR
+    )
     for member, data in HAR.items():
         assert (home / "uci_har/UCI_HAR_Dataset" / member.split("/", 1)[1]).read_bytes() == data
     assert hits == ["/har.zip"] and not _leftovers(home)
@@ -211,8 +219,9 @@ def test_partial_files_of_a_killed_fetch_are_removed_by_the_next(server, home, m
     _pin(monkeypatch, "kddcup99", {"kddcup99/corrected.gz": data}, [f"{base}/corrected.gz"])
     (home / "kddcup99").mkdir()
     # a fetch process killed mid-download: its .part (named with its dead pid) and temporary folder
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True, check=True).stdout.strip()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     suffix = f".{_files.HOST}.{dead}.0a0b0c0d"
     stale_part = home / "kddcup99" / f"corrected.gz{suffix}.part"
     stale_part.write_bytes(data[:3])
@@ -233,5 +242,9 @@ def test_partial_files_of_a_killed_fetch_are_removed_by_the_next(server, home, m
 
 def test_the_uci_mirror_of_the_url_archive_is_listed():
     urls = {f.archive for f in _home.REGISTRY["url"].files}
-    assert urls == {("http://www.sysnet.ucsd.edu/projects/url/url_svmlight.tar.gz",
-                     "https://archive.ics.uci.edu/ml/machine-learning-databases/url/url_svmlight.tar.gz")}
+    assert urls == {
+        (
+            "http://www.sysnet.ucsd.edu/projects/url/url_svmlight.tar.gz",
+            "https://archive.ics.uci.edu/ml/machine-learning-databases/url/url_svmlight.tar.gz",
+        )
+    }

@@ -1,4 +1,5 @@
 """PrivateLogisticRegression (PLR) and FeatureSplitLogisticRegression (PLR-FS)."""
+
 import warnings
 
 import numpy as np
@@ -22,6 +23,7 @@ def make_data(n=400, d=5, seed=0):
 
 
 # --- correctness --------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("lam", [1e-3, 1e-2, 0.3])
 def test_non_private_plr_equals_sklearn(lam):
@@ -161,8 +163,9 @@ def test_stationarity_adversary_needs_the_noise_norm_to_win():
     wins = 0
     for seed in range(20):
         for data in ((X, y), (Xp, yp)):
-            est = PrivateLogisticRegression(epsilon=1.0, lam=0.05, random_state=seed, classes=[0, 1],
-                                            diagnostics=True).fit(*data)
+            est = PrivateLogisticRegression(
+                epsilon=1.0, lam=0.05, random_state=seed, classes=[0, 1], diagnostics=True
+            ).fit(*data)
             guesses = []
             for Xc, yc in ((X, y), (Xp, yp)):
                 _, grad = logistic_objective(est.w_, Xc, np.where(yc == 1, 1.0, -1.0), 0.05, delta=est.delta_)
@@ -191,31 +194,38 @@ def test_non_convergence_is_an_error_not_a_silent_result():
 
 # --- bad input ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("params,exc,match", [
-    ({"epsilon": 0.0}, ValueError, "epsilon must be > 0"),
-    ({"epsilon": -1.0}, ValueError, "epsilon must be > 0"),
-    ({"epsilon": float("nan")}, ValueError, "epsilon must be > 0"),
-    ({"epsilon": "high"}, TypeError, "epsilon"),
-    ({"lam": 0.0}, ValueError, "lam"),
-    ({"lam": -0.1}, ValueError, "lam"),
-    ({"norm_bound": 0.0}, ValueError, "norm_bound"),
-    ({"fit_intercept": True, "intercept_scaling": 1.0}, ValueError, "intercept_scaling must be < norm_bound"),
-    ({"w0": np.zeros(3)}, ValueError, "w0 must have length 5"),
-    ({"w0": np.zeros(5), "fit_intercept": True}, ValueError, "w0 must have length 6"),
-])
+
+@pytest.mark.parametrize(
+    "params,exc,match",
+    [
+        ({"epsilon": 0.0}, ValueError, "epsilon must be > 0"),
+        ({"epsilon": -1.0}, ValueError, "epsilon must be > 0"),
+        ({"epsilon": float("nan")}, ValueError, "epsilon must be > 0"),
+        ({"epsilon": "high"}, TypeError, "epsilon"),
+        ({"lam": 0.0}, ValueError, "lam"),
+        ({"lam": -0.1}, ValueError, "lam"),
+        ({"norm_bound": 0.0}, ValueError, "norm_bound"),
+        ({"fit_intercept": True, "intercept_scaling": 1.0}, ValueError, "intercept_scaling must be < norm_bound"),
+        ({"w0": np.zeros(3)}, ValueError, "w0 must have length 5"),
+        ({"w0": np.zeros(5), "fit_intercept": True}, ValueError, "w0 must have length 6"),
+    ],
+)
 def test_bad_parameters(params, exc, match):
     X, y = make_data()
     with pytest.raises(exc, match=match):
         PrivateLogisticRegression(**params).fit(X, y)
 
 
-@pytest.mark.parametrize("corrupt,match", [
-    (lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 7, np.nan, X), y), "NaN"),
-    (lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 7, np.inf, X), y), "infinity"),
-    (lambda X, y: (X, np.zeros_like(y)), "exactly two classes"),
-    (lambda X, y: (X, np.arange(len(y)) % 3), "Only binary classification"),
-    (lambda X, y: (X[:-1], y), "inconsistent numbers of samples"),
-])
+@pytest.mark.parametrize(
+    "corrupt,match",
+    [
+        (lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 7, np.nan, X), y), "NaN"),
+        (lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 7, np.inf, X), y), "infinity"),
+        (lambda X, y: (X, np.zeros_like(y)), "exactly two classes"),
+        (lambda X, y: (X, np.arange(len(y)) % 3), "Only binary classification"),
+        (lambda X, y: (X[:-1], y), "inconsistent numbers of samples"),
+    ],
+)
 def test_bad_data(corrupt, match):
     X, y = corrupt(*make_data())
     with pytest.raises(ValueError, match=match):
@@ -235,6 +245,7 @@ def test_predict_before_fit_and_wrong_width():
 
 # --- PLR-FS ---------------------------------------------------------------------------------------
 
+
 def test_plr_fs_with_one_block_is_plr():
     X, y = make_data()
     for eps in (1.0, 0.02):
@@ -245,8 +256,9 @@ def test_plr_fs_with_one_block_is_plr():
 
 def test_plr_fs_blocks_are_clipped_to_their_importance():
     X, y = make_data()
-    fs = FeatureSplitLogisticRegression(epsilon=1.0, groups=[[0, 1], [2, 3, 4]], importance=[0.8, 0.2],
-                                        random_state=0, classes=[0, 1]).fit(10 * X, y)
+    fs = FeatureSplitLogisticRegression(
+        epsilon=1.0, groups=[[0, 1], [2, 3, 4]], importance=[0.8, 0.2], random_state=0, classes=[0, 1]
+    ).fit(10 * X, y)
     for k, q in enumerate([0.8, 0.2]):
         assert np.max(np.linalg.norm(fs.block_design(10 * X, k), axis=1)) == pytest.approx(q)
     margins = fs.decision_function_blocks(X)
@@ -264,16 +276,19 @@ def test_plr_fs_non_private_blocks_solve_their_own_problems():
         assert np.allclose(wk, ref.coef_[0], atol=1e-8)
 
 
-@pytest.mark.parametrize("params,match", [
-    ({"groups": [[0, 1], []]}, "group 1 is empty"),
-    ({"groups": [[0, 1], [1, 2]]}, "disjoint"),
-    ({"groups": [[0, 1], [2, 9]]}, "outside"),
-    ({"groups": [[0], [1], [2], [3], [4], [0]]}, "cannot exceed the number of features"),
-    ({"groups": [[0, 1], [2, 3]], "importance": [0.5, 0.6]}, "sum to 1"),
-    ({"groups": [[0, 1], [2, 3]], "importance": [1.5, -0.5]}, ">= 0"),
-    ({"groups": [[0, 1], [2, 3]], "importance": [0.2, 0.3, 0.5]}, "3 entries but there are 2 groups"),
-    ({"groups": [[0, 1], [2, 3]], "w0": np.zeros(2)}, "w0 must have length"),
-])
+@pytest.mark.parametrize(
+    "params,match",
+    [
+        ({"groups": [[0, 1], []]}, "group 1 is empty"),
+        ({"groups": [[0, 1], [1, 2]]}, "disjoint"),
+        ({"groups": [[0, 1], [2, 9]]}, "outside"),
+        ({"groups": [[0], [1], [2], [3], [4], [0]]}, "cannot exceed the number of features"),
+        ({"groups": [[0, 1], [2, 3]], "importance": [0.5, 0.6]}, "sum to 1"),
+        ({"groups": [[0, 1], [2, 3]], "importance": [1.5, -0.5]}, ">= 0"),
+        ({"groups": [[0, 1], [2, 3]], "importance": [0.2, 0.3, 0.5]}, "3 entries but there are 2 groups"),
+        ({"groups": [[0, 1], [2, 3]], "w0": np.zeros(2)}, "w0 must have length"),
+    ],
+)
 def test_plr_fs_bad_groups(params, match):
     X, y = make_data()
     with pytest.raises(ValueError, match=match):
@@ -282,9 +297,12 @@ def test_plr_fs_bad_groups(params, match):
 
 # --- scikit-learn API -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("estimator", [PrivateLogisticRegression(random_state=0),
-                                       FeatureSplitLogisticRegression(random_state=0)],
-                         ids=["PLR", "PLR-FS"])
+
+@pytest.mark.parametrize(
+    "estimator",
+    [PrivateLogisticRegression(random_state=0), FeatureSplitLogisticRegression(random_state=0)],
+    ids=["PLR", "PLR-FS"],
+)
 def test_scikit_learn_estimator_checks(estimator):
     # All of scikit-learn's checks run; skipped by scikit-learn itself: check_array_api_input
     # (needs SCIPY_ARRAY_API). The estimators declare multi_class=False, so the multiclass
@@ -293,9 +311,14 @@ def test_scikit_learn_estimator_checks(estimator):
     # predict_proba ties where expit saturates at 1.0 while the margins still differ.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results = check_estimator(estimator, on_fail=None, expected_failed_checks={
-            # n_iter_ depends on the private data and the noise: it is kept in diagnostics_ only
-            "check_non_transformer_estimators_n_iter": "n_iter_ is a diagnostic (diagnostics=True)"})
+        results = check_estimator(
+            estimator,
+            on_fail=None,
+            expected_failed_checks={
+                # n_iter_ depends on the private data and the noise: it is kept in diagnostics_ only
+                "check_non_transformer_estimators_n_iter": "n_iter_ is a diagnostic (diagnostics=True)"
+            },
+        )
     failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
     assert failed == []
     xfailed = [r["check_name"] for r in results if r["status"] == "xfail"]

@@ -1,4 +1,5 @@
 """Calibration values, noise distributions and clipping of dpstack.mechanisms."""
+
 import math
 
 import numpy as np
@@ -15,8 +16,8 @@ from dpstack.mechanisms import (
     output_perturbation_scale,
 )
 
-
 # --- objective perturbation, hand-computed from Algorithm 1 as printed -------------------------
+
 
 def test_calibration_delta_zero_branch_matches_algorithm_1():
     eps, n, lam = 1.0, 1000, 0.01
@@ -71,8 +72,16 @@ def test_calibration_rejects_bad_epsilon(bad):
         objective_perturbation_calibration(bad, 100, 0.1)
 
 
-@pytest.mark.parametrize("kw,match", [({"lam": 0.0}, "lam"), ({"lam": -1.0}, "lam"), ({"n": 0}, "n \\(number"),
-                                      ({"n": 2.5}, "n \\(number"), ({"norm_bound": 0.0}, "norm_bound")])
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        ({"lam": 0.0}, "lam"),
+        ({"lam": -1.0}, "lam"),
+        ({"n": 0}, "n \\(number"),
+        ({"n": 2.5}, "n \\(number"),
+        ({"norm_bound": 0.0}, "norm_bound"),
+    ],
+)
 def test_calibration_rejects_bad_arguments(kw, match):
     args = {"epsilon": 1.0, "n": 100, "lam": 0.1, **kw}
     with pytest.raises(ValueError, match=match):
@@ -85,6 +94,7 @@ def test_calibration_rejects_non_numbers():
 
 
 # --- feature-split calibration (PLR-FS) ---------------------------------------------------------
+
 
 def _fs_total_spend(cal, n, lam):
     """ε actually spent: noise Σ ε_k q_k plus the Jacobians Σ 2 log(1 + q_k²/(4n(λ_k+Δ_k)))."""
@@ -139,8 +149,16 @@ def test_feature_split_zero_importance_block_spends_nothing():
     assert cal.delta_k[1] == pytest.approx(alone.delta_k[0])
 
 
-@pytest.mark.parametrize("q,match", [([0.5, 0.6], "sum to 1"), ([1.2, -0.2], ">= 0"), ([], "non-empty"),
-                                     ([[0.5, 0.5]], "1-D"), ([np.nan, 1.0], "finite")])
+@pytest.mark.parametrize(
+    "q,match",
+    [
+        ([0.5, 0.6], "sum to 1"),
+        ([1.2, -0.2], ">= 0"),
+        ([], "non-empty"),
+        ([[0.5, 0.5]], "1-D"),
+        ([np.nan, 1.0], "finite"),
+    ],
+)
 def test_bad_importance(q, match):
     with pytest.raises(ValueError, match=match):
         check_importance(q)
@@ -152,6 +170,7 @@ def test_feature_split_rejects_bad_lam():
 
 
 # --- noise ------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dim,scale", [(1, 1.0), (5, 0.3), (100, 2.0)])
 def test_noise_norm_is_gamma_distributed(dim, scale):
@@ -197,6 +216,7 @@ def test_output_perturbation():
 
 
 # --- clipping ---------------------------------------------------------------------------------
+
 
 def test_clip_rows():
     X = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0], [-6.0, 8.0]])

@@ -1,4 +1,5 @@
 """The MPL pages' tables: paper beside ours, batch and indiv shown, no NaN, no HAR numbers on MNIST."""
+
 import numpy as np
 import pandas as pd
 
@@ -11,8 +12,10 @@ def _rows(n_repeats=3, Ms=(10,)):
     for M in Ms:
         for rep in range(n_repeats):
             base = dict(n_parties=M, repeat=rep)
-            rows += [dict(base, method="batch", noise=DP_NOISE, inv_epsilon=np.nan, draw=0, accuracy=0.9 + rep / 100),
-                     dict(base, method="indiv", noise=DP_NOISE, inv_epsilon=np.nan, draw=0, accuracy=0.47)]
+            rows += [
+                dict(base, method="batch", noise=DP_NOISE, inv_epsilon=np.nan, draw=0, accuracy=0.9 + rep / 100),
+                dict(base, method="indiv", noise=DP_NOISE, inv_epsilon=np.nan, draw=0, accuracy=0.47),
+            ]
             for m in ("soft", "avg", "vote"):
                 rows.append(dict(base, method=m, noise=DP_NOISE, inv_epsilon=0.0, draw=0, accuracy=0.75))
                 for noise, acc in ((DP_NOISE, 0.2), (EXP_NOISE, 0.7)):

@@ -1,4 +1,5 @@
 """Multiparty learning (Hamm, Cao & Belkin 2016): solvers, sensitivities, estimator, bad input."""
+
 import math
 import warnings
 
@@ -32,8 +33,9 @@ def _unit_rows(rng, n, d):
 
 def _sklearn_fit(X, y, lam):
     # Same objective: C Σ ℓ + ½‖w‖² with C = 1/(nλ) ⇔ (1/n) Σ ℓ + (λ/2)‖w‖², no intercept.
-    clf = LogisticRegression(C=1.0 / (X.shape[0] * lam), fit_intercept=False, tol=1e-12,
-                             solver="newton-cholesky", max_iter=1000)
+    clf = LogisticRegression(
+        C=1.0 / (X.shape[0] * lam), fit_intercept=False, tol=1e-12, solver="newton-cholesky", max_iter=1000
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return clf.fit(X, y).coef_
@@ -71,7 +73,7 @@ def test_batched_equal_parties_reach_the_exact_minimiser():
     W, n_iter = fit_local_logistic(X, y, parties, M, 2, LAM)
     assert n_iter > 3
     for m in range(M):
-        Xm, ym, w = X[m * n:(m + 1) * n], y[m * n:(m + 1) * n], W[m, 0]
+        Xm, ym, w = X[m * n : (m + 1) * n], y[m * n : (m + 1) * n], W[m, 0]
         grad = Xm.T @ (1.0 / (1.0 + np.exp(-Xm @ w)) - ym) / n + LAM * w  # the primal gradient, from scratch
         assert np.linalg.norm(grad) <= 1e-10
         if m < 60 and np.unique(ym).size == 2:
@@ -102,7 +104,7 @@ def test_batched_backtracking_keeps_the_margins_of_the_accepted_point(monkeypatc
     W, _ = fit_local_logistic(X, y, parties, M, 2, LAM)
     assert calls[2] == 50  # the backtracking evaluated exactly the rejected parties
     for m in range(M):
-        Xm, ym, w = X[m * n:(m + 1) * n], y[m * n:(m + 1) * n], W[m, 0]
+        Xm, ym, w = X[m * n : (m + 1) * n], y[m * n : (m + 1) * n], W[m, 0]
         grad = Xm.T @ (1.0 / (1.0 + np.exp(-Xm @ w)) - ym) / n + LAM * w
         assert np.linalg.norm(grad) <= 1e-10
 
@@ -203,8 +205,9 @@ def synthetic():
 
 def test_estimator_releases_noise_of_the_claimed_scale(synthetic):
     X, y, parties, X_aux, X_te, y_te = synthetic
-    clf = MultipartyPrivateClassifier("soft", epsilon=0.5, lam=1e-2, random_state=0, classes=[0, 1],
-                                      diagnostics=True).fit(X, y, parties, X_aux)
+    clf = MultipartyPrivateClassifier(
+        "soft", epsilon=0.5, lam=1e-2, random_state=0, classes=[0, 1], diagnostics=True
+    ).fit(X, y, parties, X_aux)
     assert clf.sensitivity_ == pytest.approx(2 / (300 * 1e-2))
     assert clf.noise_scale_ == pytest.approx(clf.sensitivity_ / 0.5)
     draws = clf.release_noise(0.5, random_state=1, size=4000)
@@ -214,15 +217,20 @@ def test_estimator_releases_noise_of_the_claimed_scale(synthetic):
     assert clf.diagnostics_.noise_norm == pytest.approx(np.linalg.norm(clf.coef_ - clf.diagnostics_.unperturbed_coef))
     assert clf.privacy_.total() == np.inf and clf.privacy_.mechanism_total() == 0.5  # diagnostics: not private
     again = MultipartyPrivateClassifier("soft", epsilon=0.5, lam=1e-2, random_state=0, classes=[0, 1]).fit(
-        X, y, parties, X_aux)
+        X, y, parties, X_aux
+    )
     np.testing.assert_array_equal(clf.coef_, again.coef_)
     assert again.privacy_.total() == 0.5 and again.privacy_.units == ["one party"]
 
 
 def test_methods_targets_and_references(synthetic):
     X, y, parties, X_aux, X_te, y_te = synthetic
-    fits = {m: MultipartyPrivateClassifier(m, epsilon=np.inf, lam=LAM, classes=[0, 1], diagnostics=True).fit(
-        X, y, parties, X_aux) for m in ("soft", "vote", "avg", "batch", "indiv")}
+    fits = {
+        m: MultipartyPrivateClassifier(m, epsilon=np.inf, lam=LAM, classes=[0, 1], diagnostics=True).fit(
+            X, y, parties, X_aux
+        )
+        for m in ("soft", "vote", "avg", "batch", "indiv")
+    }
     local = fits["soft"].diagnostics_.local_coefs
     np.testing.assert_array_equal(fits["indiv"].local_coefs_, local)  # indiv's (non-private) release
     alpha = (X_aux @ local[:, 0, :].T >= 0).mean(axis=1)
@@ -247,7 +255,8 @@ def test_vote_ties_go_to_the_positive_class():
     y = np.concatenate([np.ones(20, int), np.zeros(20, int)])  # party 0 all +, party 1 all −
     X[20:] = X[:20]
     clf = MultipartyPrivateClassifier("vote", epsilon=np.inf, classes=[0, 1], diagnostics=True).fit(
-        X, y, parties, X[:5])
+        X, y, parties, X[:5]
+    )
     np.testing.assert_array_equal(clf.diagnostics_.targets[:, 1], 1.0)
 
 
@@ -258,12 +267,14 @@ def test_multiclass_shapes_and_noise_dimension(synthetic):
     parties = np.repeat(np.arange(200), 6)
     for method in ("soft", "vote", "avg", "batch"):
         clf = MultipartyPrivateClassifier(method, epsilon=1.0, lam=1e-2, random_state=0).fit(
-            X[:1000], y[:1000], parties[:1000] // 1, X[1000:])
+            X[:1000], y[:1000], parties[:1000] // 1, X[1000:]
+        )
         assert clf.coef_.shape == (4, 7)
         assert set(np.unique(clf.predict(X[1000:]))) <= {10, 11, 12, 13}
     assert clf.release_noise(1.0, 0, size=3).shape == (3, 4, 7)
-    soft = MultipartyPrivateClassifier("soft", lam=1e-2, diagnostics=True).fit(X[:1000], y[:1000], parties[:1000],
-                                                                               X[1000:])
+    soft = MultipartyPrivateClassifier("soft", lam=1e-2, diagnostics=True).fit(
+        X[:1000], y[:1000], parties[:1000], X[1000:]
+    )
     assert soft.diagnostics_.local_coefs.shape == (167, 4, 7)
     assert soft.sensitivity_ == pytest.approx(math.sqrt(2) / (167 * 1e-2))
     np.testing.assert_allclose(soft.diagnostics_.targets.sum(axis=1), 1.0)
@@ -281,8 +292,9 @@ def test_any_local_estimator_and_one_class_parties(synthetic):
     X, y, parties, X_aux, X_te, y_te = synthetic
     y = y.copy()
     y[parties == 0] = 1  # a one-class party must not break the loop
-    clf = MultipartyPrivateClassifier("soft", epsilon=np.inf, local_estimator=DecisionTreeClassifier(max_depth=2,
-                                      random_state=0), diagnostics=True).fit(X, y, parties, X_aux)
+    clf = MultipartyPrivateClassifier(
+        "soft", epsilon=np.inf, local_estimator=DecisionTreeClassifier(max_depth=2, random_state=0), diagnostics=True
+    ).fit(X, y, parties, X_aux)
     assert np.all(clf.local_predict_index(X_aux, [0]) == 1)
     assert clf.score(X_te, y_te) > 0.6
     with pytest.raises(ValueError, match="avg"):
@@ -325,11 +337,22 @@ def test_fit_methods_shares_local_models_without_changing_results(synthetic):
     from dpstack.multiparty import fit_methods
 
     X, y, parties, X_aux, _, _ = synthetic
-    shared = fit_methods(("soft", "vote", "avg"), X, y, parties, X_aux, epsilon=2.0, lam=1e-3, random_state=5,
-                         classes=[0, 1], diagnostics=True)
+    shared = fit_methods(
+        ("soft", "vote", "avg"),
+        X,
+        y,
+        parties,
+        X_aux,
+        epsilon=2.0,
+        lam=1e-3,
+        random_state=5,
+        classes=[0, 1],
+        diagnostics=True,
+    )
     for method, est in shared.items():
         alone = MultipartyPrivateClassifier(method, epsilon=2.0, lam=1e-3, random_state=5, classes=[0, 1]).fit(
-            X, y, parties, X_aux)
+            X, y, parties, X_aux
+        )
         np.testing.assert_array_equal(est.coef_, alone.coef_)
     assert shared["soft"].diagnostics_.local_coefs is shared["vote"].diagnostics_.local_coefs
     plain = fit_methods(("soft", "vote"), X, y, parties, X_aux, epsilon=2.0, lam=1e-3, random_state=5, classes=[0, 1])
@@ -350,20 +373,25 @@ def test_experiment_helpers_accuracy_summary_claims_and_missing_data(tmp_path, m
     rows = []
     for rep, jitter in enumerate((-0.005, 0.0, 0.005)):  # three splits: verdicts need an interval
         base = dict(n_parties=10, repeat=rep, noise=ex.DP_NOISE)
-        rows += [dict(base, method="batch", inv_epsilon=np.nan, accuracy=0.9 + jitter, noise_norm=0.0, ws_norm=1.0),
-                 dict(base, method="indiv", inv_epsilon=np.nan, accuracy=0.5 + jitter, noise_norm=0.0, ws_norm=np.nan)]
+        rows += [
+            dict(base, method="batch", inv_epsilon=np.nan, accuracy=0.9 + jitter, noise_norm=0.0, ws_norm=1.0),
+            dict(base, method="indiv", inv_epsilon=np.nan, accuracy=0.5 + jitter, noise_norm=0.0, ws_norm=np.nan),
+        ]
         for m, acc0, acc1 in (("vote", 0.8, 0.2), ("soft", 0.76, 0.6), ("avg", 0.67, 0.4)):
             rows.append(dict(base, method=m, inv_epsilon=0.0, accuracy=acc0 + jitter, noise_norm=0.0, ws_norm=1.0))
             for inv in (0.1, 1.0):
                 for acc in (acc1 - 0.01, acc1 + 0.01):
-                    rows.append(dict(base, method=m, inv_epsilon=inv, accuracy=acc + jitter, noise_norm=2.0,
-                                     ws_norm=1.0))
+                    rows.append(
+                        dict(base, method=m, inv_epsilon=inv, accuracy=acc + jitter, noise_norm=2.0, ws_norm=1.0)
+                    )
     summary = ex.summarize_mpl(pd.DataFrame(rows))
     verdicts = {v.claim.split(" (")[0]: v.outcome for v in mpl_report.judge_claims(pd.DataFrame(rows), "har")}
     assert verdicts["vote becomes useless even at 1/ε = 0.1"] == "supported"
     assert verdicts["soft is better than indiv until 1/ε = 1"] == "supported"
     assert verdicts["avg is better than indiv until 1/ε = 1"] == "contradicted"
-    assert verdicts["batch accuracy ≈ 0.90"] == "supported" and verdicts["avg accuracy ≈ 0.67 at 1/ε = 0"] == "supported"
+    assert (
+        verdicts["batch accuracy ≈ 0.90"] == "supported" and verdicts["avg accuracy ≈ 0.67 at 1/ε = 0"] == "supported"
+    )
     assert verdicts["indiv accuracy ≈ 0.47"] == "supported"
     # the stand-in page judges HAR's pattern on MNIST but never MNIST's numbers against HAR's
     assert not any("≈" in v.claim for v in mpl_report.judge_claims(pd.DataFrame(rows), "mnist10"))
@@ -376,12 +404,13 @@ def test_experiment_helpers_accuracy_summary_claims_and_missing_data(tmp_path, m
 
 # --- the privacy boundary: what a fitted object carries ----------------------------------------------------
 
+
 def _small_task(seed=0, M=30, size=10, d=3, n_aux=100):
     rng = np.random.default_rng(seed)
     X = _unit_rows(rng, M * size + n_aux, d) * 0.9
     y = (X[:, 0] + 0.3 * rng.normal(size=X.shape[0]) > 0).astype(int)
     parties = np.repeat(np.arange(M), size)
-    return X[:M * size], y[:M * size], parties, X[M * size:]
+    return X[: M * size], y[: M * size], parties, X[M * size :]
 
 
 def test_coef_and_noise_norm_tell_neighbouring_datasets_apart_only_with_diagnostics():
@@ -395,20 +424,32 @@ def test_coef_and_noise_norm_tell_neighbouring_datasets_apart_only_with_diagnost
     Xp, yp = X.copy(), y.copy()
     yp[parties == 0] = 1 - y[parties == 0]  # replace party 0's data (its labels flip)
     params = dict(lam=1e-2, classes=[0, 1])
-    w_s = [MultipartyPrivateClassifier("soft", epsilon=np.inf, **params).fit(Xc, yc, parties, X_aux).coef_
-           for Xc, yc in ((X, y), (Xp, yp))]
+    w_s = [
+        MultipartyPrivateClassifier("soft", epsilon=np.inf, **params).fit(Xc, yc, parties, X_aux).coef_
+        for Xc, yc in ((X, y), (Xp, yp))
+    ]
     assert np.linalg.norm(w_s[0] - w_s[1]) > 0
     wins = 0
     for seed in range(20):
         for truth, (Xc, yc) in enumerate(((X, y), (Xp, yp))):
-            est = MultipartyPrivateClassifier("soft", epsilon=1.0, random_state=seed, diagnostics=True,
-                                              **params).fit(Xc, yc, parties, X_aux)
+            est = MultipartyPrivateClassifier("soft", epsilon=1.0, random_state=seed, diagnostics=True, **params).fit(
+                Xc, yc, parties, X_aux
+            )
             guesses = [abs(np.linalg.norm(est.coef_ - w) - est.diagnostics_.noise_norm) for w in w_s]
             wins += int(np.argmin(guesses) == truth)
     assert wins == 40
     default = MultipartyPrivateClassifier("soft", epsilon=1.0, random_state=0, **params).fit(X, y, parties, X_aux)
-    leaks = {"noise_norm_", "unperturbed_coef_", "local_coefs_", "targets_", "n_iter_", "party_sizes_",
-             "diagnostics_", "_local_models", "_shared_cache"}
+    leaks = {
+        "noise_norm_",
+        "unperturbed_coef_",
+        "local_coefs_",
+        "targets_",
+        "n_iter_",
+        "party_sizes_",
+        "diagnostics_",
+        "_local_models",
+        "_shared_cache",
+    }
     assert not leaks & set(vars(default))
 
 
@@ -416,17 +457,21 @@ def test_coef_and_noise_norm_tell_neighbouring_datasets_apart_only_with_diagnost
 def test_default_object_releases_only_its_release(method):
     X, y, parties, X_aux = _small_task()
     est = MultipartyPrivateClassifier(method, epsilon=1.0, lam=1e-2, random_state=0, classes=[0, 1]).fit(
-        X, y, parties, X_aux)
+        X, y, parties, X_aux
+    )
     released = set(est._release_attributes) - {"local_estimators_"}
     released -= {"coef_"} if method == "indiv" else {"local_coefs_"}
     assert set(vars(est)) == set(est.get_params()) | released  # no private (underscore) state either
-    diag = MultipartyPrivateClassifier(method, epsilon=1.0, lam=1e-2, random_state=0, classes=[0, 1],
-                                       diagnostics=True).fit(X, y, parties, X_aux)
+    diag = MultipartyPrivateClassifier(
+        method, epsilon=1.0, lam=1e-2, random_state=0, classes=[0, 1], diagnostics=True
+    ).fit(X, y, parties, X_aux)
     assert set(vars(diag)) - set(vars(est)) == {"diagnostics_"}
     assert diag.privacy_.total() == np.inf and not diag.privacy_.is_private
     if method != "indiv":
         np.testing.assert_array_equal(diag.coef_, est.coef_)
-        assert diag.diagnostics_.noise_norm == pytest.approx(np.linalg.norm(diag.coef_ - diag.diagnostics_.unperturbed_coef))
+        assert diag.diagnostics_.noise_norm == pytest.approx(
+            np.linalg.norm(diag.coef_ - diag.diagnostics_.unperturbed_coef)
+        )
     if method in ("soft", "vote", "avg"):
         assert est.privacy_.total() == 1.0 and est.privacy_.is_private
         assert diag.diagnostics_.local_coefs.shape == (30, 1, 3)
@@ -447,19 +492,24 @@ def test_default_object_releases_only_its_release(method):
 
 # --- the label set is public -----------------------------------------------------------------------------
 
+
 def test_public_classes_fix_the_shape_and_sensitivity_when_the_party_holding_a_class_is_replaced():
     rng = np.random.default_rng(5)
     M, size, d = 21, 6, 4
     X = _unit_rows(rng, M * size + 60, d) * 0.9
     parties = np.repeat(np.arange(M), size)
-    y = (X[:M * size, 0] > 0).astype(int)
+    y = (X[: M * size, 0] > 0).astype(int)
     y[parties == 0] = 2  # only party 0 holds class 2
     yp = y.copy()
     yp[parties == 0] = rng.integers(0, 2, size=size)  # its replacement holds classes 0 and 1
-    X, X_aux = X[:M * size], X[M * size:]
+    X, X_aux = X[: M * size], X[M * size :]
     for method in ("soft", "vote", "avg", "batch"):
-        fits = [MultipartyPrivateClassifier(method, epsilon=1.0, lam=1e-2, random_state=0, classes=[0, 1, 2])
-                .fit(X, labels, parties, X_aux) for labels in (y, yp)]
+        fits = [
+            MultipartyPrivateClassifier(method, epsilon=1.0, lam=1e-2, random_state=0, classes=[0, 1, 2]).fit(
+                X, labels, parties, X_aux
+            )
+            for labels in (y, yp)
+        ]
         assert fits[0].coef_.shape == fits[1].coef_.shape == (3, d)
         expected = 0.0 if method == "batch" else mpl_sensitivity(method, M, 3, 1e-2)
         assert fits[0].sensitivity_ == fits[1].sensitivity_ == expected
@@ -468,7 +518,8 @@ def test_public_classes_fix_the_shape_and_sensitivity_when_the_party_holding_a_c
     labels = np.where(X[:, 0] > 0, "a", "b")
     labels[parties < 5] = "a"  # five parties saw one class; no party holds "c"
     one = MultipartyPrivateClassifier("soft", epsilon=np.inf, lam=1e-2, classes=["a", "b", "c"]).fit(
-        X, labels, parties, X_aux)
+        X, labels, parties, X_aux
+    )
     assert one.coef_.shape == (3, d) and one.sensitivity_ == mpl_sensitivity("soft", M, 3, 1e-2)
     assert np.mean(one.predict(X_aux) == np.where(X_aux[:, 0] > 0, "a", "b")) > 0.8
     binary = MultipartyPrivateClassifier("vote", lam=1e-2, classes=[0, 1]).fit(X, np.ones(len(X), int), parties, X_aux)
@@ -495,6 +546,7 @@ def test_classes_from_the_data_warn_and_make_the_ledger_infinite():
 
 
 # --- bad input and state ---------------------------------------------------------------------------------
+
 
 def test_labels_must_be_class_labels():
     X, y, parties, X_aux = _small_task()
@@ -570,6 +622,7 @@ def test_a_failed_refit_leaves_the_earlier_fit_intact():
 
 # --- the release ------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("method", ["soft", "vote", "avg", "batch", "indiv"])
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_release_round_trip(method, n_classes, tmp_path):
@@ -579,8 +632,9 @@ def test_release_round_trip(method, n_classes, tmp_path):
     labels = np.array(["ham", "spam", "eggs"])[:n_classes]
     if n_classes == 3:
         y = np.where(X[:, 1] > 0.3, 2, y)
-    est = MultipartyPrivateClassifier(method, epsilon=2.0, lam=1e-2, random_state=0, classes=labels,
-                                      diagnostics=True).fit(X, labels[y], parties, X_aux)
+    est = MultipartyPrivateClassifier(
+        method, epsilon=2.0, lam=1e-2, random_state=0, classes=labels, diagnostics=True
+    ).fit(X, labels[y], parties, X_aux)
     path = save_release(est, tmp_path / "mpl.json")
     text = path.read_text()
     assert "diagnostics_" not in text and "unperturbed" not in text and "noise_norm" not in text
@@ -590,7 +644,7 @@ def test_release_round_trip(method, n_classes, tmp_path):
     # the exported ledger is the release's: the diagnostics entry is dropped, a reference stays non-private
     assert [e for e in model.privacy_.entries] == [e for e in est.privacy_.entries if e.mechanism != DIAGNOSTICS]
     assert model.privacy_.is_private == (method in ("soft", "vote", "avg"))
-    assert model.score(X_aux, labels[y[:len(X_aux)]]) == est.score(X_aux, labels[y[:len(X_aux)]])
+    assert model.score(X_aux, labels[y[: len(X_aux)]]) == est.score(X_aux, labels[y[: len(X_aux)]])
     if method == "indiv":
         np.testing.assert_array_equal(model.local_predict_index(X_aux), est.local_predict_index(X_aux))
         assert "coef_" not in text
@@ -626,24 +680,34 @@ def test_experiment_trial_analyses_diagnostics_and_its_non_private_points_are_th
     monkeypatch.setitem(ex.CLASSES, "toy", (0, 1))
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
-        df = pd.DataFrame(ex.mpl_trial("toy", 30, 10, 200, [0.0, 1.0], 4, lam=1e-2,
-                                       seed_sequence=np.random.SeedSequence(3)))
+        df = pd.DataFrame(
+            ex.mpl_trial("toy", 30, 10, 200, [0.0, 1.0], 4, lam=1e-2, seed_sequence=np.random.SeedSequence(3))
+        )
     split_ss = np.random.SeedSequence(3).spawn(3)[0]
     aux, priv, parties = split_auxiliary_and_parties(1000, 30, 10, 200, np.random.default_rng(split_ss))
     for method in ("soft", "vote", "avg"):
         release = MultipartyPrivateClassifier(method, epsilon=np.inf, lam=1e-2, classes=[0, 1]).fit(
-            X[priv], y[priv], parties, X[aux])
+            X[priv], y[priv], parties, X[aux]
+        )
         row = df[(df["method"] == method) & (df["inv_epsilon"] == 0.0)].iloc[0]
         assert row["accuracy"] == release.score(X[1000:], y[1000:])
         assert row["ws_norm"] == pytest.approx(np.linalg.norm(release.coef_))
     assert (df[df["inv_epsilon"] == 1.0]["noise_norm"] > 0).all()
 
 
-@pytest.mark.parametrize("check", ["check_no_attributes_set_in_init", "check_parameters_default_constructible",
-                                   "check_get_params_invariance", "check_set_params"])
+@pytest.mark.parametrize(
+    "check",
+    [
+        "check_no_attributes_set_in_init",
+        "check_parameters_default_constructible",
+        "check_get_params_invariance",
+        "check_set_params",
+    ],
+)
 def test_scikit_learn_parameter_conventions(check):
     # fit takes the party ids as a third argument, so check_estimator as a whole does not apply
     from sklearn.utils import estimator_checks
 
-    getattr(estimator_checks, check)("MultipartyPrivateClassifier",
-                                     MultipartyPrivateClassifier(classes=[0, 1], diagnostics=True))
+    getattr(estimator_checks, check)(
+        "MultipartyPrivateClassifier", MultipartyPrivateClassifier(classes=[0, 1], diagnostics=True)
+    )

@@ -9,6 +9,7 @@ Notebooks generated from one template (the MPL experiment pages) share code by d
 says so in its metadata, ``{"dpstack": {"template": "<name>"}}``, and two notebooks with the same
 template name are not compared with each other (they are still compared with every other page).
 """
+
 import re
 from collections import defaultdict
 from itertools import combinations
@@ -45,8 +46,12 @@ def logic_lines(notebook):
 
 #: Notebooks generated from one template before the template wrote its name into their metadata.
 #: The metadata, when present, wins; delete an entry once its notebook carries the field.
-UNMARKED_TEMPLATES = {"mpl_har": "mpl_experiment", "mpl_kdd": "mpl_experiment", "mpl_url": "mpl_experiment",
-                      "mpl_mnist10": "mpl_experiment"}
+UNMARKED_TEMPLATES = {
+    "mpl_har": "mpl_experiment",
+    "mpl_kdd": "mpl_experiment",
+    "mpl_url": "mpl_experiment",
+    "mpl_mnist10": "mpl_experiment",
+}
 
 
 def template_of(notebook, name=None):
@@ -62,7 +67,7 @@ def shared_blocks(notebooks, min_lines=MIN_LINES):
     for name, notebook in notebooks.items():
         lines = logic_lines(notebook)
         for i in range(len(lines) - min_lines + 1):
-            where[tuple(lines[i:i + min_lines])].setdefault(name, i)
+            where[tuple(lines[i : i + min_lines])].setdefault(name, i)
     found = {}
     for block, names in where.items():
         for a, b in combinations(sorted(names), 2):
@@ -77,7 +82,7 @@ def test_no_two_notebooks_share_a_block_of_code():
     notebooks = {path.stem: nbformat.read(path, as_version=4) for path in sorted((ROOT / "notebooks").glob("*.ipynb"))}
     found = shared_blocks(notebooks)
     report = [f"{a} and {b} share:\n    " + "\n    ".join(block) for (a, b), block in sorted(found.items())]
-    assert not report, ("code repeated between notebooks; move it into dpstack once:\n" + "\n".join(report))
+    assert not report, "code repeated between notebooks; move it into dpstack once:\n" + "\n".join(report)
 
 
 def notebook(*cells, template=None, parameters=None):
@@ -106,8 +111,10 @@ def test_a_planted_block_is_found_whatever_its_white_space_and_comments():
 
 def test_five_shared_lines_imports_parameters_and_the_check_are_not_duplicates():
     five = "\n".join(BLOCK.splitlines()[:5])
-    boiler = ("import numpy as np\nimport pandas as pd\nfrom dpstack import tables\nfrom x import (\n    a,\n    b,\n)\n"
-              "check_parameters(globals(), 'profile', 'seed')")
+    boiler = (
+        "import numpy as np\nimport pandas as pd\nfrom dpstack import tables\nfrom x import (\n    a,\n    b,\n)\n"
+        "check_parameters(globals(), 'profile', 'seed')"
+    )
     params = 'profile = "quick"\nseed = 0\nn_jobs = 1\nn_repeats = 3\nlevel = 0.95\nverbose = False'
     a = notebook(boiler, five, "y = 1", parameters=params)
     b = notebook(boiler, five, "y = 2", parameters=params)

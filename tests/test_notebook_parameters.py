@@ -1,23 +1,50 @@
 """The notebooks' one parameter validator: vacuous or malformed values stop the run, naming the parameter."""
+
 import pytest
 
 from dpstack.experiments.parameters import ParameterError, check_parameters
 
 
-@pytest.mark.parametrize("name,value", [
-    ("n_grid", [1]), ("n_grid", [25]), ("n_draws", 0), ("epsilons", 0), ("epsilons", []), ("epsilons", [0.0]),
-    ("profile", "full"), ("n_repeats", 1), ("lam", -1.0), ("importance", [0.5, 0.6]), ("n_jobs", 0),
-    ("seed", 1.5), ("fit_on", "everything"),
-])
+@pytest.mark.parametrize(
+    "name,value",
+    [
+        ("n_grid", [1]),
+        ("n_grid", [25]),
+        ("n_draws", 0),
+        ("epsilons", 0),
+        ("epsilons", []),
+        ("epsilons", [0.0]),
+        ("profile", "full"),
+        ("n_repeats", 1),
+        ("lam", -1.0),
+        ("importance", [0.5, 0.6]),
+        ("n_jobs", 0),
+        ("seed", 1.5),
+        ("fit_on", "everything"),
+    ],
+)
 def test_unusable_values_name_the_parameter(name, value):
     with pytest.raises(ParameterError, match=rf"parameter {name} = "):
         check_parameters({name: value}, name)
 
 
 def test_the_defaults_of_the_pages_pass():
-    check_parameters({"epsilons": [0.1, 0.5, 1.0, 5.0, float("inf")], "n_grid": [25, 50, 100, 150, 250],
-                      "n_repeats": 10, "lam": 0.01, "n_draws": 300, "seed": 0},
-                     "epsilons", "n_grid", "n_repeats", "lam", "n_draws", "seed")
+    check_parameters(
+        {
+            "epsilons": [0.1, 0.5, 1.0, 5.0, float("inf")],
+            "n_grid": [25, 50, 100, 150, 250],
+            "n_repeats": 10,
+            "lam": 0.01,
+            "n_draws": 300,
+            "seed": 0,
+        },
+        "epsilons",
+        "n_grid",
+        "n_repeats",
+        "lam",
+        "n_draws",
+        "seed",
+    )
     check_parameters({"profile": "quick", "n_jobs": 1, "seed": 0}, "profile", "n_jobs", "seed")
 
 
@@ -45,11 +72,19 @@ def test_every_notebook_validates_exactly_its_parameters():
         if not idx:  # a page without parameters (nothing to re-run it with)
             continue
         assert len(idx) == 1, f"{path.name}: one parameters cell expected"
-        declared = [t.id for node in ast.parse(nb.cells[idx[0]].source).body if isinstance(node, ast.Assign)
-                    for t in node.targets if isinstance(t, ast.Name)]
+        declared = [
+            t.id
+            for node in ast.parse(nb.cells[idx[0]].source).body
+            if isinstance(node, ast.Assign)
+            for t in node.targets
+            if isinstance(t, ast.Name)
+        ]
         check = nb.cells[idx[0] + 1].source
-        call = [n for n in ast.walk(ast.parse(check)) if isinstance(n, ast.Call)
-                and getattr(n.func, "id", "") == "check_parameters"]
+        call = [
+            n
+            for n in ast.walk(ast.parse(check))
+            if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "check_parameters"
+        ]
         assert call, f"{path.name}: the cell after the parameters cell must call check_parameters"
         checked = [a.value for a in call[0].args[1:]]
         assert checked == declared, f"{path.name}: checks {checked}, declares {declared}"

@@ -6,6 +6,7 @@ code cells) and fail on a PST figure reference that contradicts the mapping: an 
 used bare, a bracket with the wrong IJCAI number, a missing bracket, a panel the arXiv figure
 does not have, or a figure page whose title names another figure.
 """
+
 import re
 from pathlib import Path
 
@@ -19,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = re.compile(
     r"(?P<paper>\b(?:PST|PPTL|MPL)(?:'s)?\s+)?\bFig(?:ure|s)?\.?\s*(?P<num>\d)"
     r"(?P<panel>\(?[a-z]\)?(?:\s*[-–]\s*\(?[a-z]\)?)?)?"
-    r"(?P<bracket>\s*\[IJCAI Fig\.\s*(?P<ijcai>[^\]]+)\])?")
+    r"(?P<bracket>\s*\[IJCAI Fig\.\s*(?P<ijcai>[^\]]+)\])?"
+)
 
 
 def pst_reference_problems(text, pst_page):
@@ -33,14 +35,16 @@ def pst_reference_problems(text, pst_page):
         paper = (match["paper"] or "").strip().removesuffix("'s")
         if paper in ("PPTL", "MPL") or (not paper and not pst_page):
             continue
-        where = text[max(0, match.start() - 40):match.end() + 10].replace("\n", " ")
+        where = text[max(0, match.start() - 40) : match.end() + 10].replace("\n", " ")
         number, panel = int(match["num"]), (match["panel"] or "").strip("()")
         if number not in PST_FIGURES:
             problems.append(f"PST has no Figure {number} in the arXiv numbering: …{where}…")
             continue
         if panel not in ("", "a", "b"):
-            problems.append(f"Figure {number}({panel}) is not a panel of the arXiv figure (a or b; for a whole "
-                            f"figure write {pst_figure(number)!r}): …{where}…")
+            problems.append(
+                f"Figure {number}({panel}) is not a panel of the arXiv figure (a or b; for a whole "
+                f"figure write {pst_figure(number)!r}): …{where}…"
+            )
             continue
         expected = ijcai_number(number, panel)
         ours = f"{number}({panel})" if panel else f"{number}"
@@ -48,8 +52,9 @@ def pst_reference_problems(text, pst_page):
         if expected != ours and given is None:
             problems.append(f"no IJCAI number in brackets; write {pst_figure(number, panel)!r}: …{where}…")
         elif given is not None and given != expected:
-            problems.append(f"IJCAI Fig. {given} is not arXiv Figure {ours}; write {pst_figure(number, panel)!r}: "
-                            f"…{where}…")
+            problems.append(
+                f"IJCAI Fig. {given} is not arXiv Figure {ours}; write {pst_figure(number, panel)!r}: …{where}…"
+            )
     return problems
 
 
@@ -64,7 +69,10 @@ def page_texts():
         if path.stem == "pst_overview":  # the mapping table itself is checked below, not as prose
             text = text.replace(pst_figure_table(), "")
         yield path.name, text, path.stem.startswith("pst_")
-    for path in (ROOT / "dpstack" / "experiments" / "stacking.py", ROOT / "dpstack" / "experiments" / "paper_values.py"):
+    for path in (
+        ROOT / "dpstack" / "experiments" / "stacking.py",
+        ROOT / "dpstack" / "experiments" / "paper_values.py",
+    ):
         yield path.name, path.read_text(encoding="utf-8"), False  # docstrings say "PST Figure N"
 
 
@@ -76,7 +84,11 @@ def title(stem):
 def test_the_mapping_matches_both_versions_of_the_paper():
     # arXiv: four figures; IJCAI: K (a-b) and importance (c-d) merged into Figure 2, combiners Figure 3.
     assert [pst_figure(n) for n in PST_FIGURES] == [
-        "Figure 1", "Figure 2 [IJCAI Fig. 2(a)–(b)]", "Figure 3 [IJCAI Fig. 2(c)–(d)]", "Figure 4 [IJCAI Fig. 3]"]
+        "Figure 1",
+        "Figure 2 [IJCAI Fig. 2(a)–(b)]",
+        "Figure 3 [IJCAI Fig. 2(c)–(d)]",
+        "Figure 4 [IJCAI Fig. 3]",
+    ]
     assert pst_figure(3, "b") == "Figure 3(b) [IJCAI Fig. 2(d)]" and pst_figure(1, "a") == "Figure 1(a)"
     with pytest.raises(ValueError, match="number"):
         pst_figure(5)
@@ -85,8 +97,10 @@ def test_the_mapping_matches_both_versions_of_the_paper():
 
 
 def test_the_scanner_catches_each_kind_of_contradiction():
-    good = ("PST Figure 4 [IJCAI Fig. 3] and Figure 3(a) [IJCAI Fig. 2(c)], Fig. 1, PPTL Figure 3(b), "
-            "MPL Figure 2, Figure 2 [IJCAI Fig. 2(a)-(b)]")
+    good = (
+        "PST Figure 4 [IJCAI Fig. 3] and Figure 3(a) [IJCAI Fig. 2(c)], Fig. 1, PPTL Figure 3(b), "
+        "MPL Figure 2, Figure 2 [IJCAI Fig. 2(a)-(b)]"
+    )
     assert pst_reference_problems(good, pst_page=True) == []
     assert len(pst_reference_problems("the combiners (Figure 3)", pst_page=True)) == 1  # IJCAI number used bare
     assert "no IJCAI number" in pst_reference_problems("PST Fig. 4", pst_page=False)[0]
@@ -97,8 +111,11 @@ def test_the_scanner_catches_each_kind_of_contradiction():
 
 
 def test_every_page_numbers_pst_figures_as_the_mapping_says():
-    problems = [f"{page}: {problem}" for page, text, pst_page in page_texts()
-                for problem in pst_reference_problems(text, pst_page)]
+    problems = [
+        f"{page}: {problem}"
+        for page, text, pst_page in page_texts()
+        for problem in pst_reference_problems(text, pst_page)
+    ]
     assert problems == []
 
 

@@ -5,6 +5,7 @@ and says what is deliberately not flagged). Scanned here: book/*.md, every noteb
 (markdown prose and code), and the docstrings and comments of dpstack. Notebook *outputs* are
 checked on the built pages by the browser test.
 """
+
 from __future__ import annotations
 
 import ast
@@ -27,8 +28,11 @@ def markdown_hits(path):
 
 def notebook_hits(path):
     nb = nbformat.read(path, as_version=4)
-    return [(f"{path.name} cell {i} ({cell.cell_type})", name, excerpt)
-            for i, cell in enumerate(nb.cells) for name, excerpt in outside_words.find(cell.source)]
+    return [
+        (f"{path.name} cell {i} ({cell.cell_type})", name, excerpt)
+        for i, cell in enumerate(nb.cells)
+        for name, excerpt in outside_words.find(cell.source)
+    ]
 
 
 def python_prose(source):
@@ -46,8 +50,11 @@ def python_prose(source):
 
 
 def python_hits(path):
-    return [(f"{path.relative_to(ROOT)}:{line}", name, excerpt)
-            for line, text in python_prose(path.read_text()) for name, excerpt in outside_words.find(text)]
+    return [
+        (f"{path.relative_to(ROOT)}:{line}", name, excerpt)
+        for line, text in python_prose(path.read_text())
+        for name, excerpt in outside_words.find(text)
+    ]
 
 
 def format_hits(hits):
@@ -67,8 +74,11 @@ def test_the_sources_scanned_are_there():
 
 @pytest.mark.parametrize("kind", ["book pages", "notebooks", "dpstack docstrings and comments"])
 def test_no_prose_names_something_outside_the_book(kind):
-    scan = {"book pages": (BOOK_PAGES, markdown_hits), "notebooks": (NOTEBOOKS, notebook_hits),
-            "dpstack docstrings and comments": (MODULES, python_hits)}[kind]
+    scan = {
+        "book pages": (BOOK_PAGES, markdown_hits),
+        "notebooks": (NOTEBOOKS, notebook_hits),
+        "dpstack docstrings and comments": (MODULES, python_hits),
+    }[kind]
     files, hits_of = scan
     hits = [hit for path in files for hit in hits_of(path)]
     assert not hits, f"{kind} name things a reader cannot open:\n{format_hits(hits)}"
@@ -126,20 +136,25 @@ def test_the_browser_check_reads_the_article_of_a_page():
 
 
 def test_a_page_without_main_is_read_from_its_body():
-    assert outside_words.page_problems("<body><p>See DESIGN.md.</p><script>x='test doubles'</script></body>") \
-        == ["names something outside the book (design-notes file): …See DESIGN.md.…"]
+    assert outside_words.page_problems("<body><p>See DESIGN.md.</p><script>x='test doubles'</script></body>") == [
+        "names something outside the book (design-notes file): …See DESIGN.md.…"
+    ]
     assert outside_words.page_problems("<body><main><p>Clean prose.</p></main></body>") == []
 
 
 def test_a_planted_violation_is_found_in_each_kind_of_source(tmp_path):
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("# Title\n\nAs in DESIGN.md §4."),
-                nbformat.v4.new_code_cell("x = 1  # fine")]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Title\n\nAs in DESIGN.md §4."),
+        nbformat.v4.new_code_cell("x = 1  # fine"),
+    ]
     nbformat.write(nb, tmp_path / "page.ipynb")
     (tmp_path / "page.md").write_text("Data in the project's shared/data folder.\n")
-    (tmp_path / "mod.py").write_text('"""Module (the issue calls it Figure 4)."""\n'
-                                     'TEXT = "a string literal naming DESIGN.md is not prose"\n'
-                                     'def f():\n    # see issue 12\n    return 1\n')
+    (tmp_path / "mod.py").write_text(
+        '"""Module (the issue calls it Figure 4)."""\n'
+        'TEXT = "a string literal naming DESIGN.md is not prose"\n'
+        "def f():\n    # see issue 12\n    return 1\n"
+    )
     assert [h[1] for h in notebook_hits(tmp_path / "page.ipynb")] == ["design-notes file"]
     assert [h[1] for h in markdown_hits(tmp_path / "page.md")] == ["path outside the repository"]
     prose = [text for _, text in python_prose((tmp_path / "mod.py").read_text())]

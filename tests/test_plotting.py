@@ -1,19 +1,19 @@
 """The book's figure style: confidence bands clipped to the metric's range, grid ticks, one colour per method."""
+
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
-from scipy import stats  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
 
-from dpstack.plotting import color_for, mean_interval, plot_mean_with_spread  # noqa: E402
+from dpstack.plotting import color_for, mean_interval, plot_mean_with_spread
 
 
 def test_band_is_the_clipped_confidence_interval_of_the_mean():
-    df = pd.DataFrame({"eps": [0.1] * 3 + [1.0] * 3, "auc": [0.95, 0.99, 1.0, 0.5, 0.7, 0.6],
-                       "method": "PLR"})
+    df = pd.DataFrame({"eps": [0.1] * 3 + [1.0] * 3, "auc": [0.95, 0.99, 1.0, 0.5, 0.7, 0.6], "method": "PLR"})
     fig, ax = plt.subplots()
     plot_mean_with_spread(ax, df, "eps", "auc", "method", logx=True)
     verts = ax.collections[0].get_paths()[0].vertices
@@ -58,8 +58,12 @@ def test_notebook_figures_are_svg_and_identical_from_run_to_run():
 
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     # two fresh interpreters (hash seeds, ids and counters start anew), run side by side
-    procs = [subprocess.Popen([sys.executable, "-c", SVG_RUN], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env=env) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", SVG_RUN], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
+        for _ in range(2)
+    ]
     outputs = [p.communicate() for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in outputs]
     runs = [out for out, _ in outputs]

@@ -5,6 +5,7 @@ module of the package and every erratum of the book; every MyST cross-reference 
 the notebooks' prose and dpstack's docstrings points at a label or a page that exists (the book build
 would fail on a dangling one, and this runs in seconds).
 """
+
 from __future__ import annotations
 
 import re
@@ -16,8 +17,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 _PYPROJECT_TEXT = (ROOT / "pyproject.toml").read_text()
-PYPROJECT = {"version": re.search(r'^version = "([^"]+)"', _PYPROJECT_TEXT, re.M).group(1),
-             "license": {"text": re.search(r'^license = \{text = "([^"]+)"\}', _PYPROJECT_TEXT, re.M).group(1)}}
+PYPROJECT = {
+    "version": re.search(r'^version = "([^"]+)"', _PYPROJECT_TEXT, re.M).group(1),
+    "license": {"text": re.search(r'^license = \{text = "([^"]+)"\}', _PYPROJECT_TEXT, re.M).group(1)},
+}
 
 
 def bib_entries():
@@ -132,18 +135,22 @@ def test_every_doc_link_points_at_a_page_that_exists():
         for target in DOC.findall(text):
             resolved = (path.parent / target.strip()).resolve()
             links.append((path.name, target))
-            assert resolved.with_suffix(".md").is_file() or resolved.with_suffix(".ipynb").is_file(), \
+            assert resolved.with_suffix(".md").is_file() or resolved.with_suffix(".ipynb").is_file(), (
                 f"{path.name}: {{doc}} link to a missing page {target!r}"
+            )
     assert len(links) >= 30
 
 
-@pytest.mark.parametrize("page, pattern", [
-    ("pst_overview.md", r"\{doc\}`[^`]*pst_algorithms"),
-    ("pst_overview.md", r"\{doc\}`[^`]*pst_sample_complexity"),
-    ("pst_overview.md", r"\{doc\}`[^`]*pst_guarantees"),
-    ("pst_overview.md", r"\{doc\}`[^`]*errata"),
-    ("mpl_overview.md", r"\{doc\}`[^`]*mpl_kdd"),
-    ("intro.md", r"\{doc\}`[^`]*ruijin_like"),
-])
+@pytest.mark.parametrize(
+    "page, pattern",
+    [
+        ("pst_overview.md", r"\{doc\}`[^`]*pst_algorithms"),
+        ("pst_overview.md", r"\{doc\}`[^`]*pst_sample_complexity"),
+        ("pst_overview.md", r"\{doc\}`[^`]*pst_guarantees"),
+        ("pst_overview.md", r"\{doc\}`[^`]*errata"),
+        ("mpl_overview.md", r"\{doc\}`[^`]*mpl_kdd"),
+        ("intro.md", r"\{doc\}`[^`]*ruijin_like"),
+    ],
+)
 def test_overview_pages_link_the_pages_they_name(page, pattern):
     assert re.search(pattern, (ROOT / "book" / page).read_text())

@@ -1,4 +1,5 @@
 """Exporting what an estimator releases (JSON, no pickle) and loading it back as a predictor."""
+
 import json
 
 import numpy as np
@@ -15,11 +16,22 @@ def _data(n=300, d=4, seed=0):
     return X, np.where(X[:, 0] - X[:, 1] > 0, "spam", "ham")
 
 
-@pytest.mark.parametrize("est", [
-    PrivateLogisticRegression(epsilon=1.0, lam=0.01, fit_intercept=True, random_state=0, classes=["ham", "spam"]),
-    FeatureSplitLogisticRegression(epsilon=0.5, groups=[[0, 1], [2, 3]], importance=[0.7, 0.3], lam=[0.01, 0.02],
-                                   random_state=0, classes=["ham", "spam"], diagnostics=True),
-], ids=["PLR", "PLR-FS"])
+@pytest.mark.parametrize(
+    "est",
+    [
+        PrivateLogisticRegression(epsilon=1.0, lam=0.01, fit_intercept=True, random_state=0, classes=["ham", "spam"]),
+        FeatureSplitLogisticRegression(
+            epsilon=0.5,
+            groups=[[0, 1], [2, 3]],
+            importance=[0.7, 0.3],
+            lam=[0.01, 0.02],
+            random_state=0,
+            classes=["ham", "spam"],
+            diagnostics=True,
+        ),
+    ],
+    ids=["PLR", "PLR-FS"],
+)
 def test_release_round_trip_predicts_identically(est, tmp_path):
     X, y = _data()
     est.fit(X, y)
@@ -97,14 +109,22 @@ def _frame_models():
     Xs, ys = _frame(300, seed=1)
     return [
         (PrivateLogisticRegression(random_state=0, classes=[0, 1]), {}),
-        (FeatureSplitLogisticRegression(groups=[[0, 1], [2, 3]], importance=[0.6, 0.4], random_state=0,
-                                        classes=[0, 1]), {}),
+        (
+            FeatureSplitLogisticRegression(
+                groups=[[0, 1], [2, 3]], importance=[0.6, 0.4], random_state=0, classes=[0, 1]
+            ),
+            {},
+        ),
         (PrivateStackingClassifier(groups=[[0, 1], [2, 3]], random_state=0, classes=[0, 1]), {}),
-        (PrivateTransferStacking(groups=[[0, 1], [2, 3]], random_state=0, classes=[0, 1]),
-         dict(X_source=Xs, y_source=ys)),
+        (
+            PrivateTransferStacking(groups=[[0, 1], [2, 3]], random_state=0, classes=[0, 1]),
+            dict(X_source=Xs, y_source=ys),
+        ),
         (SimComb(random_state=0, classes=[0, 1]), dict(X_source=Xs, y_source=ys)),
-        (MultipartyPrivateClassifier("soft", random_state=0, classes=[0, 1]),
-         dict(parties=np.arange(len(y)) % 5, X_aux=X.iloc[:40])),
+        (
+            MultipartyPrivateClassifier("soft", random_state=0, classes=[0, 1]),
+            dict(parties=np.arange(len(y)) % 5, X_aux=X.iloc[:40]),
+        ),
     ]
 
 
@@ -146,8 +166,11 @@ def test_release_refuses_feature_names_that_are_not_column_names(tmp_path):
     doc = json.loads(path.read_text())
     from dpstack.release import _digest
 
-    doc["release"]["attributes"]["feature_names_in_"] = {"__array__": [0.1, 0.2, 0.3, 0.4], "dtype": "<f8",
-                                                         "shape": [4]}
+    doc["release"]["attributes"]["feature_names_in_"] = {
+        "__array__": [0.1, 0.2, 0.3, 0.4],
+        "dtype": "<f8",
+        "shape": [4],
+    }
     doc["sha256"] = _digest(doc["release"])
     path.write_text(json.dumps(doc))
     with pytest.raises(ReleaseFormatError, match="column names"):

@@ -1,10 +1,9 @@
 """Results as data: exact CSV, provenance, integrity, staleness, replay of committed results."""
+
 import json
-import os
 import secrets
 import shutil
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +17,7 @@ COMMITTED = sorted((p.parent.name, p.stem) for p in (ROOT / "results").glob("*/*
 
 
 # ----------------------------------------------------------------------------- a toy experiment
-TOY_SOURCE = '''
+TOY_SOURCE = """
 import numpy as np
 
 
@@ -33,7 +32,7 @@ def toy_cell(scale, repeat, seed_sequence):
 
 def toy_finish(df):
     return df.assign(doubled=2 * df["value"])
-'''
+"""
 
 
 @pytest.fixture
@@ -47,8 +46,13 @@ def toy(tmp_path, monkeypatch):
     import toy_results_module as mod
 
     results.get("mpl_kdd")  # the built-in registrations first, so the toy does not replace them later
-    exp = results.register("toy_page", mod.toy_cells, mod.toy_cell, finish=mod.toy_finish,
-                           profiles={"quick": dict(n_repeats=2), "paper": dict(n_repeats=3)})
+    exp = results.register(
+        "toy_page",
+        mod.toy_cells,
+        mod.toy_cell,
+        finish=mod.toy_finish,
+        profiles={"quick": dict(n_repeats=2), "paper": dict(n_repeats=3)},
+    )
     monkeypatch.setenv("DPSTACK_RESULTS", str(tmp_path / "results"))
     yield exp, folder / "toy_results_module.py"
     results._REGISTRY.pop("toy_page", None)
@@ -58,17 +62,33 @@ def toy(tmp_path, monkeypatch):
 # ----------------------------------------------------------------------------- (4) CSV round trip
 def test_csv_round_trip_is_bit_exact():
     rng = np.random.default_rng(0)
-    special = [0.0, -0.0, np.nan, np.inf, -np.inf, 5e-324, 2.2250738585072014e-308, 1e-310, 0.1, 1 / 3,
-               np.nextafter(1.0, 2.0), 1.7976931348623157e308, -123456789.123456789]
-    floats = np.concatenate([special, rng.standard_normal(500) * 10.0 ** rng.integers(-300, 300, 500),
-                             rng.random(500)]).astype(np.float64)
+    special = [
+        0.0,
+        -0.0,
+        np.nan,
+        np.inf,
+        -np.inf,
+        5e-324,
+        2.2250738585072014e-308,
+        1e-310,
+        0.1,
+        1 / 3,
+        np.nextafter(1.0, 2.0),
+        1.7976931348623157e308,
+        -123456789.123456789,
+    ]
+    floats = np.concatenate(
+        [special, rng.standard_normal(500) * 10.0 ** rng.integers(-300, 300, 500), rng.random(500)]
+    ).astype(np.float64)
     n = floats.size
-    frame = pd.DataFrame({
-        "x": floats,
-        "i": rng.integers(-2 ** 62, 2 ** 62, n),
-        "b": rng.random(n) < 0.5,
-        "s": [["", "plain", "comma, inside", 'quote "x"', "line\nbreak", "ε-DP ∞", "nan"][k % 7] for k in range(n)],
-    })
+    frame = pd.DataFrame(
+        {
+            "x": floats,
+            "i": rng.integers(-(2**62), 2**62, n),
+            "b": rng.random(n) < 0.5,
+            "s": [["", "plain", "comma, inside", 'quote "x"', "line\nbreak", "ε-DP ∞", "nan"][k % 7] for k in range(n)],
+        }
+    )
     text, dtypes = results.write_csv(frame)
     back = results.read_csv(text, dtypes)
     assert list(back.columns) == list(frame.columns)
@@ -96,8 +116,20 @@ def test_save_load_provenance_and_load_or_run(toy, tmp_path):
     assert csv_path == tmp_path / "results" / "toy_page" / "quick.csv" and json_path.exists()
     assert oct(csv_path.stat().st_mode & 0o777) == "0o644"
     prov = json.loads(json_path.read_text())
-    for key in ("parameters", "seed", "cells", "code", "versions", "git", "date", "machine", "n_jobs",
-                "wall_time_s", "csv_sha256", "columns"):
+    for key in (
+        "parameters",
+        "seed",
+        "cells",
+        "code",
+        "versions",
+        "git",
+        "date",
+        "machine",
+        "n_jobs",
+        "wall_time_s",
+        "csv_sha256",
+        "columns",
+    ):
         assert key in prov, key
     assert prov["seed"] == 3 and prov["rows_per_cell"] == [3, 3, 3, 3]
     assert any(k.startswith("external:") for k in prov["code"])  # the toy module's source is hashed
@@ -185,8 +217,13 @@ def test_planted_change_in_a_dpstack_module_makes_committed_results_stale(tmp_pa
 def test_dependencies_follow_imports_transitively_but_not_the_re_exporting_root():
     deps = results.module_dependencies("dpstack.experiments.multiparty")
     # direct, inside-a-function (datasets) and transitive (solvers via multiparty.logistic) imports
-    for module in ("dpstack.experiments.runner", "dpstack.datasets", "dpstack.datasets.kddcup99",
-                   "dpstack.multiparty.logistic", "dpstack.mechanisms"):
+    for module in (
+        "dpstack.experiments.runner",
+        "dpstack.datasets",
+        "dpstack.datasets.kddcup99",
+        "dpstack.multiparty.logistic",
+        "dpstack.mechanisms",
+    ):
         assert module in deps, module
     for module in ("dpstack", "dpstack.stacking", "dpstack.transfer", "dpstack.experiments.results"):
         assert module not in deps, module
@@ -245,8 +282,9 @@ def test_reproduce_cli_writes_resumes_and_checks(toy, capsys, tmp_path, monkeypa
 
 def test_absent_data_is_skipped_or_refused(toy, monkeypatch, capsys):
     exp = results.get("toy_page")
-    results._REGISTRY["toy_page"] = results.Experiment("toy_page", exp.cells, exp.cell, exp.profiles, exp.finish,
-                                                       status=lambda: "Data absent: toy files missing")
+    results._REGISTRY["toy_page"] = results.Experiment(
+        "toy_page", exp.cells, exp.cell, exp.profiles, exp.finish, status=lambda: "Data absent: toy files missing"
+    )
     assert reproduce.main(["toy_page", "--profile", "quick"]) == 1
     assert "skipped toy_page: Data absent" in capsys.readouterr().out
     assert not results.result_paths("toy_page", "quick")[0].exists()

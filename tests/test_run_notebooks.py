@@ -1,4 +1,5 @@
 """The papermill runner: re-running leaves the file byte-identical; injected parameters are hidden."""
+
 import importlib.util
 import json
 import re
@@ -14,10 +15,10 @@ spec.loader.exec_module(run_notebooks)
 
 
 def _notebook(path, source):
-    cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
-             nbformat.v4.new_code_cell(source)]
-    nb = nbformat.v4.new_notebook(cells=cells, metadata={
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}), nbformat.v4.new_code_cell(source)]
+    nb = nbformat.v4.new_notebook(
+        cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    )
     nbformat.write(nb, path)
 
 
@@ -66,10 +67,12 @@ def test_parse_value():
 
 def test_consecutive_stream_chunks_are_merged():
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1); print(2)")])
-    nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n"),
-                           nbformat.v4.new_output("stream", name="stdout", text="2\n"),
-                           nbformat.v4.new_output("stream", name="stderr", text="w\n"),
-                           nbformat.v4.new_output("stream", name="stdout", text="3\n")]
+    nb.cells[0].outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="1\n"),
+        nbformat.v4.new_output("stream", name="stdout", text="2\n"),
+        nbformat.v4.new_output("stream", name="stderr", text="w\n"),
+        nbformat.v4.new_output("stream", name="stdout", text="3\n"),
+    ]
     outputs = run_notebooks.strip_volatile(nb).cells[0].outputs
     assert [(o["name"], o["text"]) for o in outputs] == [("stdout", "1\n2\n"), ("stderr", "w\n"), ("stdout", "3\n")]
 
@@ -133,29 +136,38 @@ def test_kernel_chatter_is_dropped_and_real_kernel_output_kept(tmp_path, capfd):
 
 
 def test_filter_noise_drops_only_the_known_kernel_chatter():
-    text = ("[IPKernelApp] WARNING | Kernel is running over TCP without encryption. All communication "
-            "(including code and outputs) is sent in plain text and is susceptible to eavesdropping.\n"
-            "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel.\n"
-            "KeyboardInterrupt caught in kernel\n"
-            "Traceback (most recent call last):\n"
-            "MemoryError: kernel ran out of memory\n")
-    assert run_notebooks.filter_noise(text) == "Traceback (most recent call last):\nMemoryError: kernel ran out of memory\n"
+    text = (
+        "[IPKernelApp] WARNING | Kernel is running over TCP without encryption. All communication "
+        "(including code and outputs) is sent in plain text and is susceptible to eavesdropping.\n"
+        "[IPKernelApp] ERROR | KeyboardInterrupt caught in kernel.\n"
+        "KeyboardInterrupt caught in kernel\n"
+        "Traceback (most recent call last):\n"
+        "MemoryError: kernel ran out of memory\n"
+    )
+    assert (
+        run_notebooks.filter_noise(text)
+        == "Traceback (most recent call last):\nMemoryError: kernel ran out of memory\n"
+    )
 
 
 # ----------------------------------------------------------------------------- pages generated from a template
 def _template(path):
-    cells = [nbformat.v4.new_markdown_cell("# Page A", metadata={"tags": ["only:dataset=a"]}),
-             nbformat.v4.new_markdown_cell("# Page B", metadata={"tags": ["only:dataset=b"]}),
-             nbformat.v4.new_code_cell('dataset = "a"   # which page\nn = 2', metadata={"tags": ["parameters"]}),
-             nbformat.v4.new_code_cell(
-                 "from IPython.display import display, HTML\n"
-                 "if dataset == 'b':\n"
-                 "    display(HTML('<b>absent</b>'), metadata={'dpstack': {'data_absent': True}})\n"
-                 "    get_ipython().input_transformers_post.append(lambda lines: [])\n"),
-             nbformat.v4.new_code_cell("print(dataset * n)", metadata={"tags": ["needs-data"]}),
-             nbformat.v4.new_markdown_cell("Caption of the result.", metadata={"tags": ["needs-data"]})]
-    nb = nbformat.v4.new_notebook(cells=cells, metadata={
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    cells = [
+        nbformat.v4.new_markdown_cell("# Page A", metadata={"tags": ["only:dataset=a"]}),
+        nbformat.v4.new_markdown_cell("# Page B", metadata={"tags": ["only:dataset=b"]}),
+        nbformat.v4.new_code_cell('dataset = "a"   # which page\nn = 2', metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell(
+            "from IPython.display import display, HTML\n"
+            "if dataset == 'b':\n"
+            "    display(HTML('<b>absent</b>'), metadata={'dpstack': {'data_absent': True}})\n"
+            "    get_ipython().input_transformers_post.append(lambda lines: [])\n"
+        ),
+        nbformat.v4.new_code_cell("print(dataset * n)", metadata={"tags": ["needs-data"]}),
+        nbformat.v4.new_markdown_cell("Caption of the result.", metadata={"tags": ["needs-data"]}),
+    ]
+    nb = nbformat.v4.new_notebook(
+        cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    )
     nbformat.write(nb, path)
 
 
@@ -172,8 +184,14 @@ def test_generate_selects_cells_and_sets_the_page_defaults(tmp_path):
 
 def test_generated_page_with_and_without_data(tmp_path, monkeypatch):
     _template(tmp_path / "t.ipynb")
-    monkeypatch.setattr(run_notebooks, "PAGES", {str(tmp_path / "a.ipynb"): (str(tmp_path / "t.ipynb"), {"dataset": "a"}),
-                                                 str(tmp_path / "b.ipynb"): (str(tmp_path / "t.ipynb"), {"dataset": "b"})})
+    monkeypatch.setattr(
+        run_notebooks,
+        "PAGES",
+        {
+            str(tmp_path / "a.ipynb"): (str(tmp_path / "t.ipynb"), {"dataset": "a"}),
+            str(tmp_path / "b.ipynb"): (str(tmp_path / "t.ipynb"), {"dataset": "b"}),
+        },
+    )
     for name in ("a", "b"):
         (tmp_path / f"{name}.ipynb").write_text("{}")  # whatever is there is replaced by the generated page
         run_notebooks.run(tmp_path / f"{name}.ipynb", {}, "python3")
@@ -194,10 +212,12 @@ def test_committed_generated_pages_match_their_template(page):
     committed = nbformat.read(ROOT / page, as_version=4)
     if committed.metadata.get("dpstack", {}).get("data_absent"):
         expected = run_notebooks.mark_absent_data(expected)
-    source = [(c.cell_type, c.source) for c in committed.cells
-              if "injected-parameters" not in c.metadata.get("tags", [])]
-    assert source == [(c.cell_type, c.source) for c in expected.cells], \
+    source = [
+        (c.cell_type, c.source) for c in committed.cells if "injected-parameters" not in c.metadata.get("tags", [])
+    ]
+    assert source == [(c.cell_type, c.source) for c in expected.cells], (
         f"{page} differs from {template}: regenerate it with python scripts/run_notebooks.py {page}"
+    )
 
 
 def test_sidebar_marks_pages_without_data(tmp_path):
@@ -205,7 +225,11 @@ def test_sidebar_marks_pages_without_data(tmp_path):
     ext = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(ext)
     (tmp_path / "notebooks").mkdir()
-    for name, meta in (("x", {"dpstack": {"data_absent": True}}), ("y", {}), ("z", {"dpstack": {"data_absent": False}})):
+    for name, meta in (
+        ("x", {"dpstack": {"data_absent": True}}),
+        ("y", {}),
+        ("z", {"dpstack": {"data_absent": False}}),
+    ):
         nbformat.write(nbformat.v4.new_notebook(metadata=meta), tmp_path / "notebooks" / f"{name}.ipynb")
     assert ext.absent_pages(tmp_path) == ["x"]
     css = ext.sidebar_css(["x"])

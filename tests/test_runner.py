@@ -1,4 +1,5 @@
 """The experiment runner: per-cell seeds, n_jobs/backend invariance, disk cache, quiet progress."""
+
 import io
 import sys
 import threading
@@ -23,8 +24,10 @@ def private_fit_cell(epsilon, repeat, seed_sequence, n=300, d=5):
     model = PrivateLogisticRegression(epsilon=epsilon, lam=0.05, random_state=np.random.default_rng(noise_seed))
     model.fit(X, y)
     CALLS.append((epsilon, repeat))
-    return [{"split": "train", "score": model.score(X, y), "coef0": float(model.coef_[0, 0])},
-            {"split": "data", "score": float(X[0, 0]), "coef0": float(np.abs(model.coef_).sum())}]
+    return [
+        {"split": "train", "score": model.score(X, y), "coef0": float(model.coef_[0, 0])},
+        {"split": "data", "score": float(X[0, 0]), "coef0": float(np.abs(model.coef_).sum())},
+    ]
 
 
 GRID = [{"epsilon": eps, "repeat": r} for r in range(3) for eps in (0.5, 2.0, np.inf)]
@@ -36,7 +39,9 @@ def test_cell_seed_is_the_repeat_child_of_the_root_seed():
     child = np.random.SeedSequence(7).spawn(3)[2]
     assert a.generate_state(4).tolist() == b.generate_state(4).tolist() == child.generate_state(4).tolist()
     assert cell_seed(7, {"repeat": 1}).generate_state(4).tolist() != a.generate_state(4).tolist()
-    assert cell_seed(7, {}).generate_state(4).tolist() == np.random.SeedSequence(7).spawn(1)[0].generate_state(4).tolist()
+    assert (
+        cell_seed(7, {}).generate_state(4).tolist() == np.random.SeedSequence(7).spawn(1)[0].generate_state(4).tolist()
+    )
     for bad in (-1, 1.0, "0", True):
         with pytest.raises(ValueError):
             cell_seed(0, {"repeat": bad})
@@ -87,8 +92,12 @@ def test_results_identical_on_a_two_worker_dask_cluster():
 
     one = run_cells(private_fit_cell, GRID, seed=5, n_jobs=1)
     before = len(CALLS)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
-                                  worker_dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None, worker_dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         assert len(client.scheduler_info()["workers"]) == 2
         with parallel_config(backend="dask"):
             on_dask = run_cells(private_fit_cell, GRID, seed=5, n_jobs=2)

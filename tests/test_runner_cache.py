@@ -3,6 +3,7 @@
 Planted files, random one-byte corruptions, edited helpers, writers killed mid-write: the
 cache must never run code, never return a wrong result and never crash ``run_cells``.
 """
+
 import importlib
 import os
 import pickle
@@ -32,12 +33,38 @@ def mixed_cell(scale, repeat, seed_sequence):
     rng = np.random.default_rng(seed_sequence)
     CALLS.append((scale, repeat))
     x = rng.standard_normal(3) * scale
-    return [{"method": "PST-S", "auc": float(x[0]), "n": 12, "ok": True, "note": None,
-             "f32": np.float32(x[1]), "i64": np.int64(7), "flag": np.bool_(False), "nan": float("nan"),
-             "inf": -np.inf, "pair": (1, "a"), "vec": x.copy(), "label": "ε = 1 — naïve"},
-            {"method": "PLR", "auc": float(x[2]), "n": 13, "ok": False, "note": "second row",
-             "f32": np.float32(0.5), "i64": np.int64(-1), "flag": np.bool_(True), "nan": 0.0,
-             "inf": 1e308, "pair": (2, "b"), "vec": np.arange(3.0), "label": ""}]
+    return [
+        {
+            "method": "PST-S",
+            "auc": float(x[0]),
+            "n": 12,
+            "ok": True,
+            "note": None,
+            "f32": np.float32(x[1]),
+            "i64": np.int64(7),
+            "flag": np.bool_(False),
+            "nan": float("nan"),
+            "inf": -np.inf,
+            "pair": (1, "a"),
+            "vec": x.copy(),
+            "label": "ε = 1 — naïve",
+        },
+        {
+            "method": "PLR",
+            "auc": float(x[2]),
+            "n": 13,
+            "ok": False,
+            "note": "second row",
+            "f32": np.float32(0.5),
+            "i64": np.int64(-1),
+            "flag": np.bool_(True),
+            "nan": 0.0,
+            "inf": 1e308,
+            "pair": (2, "b"),
+            "vec": np.arange(3.0),
+            "label": "",
+        },
+    ]
 
 
 class Planted:
@@ -116,10 +143,10 @@ def test_random_one_byte_corruptions_are_detected_and_recomputed(tmp_path, capsy
     (entry,) = _entries(tmp_path)
     good = entry.read_bytes()
     n_trials, wrong, crashed, not_recomputed, not_rewritten = 320, [], [], [], []
-    for trial in range(n_trials):
+    for _ in range(n_trials):
         pos = rng.randrange(len(good))
         new = rng.choice([b for b in range(256) if b != good[pos]])
-        entry.write_bytes(good[:pos] + bytes([new]) + good[pos + 1:])
+        entry.write_bytes(good[:pos] + bytes([new]) + good[pos + 1 :])
         CALLS.clear()
         try:
             out = run_cells(mixed_cell, cells, seed=9, cache=tmp_path)
@@ -177,15 +204,20 @@ def test_editing_a_helper_the_cell_calls_invalidates_the_entry(tmp_path, monkeyp
 def test_editing_a_notebook_helper_or_constant_invalidates_the_entry(tmp_path):
     """Functions without a source file (a notebook's) are keyed on the helpers and constants they use."""
     ns = {}
-    exec("FACTOR = 2.0\ndef helper(x):\n    return FACTOR * x\n"
-         "def cell(x, seed_sequence):\n    return {'y': helper(x)}\n", ns)
+    exec(
+        "FACTOR = 2.0\ndef helper(x):\n    return FACTOR * x\n"
+        "def cell(x, seed_sequence):\n    return {'y': helper(x)}\n",
+        ns,
+    )
     keys = set()
     for factor in (2.0, 20.0):
         ns["FACTOR"] = factor
         keys.add(runner._CellStore(tmp_path, ns["cell"], 0)._key({"x": 1.0}))
     assert len(keys) == 2
     # a global data array the cell reads is part of the key too
-    exec("DATA = np.arange(3.0)\ndef data_cell(i, seed_sequence):\n    return {'y': float(DATA[i])}\n", ns2 := {"np": np})
+    exec(
+        "DATA = np.arange(3.0)\ndef data_cell(i, seed_sequence):\n    return {'y': float(DATA[i])}\n", ns2 := {"np": np}
+    )
     before = runner._CellStore(tmp_path, ns2["data_cell"], 0)._key({"i": 1})
     ns2["DATA"] = np.arange(3.0) * 10
     assert runner._CellStore(tmp_path, ns2["data_cell"], 0)._key({"i": 1}) != before
@@ -212,7 +244,7 @@ def test_a_writer_killed_mid_write_leaves_no_temp_file_after_the_next_run(tmp_pa
     cache = tmp_path / "cache"
     script = textwrap.dedent(f"""
         import os, signal, sys
-        sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / 'tests')!r}]
+        sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / "tests")!r}]
         from dpstack.experiments import runner
         import test_runner_cache as t
         def die(*args, **kwargs):
@@ -220,7 +252,7 @@ def test_a_writer_killed_mid_write_leaves_no_temp_file_after_the_next_run(tmp_pa
         runner.os.replace = die
         runner.run_cells(t.mixed_cell, [{{"scale": 1.0, "repeat": 0}}], seed=0, cache={str(cache)!r})
     """)
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, timeout=120)
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
     assert [p.suffix for p in _entries(cache)] == [".tmp"]  # the orphan
     # a temp file of a live writer (this process) must survive the clean-up

@@ -1,4 +1,5 @@
 """The exact logistic solvers: stationarity to tol, agreement across methods and with scikit-learn."""
+
 import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
@@ -10,7 +11,6 @@ from dpstack.solvers import (
     minimize_perturbed_logistic,
     minimize_perturbed_logistic_path,
 )
-
 
 _NEWTON_FIRST_MAX_SIZE = solvers.NEWTON_FIRST_MAX_SIZE
 
@@ -47,11 +47,16 @@ def test_gradient_matches_finite_differences():
     w = np.array([0.3, -1.0, 2.0, 0.1])
     value, grad = logistic_objective(w, X, y, 0.1, b, 0.05, w0)
     h = 1e-6
-    numeric = [(logistic_objective(w + h * e, X, y, 0.1, b, 0.05, w0)[0]
-                - logistic_objective(w - h * e, X, y, 0.1, b, 0.05, w0)[0]) / (2 * h) for e in np.eye(4)]
+    numeric = [
+        (
+            logistic_objective(w + h * e, X, y, 0.1, b, 0.05, w0)[0]
+            - logistic_objective(w - h * e, X, y, 0.1, b, 0.05, w0)[0]
+        )
+        / (2 * h)
+        for e in np.eye(4)
+    ]
     np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-9)
-    direct = (np.mean(np.log1p(np.exp(-y * (X @ w)))) + b @ w / 50 + 0.025 * w @ w
-              + 0.05 * (w - w0) @ (w - w0))
+    direct = np.mean(np.log1p(np.exp(-y * (X @ w)))) + b @ w / 50 + 0.025 * w @ w + 0.05 * (w - w0) @ (w - w0)
     assert value == pytest.approx(direct, rel=1e-12)
 
 
@@ -62,8 +67,9 @@ def test_hessian_is_the_derivative_of_the_gradient():
     H = np.tril(problem.hessian_lower(w))
     H = H + np.tril(H, -1).T
     h = 1e-6
-    numeric = np.column_stack([(problem.value_grad(w + h * e)[1] - problem.value_grad(w - h * e)[1]) / (2 * h)
-                               for e in np.eye(5)])
+    numeric = np.column_stack(
+        [(problem.value_grad(w + h * e)[1] - problem.value_grad(w - h * e)[1]) / (2 * h) for e in np.eye(5)]
+    )
     np.testing.assert_allclose(H, numeric, rtol=1e-6, atol=1e-9)
     fortran = solvers._Problem(np.asfortranarray(X), y, 0.2, b, 0.1, w0)
     np.testing.assert_allclose(np.tril(fortran.hessian_lower(w)), np.tril(problem.hessian_lower(w)), rtol=1e-12)
@@ -198,8 +204,7 @@ def test_auto_runs_newton_from_the_start_on_small_problems_only(monkeypatch):
     X, y, b, w0 = make_problem(n=30, d=5, seed=8)  # an audit-sized fit
     w, _ = minimize_perturbed_logistic(X, y, 0.05, b=b, w0=w0, tol=1e-10)
     assert calls == []
-    np.testing.assert_array_equal(w, minimize_perturbed_logistic(X, y, 0.05, b=b, w0=w0, tol=1e-10,
-                                                                 method="newton")[0])
+    np.testing.assert_array_equal(w, minimize_perturbed_logistic(X, y, 0.05, b=b, w0=w0, tol=1e-10, method="newton")[0])
     assert grad_inf(w, X, y, 0.05, b, 0.0, w0) <= 1e-10
     n = _NEWTON_FIRST_MAX_SIZE // 5 + 1  # just above the size: L-BFGS first
     X, y, b, w0 = make_problem(n=n, d=5, seed=9)

@@ -1,4 +1,5 @@
 """PST-S and PST-F (dpstack.stacking): shapes, determinism, errors, bounds, ledger, and a regression check."""
+
 import warnings
 
 import numpy as np
@@ -7,8 +8,8 @@ from sklearn.base import clone
 from sklearn.metrics import roc_auc_score
 
 from dpstack import PrivateLogisticRegression, PrivateStackingClassifier, bound_rows
-from dpstack.mechanisms import feature_split_calibration
 from dpstack.base import PrivacyLeakWarning
+from dpstack.mechanisms import feature_split_calibration
 from dpstack.stacking import PRIVATE_MAX_STEP, block_lambdas, bound_blocks, meta_features, resolve_groups
 
 
@@ -22,12 +23,14 @@ def _data(n=400, d=12, seed=0):
 
 # --- shapes, combiners, determinism --------------------------------------------------------------
 
+
 @pytest.mark.parametrize("partition", ["features", "samples"])
 def test_shapes_and_all_combiners_from_one_fit(partition):
     X, y = _data()
     labels = np.array(["neg", "pos"])[y]
-    clf = PrivateStackingClassifier(epsilon=1.0, partition=partition, n_groups=3, random_state=0,
-                                    classes=["neg", "pos"]).fit(X, labels)
+    clf = PrivateStackingClassifier(
+        epsilon=1.0, partition=partition, n_groups=3, random_state=0, classes=["neg", "pos"]
+    ).fit(X, labels)
     assert list(clf.classes_) == ["neg", "pos"]
     assert clf.decision_function_low(X).shape == (400, 3)
     scores = clf.decision_functions(X)
@@ -45,9 +48,14 @@ def test_shapes_and_all_combiners_from_one_fit(partition):
 
 def test_votes_are_computed_from_low_level_signs():
     X, y = _data()
-    clf = PrivateStackingClassifier(epsilon=2.0, n_groups=4, group_importance=None,
-                                    feature_importance=np.arange(12, 0, -1.0), random_state=1,
-                                    classes=[0, 1]).fit(X, y)
+    clf = PrivateStackingClassifier(
+        epsilon=2.0,
+        n_groups=4,
+        group_importance=None,
+        feature_importance=np.arange(12, 0, -1.0),
+        random_state=1,
+        classes=[0, 1],
+    ).fit(X, y)
     Z = clf.decision_function_low(X)
     share = (Z >= 0).mean(axis=1)
     np.testing.assert_allclose(clf.predict_proba(X, combiner="vote")[:, 1], share)
@@ -69,10 +77,12 @@ def test_determinism_for_a_fixed_seed(partition):
 
 # --- splits and calibration --------------------------------------------------------------------
 
+
 def test_pst_s_parts_are_disjoint_and_cover_the_data():
     X, y = _data(n=403)
-    clf = PrivateStackingClassifier(partition="samples", n_groups=4, random_state=0, classes=[0, 1],
-                                    diagnostics=True).fit(X, y)
+    clf = PrivateStackingClassifier(
+        partition="samples", n_groups=4, random_state=0, classes=[0, 1], diagnostics=True
+    ).fit(X, y)
     low, high = clf.diagnostics_.low_index, clf.diagnostics_.high_index
     assert np.intersect1d(low, high).size == 0 and np.union1d(low, high).size == 403
     assert abs(low.size - high.size) <= 1
@@ -82,15 +92,15 @@ def test_pst_s_parts_are_disjoint_and_cover_the_data():
     # each S_k model is PLR calibrated for its own n_k
     for part, m in zip(parts, clf.low_level_):
         assert m.calibration_.epsilon == 1.0
-        assert m.calibration_.epsilon_noise == pytest.approx(
-            1.0 - 2 * np.log1p(1 / (4 * part.size * 0.01)))
+        assert m.calibration_.epsilon_noise == pytest.approx(1.0 - 2 * np.log1p(1 / (4 * part.size * 0.01)))
 
 
 def test_pst_f_low_level_calibration_is_plr_fs_on_d_l():
     X, y = _data()
     v = np.r_[np.full(4, 3.0), np.ones(8)]
-    clf = PrivateStackingClassifier(epsilon=1.0, n_groups=3, feature_importance=v, lam=0.02, random_state=0,
-                                    classes=[0, 1]).fit(X, y)
+    clf = PrivateStackingClassifier(
+        epsilon=1.0, n_groups=3, feature_importance=v, lam=0.02, random_state=0, classes=[0, 1]
+    ).fit(X, y)
     n_low = int(round(0.5 * len(y)))  # |D_l| is public: low_fraction · n
     cal = feature_split_calibration(1.0, n_low, 0.02, clf.importance_)
     np.testing.assert_allclose(clf.low_level_.epsilon_k_, cal.epsilon_k)
@@ -102,8 +112,9 @@ def test_pst_f_low_level_calibration_is_plr_fs_on_d_l():
 def test_non_private_single_block_equals_plr_on_d_l():
     # PST-F with K = 1 and ε = ∞ fits, at the low level, the non-private PLR on the clipped D_l.
     X, y = _data()
-    clf = PrivateStackingClassifier(epsilon=np.inf, groups=[np.arange(12)], random_state=0, classes=[0, 1],
-                                    diagnostics=True).fit(X, y)
+    clf = PrivateStackingClassifier(
+        epsilon=np.inf, groups=[np.arange(12)], random_state=0, classes=[0, 1], diagnostics=True
+    ).fit(X, y)
     low = clf.diagnostics_.low_index
     Zl = bound_rows(X[low])
     plr = PrivateLogisticRegression(epsilon=np.inf, lam=0.01, classes=[0, 1]).fit(Zl, y[low])
@@ -111,6 +122,7 @@ def test_non_private_single_block_equals_plr_on_d_l():
 
 
 # --- groups and importances ---------------------------------------------------------------------
+
 
 def test_variant_w_sorts_and_uses_eq_6():
     v = np.array([1.0, 5.0, 0.0, 3.0, 2.0, 4.0])
@@ -133,25 +145,28 @@ def test_explicit_groups_with_feature_importance_use_eq_6():
     np.testing.assert_allclose(q, [0.5, 0.5])  # feature 2 is in no group: ignored
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(groups=[[0, 1], [2]], group_importance=[-0.5, 1.5]), ">= 0"),
-    (dict(groups=[[0, 1], [2]], group_importance=[0.5, 0.6]), "sum to 1"),
-    (dict(groups=[[0, 1], [2]], group_importance=[1.0]), "entries"),
-    (dict(n_groups=13), "cannot exceed"),
-    (dict(groups=[[0, 1], []]), "empty"),
-    (dict(groups=[[0, 1], [1, 2]]), "disjoint"),
-    (dict(groups=[[0, 12]]), "outside"),
-    (dict(feature_importance=np.ones(5)), "one value per feature"),
-    (dict(feature_importance=-np.ones(12)), ">= 0"),
-    (dict(combiner="average"), "combiner"),
-    (dict(row_bound="max"), "row_bound"),
-    (dict(meta_features="raw"), "meta_features"),
-    (dict(partition="rows"), "partition"),
-    (dict(partition="samples", feature_importance=np.ones(12)), "partition='features' only"),
-    (dict(partition="samples", n_groups=200), "fewer than 2 samples"),
-    (dict(epsilon=0.0), "epsilon"),
-    (dict(low_fraction=1.0), "low_fraction"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(groups=[[0, 1], [2]], group_importance=[-0.5, 1.5]), ">= 0"),
+        (dict(groups=[[0, 1], [2]], group_importance=[0.5, 0.6]), "sum to 1"),
+        (dict(groups=[[0, 1], [2]], group_importance=[1.0]), "entries"),
+        (dict(n_groups=13), "cannot exceed"),
+        (dict(groups=[[0, 1], []]), "empty"),
+        (dict(groups=[[0, 1], [1, 2]]), "disjoint"),
+        (dict(groups=[[0, 12]]), "outside"),
+        (dict(feature_importance=np.ones(5)), "one value per feature"),
+        (dict(feature_importance=-np.ones(12)), ">= 0"),
+        (dict(combiner="average"), "combiner"),
+        (dict(row_bound="max"), "row_bound"),
+        (dict(meta_features="raw"), "meta_features"),
+        (dict(partition="rows"), "partition"),
+        (dict(partition="samples", feature_importance=np.ones(12)), "partition='features' only"),
+        (dict(partition="samples", n_groups=200), "fewer than 2 samples"),
+        (dict(epsilon=0.0), "epsilon"),
+        (dict(low_fraction=1.0), "low_fraction"),
+    ],
+)
 def test_bad_parameters_raise_clear_errors(kwargs, message):
     X, y = _data()
     with pytest.raises(ValueError, match=message):
@@ -165,6 +180,7 @@ def test_one_class_in_training_data_is_rejected_without_a_public_label_set():
 
 
 # --- norm bounds ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("method", ["clip", "scale", "normalize", "private_max"])
 @pytest.mark.parametrize("intercept", [False, True])
@@ -214,6 +230,7 @@ def test_private_max_is_flagged_as_not_private():
 
 # --- privacy ledger ---------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("eps", [0.5, 1.0, np.inf])
 def test_ledger_pst_f_spends_epsilon_on_each_disjoint_part(eps):
     X, y = _data()
@@ -224,13 +241,15 @@ def test_ledger_pst_f_spends_epsilon_on_each_disjoint_part(eps):
 
 def test_ledger_pst_s_spends_epsilon_on_each_sample_set():
     X, y = _data()
-    clf = PrivateStackingClassifier(epsilon=0.7, partition="samples", n_groups=3, random_state=0,
-                                    classes=[0, 1]).fit(X, y)
+    clf = PrivateStackingClassifier(epsilon=0.7, partition="samples", n_groups=3, random_state=0, classes=[0, 1]).fit(
+        X, y
+    )
     assert clf.privacy_.per_part() == {"D_l/S_1": 0.7, "D_l/S_2": 0.7, "D_l/S_3": 0.7, "D_h": 0.7}
     assert clf.privacy_.total() == 0.7
 
 
 # --- regression: feature importance helps at ε = 1 ----------------------------------------------
+
 
 def test_pst_f_w_beats_plr_at_epsilon_1_when_importance_is_known():
     # 30 features, 6 informative; importance v known (informative features high). Paired over
@@ -245,11 +264,14 @@ def test_pst_f_w_beats_plr_at_epsilon_1_when_importance_is_known():
         X, Xt = rng.normal(size=(2000, d)), rng.normal(size=(1000, d))
         y = (X @ beta + rng.logistic(size=2000) > 0).astype(int)
         yt = (Xt @ beta + rng.logistic(size=1000) > 0).astype(int)
-        pst = PrivateStackingClassifier(1.0, feature_importance=v, row_scale=np.sqrt(d), random_state=r,
-                                        classes=[0, 1]).fit(X, y)
+        pst = PrivateStackingClassifier(
+            1.0, feature_importance=v, row_scale=np.sqrt(d), random_state=r, classes=[0, 1]
+        ).fit(X, y)
         plr = PrivateLogisticRegression(1.0, random_state=r, classes=[0, 1]).fit(bound_rows(X, row_scale=np.sqrt(d)), y)
-        diffs.append(roc_auc_score(yt, pst.decision_function(Xt))
-                     - roc_auc_score(yt, plr.decision_function(bound_rows(Xt, row_scale=np.sqrt(d)))))
+        diffs.append(
+            roc_auc_score(yt, pst.decision_function(Xt))
+            - roc_auc_score(yt, plr.decision_function(bound_rows(Xt, row_scale=np.sqrt(d))))
+        )
     diffs = np.array(diffs)
     t = diffs.mean() / diffs.std(ddof=1) * np.sqrt(diffs.size)
     assert diffs.mean() > 0.02 and t > 4.0 and (diffs > 0).sum() >= 17
@@ -258,8 +280,9 @@ def test_pst_f_w_beats_plr_at_epsilon_1_when_importance_is_known():
 def test_importance_scaled_lambdas_reach_the_low_level():
     X, y = _data()
     v = np.r_[np.full(4, 3.0), np.ones(8)]
-    clf = PrivateStackingClassifier(n_groups=2, feature_importance=v, lam=0.01, lam_blocks="importance",
-                                    random_state=0, classes=[0, 1]).fit(X, y)
+    clf = PrivateStackingClassifier(
+        n_groups=2, feature_importance=v, lam=0.01, lam_blocks="importance", random_state=0, classes=[0, 1]
+    ).fit(X, y)
     q = clf.importance_
     np.testing.assert_allclose(clf.low_level_.lam, 0.01 * (2 * q) ** 2)
     # the rule keeps the Jacobian cost q_k²/(2nλ_k) equal across blocks
@@ -276,7 +299,7 @@ def test_public_design_and_meta_features_feed_the_fitted_models():
     X, y = _data()
     clf = PrivateStackingClassifier(n_groups=3, low_intercept=True, random_state=0, classes=[0, 1]).fit(X, y)
     Z = clf.bounded_design(X)
-    assert Z.shape == (400, 12 + 3)                      # one constant feature per block
+    assert Z.shape == (400, 12 + 3)  # one constant feature per block
     np.testing.assert_allclose(clf.low_level_.decision_function_blocks(Z), clf.decision_function_low(X))
     M = clf.high_level_inputs(X)
     np.testing.assert_allclose(clf.high_level_.decision_function(M), clf.decision_function(X))
@@ -293,6 +316,7 @@ def test_predict_before_fit_raises_not_fitted():
 
 
 # --- the privacy boundary: what a fitted object carries -----------------------------------------
+
 
 def _fitted_names(est):
     return {k for k in vars(est) if k.endswith("_") and not k.startswith("_")}
@@ -330,7 +354,8 @@ def test_label_set_is_resolved_once_and_recorded(partition):
         est = PrivateStackingClassifier(partition=partition, n_groups=3, random_state=0).fit(X, y)
     assert sum(issubclass(w.category, PrivacyLeakWarning) for w in record) == 1
     assert [(e.mechanism, e.part) for e in est.privacy_.outside_steps] == [
-        ("label set read from the data (classes=None)", "D")]
+        ("label set read from the data (classes=None)", "D")
+    ]
     # the inner models see the signed labels, whatever the public ones are
     inner = est.low_level_ if partition == "samples" else [est.low_level_]
     assert all(np.array_equal(m.classes_, [-1, 1]) for m in inner + [est.high_level_])
@@ -341,8 +366,9 @@ def test_a_sample_set_with_one_class_keeps_the_output_shape():
     X, _ = _data()
     y = np.zeros(400, dtype=int)
     y[[3, 150, 222, 390]] = 1
-    est = PrivateStackingClassifier(partition="samples", n_groups=5, random_state=0, classes=[0, 1],
-                                    diagnostics=True).fit(X, y)
+    est = PrivateStackingClassifier(
+        partition="samples", n_groups=5, random_state=0, classes=[0, 1], diagnostics=True
+    ).fit(X, y)
     assert any(np.unique(y[rows]).size == 1 for rows in est.diagnostics_.sample_parts)
     assert est.decision_function_low(X).shape == (400, 5) and est.predict_proba(X).shape == (400, 2)
     # a public label set with a class absent from y: the output keeps its two columns
@@ -351,6 +377,7 @@ def test_a_sample_set_with_one_class_keeps_the_output_shape():
 
 
 # --- the composition hook: the high level is post-processing of the low-level release and D_h -----
+
 
 class _HighLevelAlsoOnDl(PrivateStackingClassifier):
     """Planted bug: the high level trains on D_l's meta-features too (each D_l record used twice)."""
@@ -409,15 +436,19 @@ def test_low_level_hook_refuses_a_release_of_another_kind():
 
 # --- state that survives a bad call, errors that name the parameter ------------------------------
 
-@pytest.mark.parametrize("kwargs, exc, message", [
-    (dict(lam="x"), TypeError, "lam must be"),
-    (dict(lam=[0.01, 0.02]), ValueError, "lam has 2 entries but there are K = 3"),
-    (dict(partition="samples", lam=[0.01, 0.01, 0.01]), ValueError, "lam must be one number"),
-    (dict(row_bound="private_max", row_scale="a"), TypeError, "row_scale"),
-    (dict(low_fraction="half"), ValueError, "low_fraction"),
-    (dict(low_fraction=0.999), ValueError, "low_fraction=0.999 leaves too few samples"),
-    (dict(diagnostics="yes"), TypeError, "diagnostics"),
-])
+
+@pytest.mark.parametrize(
+    "kwargs, exc, message",
+    [
+        (dict(lam="x"), TypeError, "lam must be"),
+        (dict(lam=[0.01, 0.02]), ValueError, "lam has 2 entries but there are K = 3"),
+        (dict(partition="samples", lam=[0.01, 0.01, 0.01]), ValueError, "lam must be one number"),
+        (dict(row_bound="private_max", row_scale="a"), TypeError, "row_scale"),
+        (dict(low_fraction="half"), ValueError, "low_fraction"),
+        (dict(low_fraction=0.999), ValueError, "low_fraction=0.999 leaves too few samples"),
+        (dict(diagnostics="yes"), TypeError, "diagnostics"),
+    ],
+)
 def test_errors_name_the_parameter_and_leave_the_fit_intact(kwargs, exc, message):
     X, y = _data(n=200)
     est = PrivateStackingClassifier(n_groups=3, random_state=0, classes=[0, 1]).fit(X, y)
@@ -437,6 +468,7 @@ def test_a_tiny_d_h_is_a_valid_split_not_a_label_error():
 
 
 # --- internal calls do not validate again ----------------------------------------------------------
+
 
 @pytest.mark.parametrize("partition", ["features", "samples"])
 def test_inputs_are_validated_once_per_public_call(partition, monkeypatch):
@@ -462,20 +494,34 @@ def test_inputs_are_validated_once_per_public_call(partition, monkeypatch):
     # and the fast paths give what the public, checked calls give
     Z = est.bounded_design(X)
     low = est.low_level_ if partition == "samples" else [est.low_level_]
-    checked = np.column_stack([m.decision_function(Z) for m in low]) if partition == "samples" \
+    checked = (
+        np.column_stack([m.decision_function(Z) for m in low])
+        if partition == "samples"
         else est.low_level_.decision_function_blocks(Z)
+    )
     np.testing.assert_array_equal(checked, est.decision_function_low(X))
     np.testing.assert_array_equal(est.high_level_.decision_function(est.high_level_inputs(X)), scores["C-hl"])
 
 
 # --- export of the release ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kwargs", [
-    dict(partition="features", feature_importance=np.arange(12, 0, -1.0), low_intercept=True),
-    dict(partition="samples", n_groups=4, low_intercept=True, combiner="weighted_vote"),
-    dict(partition="features", groups=[[0, 1, 2], [3, 4, 5, 6, 7, 8, 9, 10, 11]], group_importance=[0.6, 0.4],
-         lam=[0.01, 0.05], lam_high=0.02, combiner=1),
-], ids=["PST-F(W)", "PST-S", "PST-F groups"])
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(partition="features", feature_importance=np.arange(12, 0, -1.0), low_intercept=True),
+        dict(partition="samples", n_groups=4, low_intercept=True, combiner="weighted_vote"),
+        dict(
+            partition="features",
+            groups=[[0, 1, 2], [3, 4, 5, 6, 7, 8, 9, 10, 11]],
+            group_importance=[0.6, 0.4],
+            lam=[0.01, 0.05],
+            lam_high=0.02,
+            combiner=1,
+        ),
+    ],
+    ids=["PST-F(W)", "PST-S", "PST-F groups"],
+)
 def test_release_round_trip_predicts_identically(kwargs, tmp_path):
     from dpstack.release import load_release, save_release
 
@@ -491,7 +537,9 @@ def test_release_round_trip_predicts_identically(kwargs, tmp_path):
     for name, scores in est.decision_functions(X).items():
         np.testing.assert_array_equal(model.decision_functions(X)[name], scores)
     for combiner in ("stack", "vote", "weighted_vote", 0):
-        np.testing.assert_array_equal(model.predict_proba(X, combiner=combiner), est.predict_proba(X, combiner=combiner))
+        np.testing.assert_array_equal(
+            model.predict_proba(X, combiner=combiner), est.predict_proba(X, combiner=combiner)
+        )
     assert model.privacy_.total() == est.privacy_.mechanism_total() == 1.0
 
 
@@ -500,11 +548,14 @@ def test_release_round_trip_with_private_max_keeps_the_label(tmp_path):
 
     X, y = _data()
     with pytest.warns(PrivacyLeakWarning):
-        est = PrivateStackingClassifier(row_bound="private_max", row_scale=2.0, random_state=0,
-                                        classes=[0, 1]).fit(10 * X, y)
+        est = PrivateStackingClassifier(row_bound="private_max", row_scale=2.0, random_state=0, classes=[0, 1]).fit(
+            10 * X, y
+        )
     model = load_release(save_release(est, tmp_path / "m.json"))
     np.testing.assert_array_equal(model.decision_function(10 * X), est.decision_function(10 * X))
-    assert model.privacy_.total() == np.inf and [e.mechanism for e in model.privacy_.outside_steps] == [PRIVATE_MAX_STEP]
+    assert model.privacy_.total() == np.inf and [e.mechanism for e in model.privacy_.outside_steps] == [
+        PRIVATE_MAX_STEP
+    ]
 
 
 def test_the_hook_accepts_an_exported_low_level_release(tmp_path):

@@ -1,4 +1,5 @@
 """The book's table style: "ours ± CI (paper)" at the paper's precision, no NaN, counts as integers."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -40,8 +41,9 @@ def test_cells_read_ours_ci_and_paper_rounded_to_the_papers_precision():
 
 def test_no_nan_is_shown_and_each_dash_is_explained():
     ours = repeats({("PLR", 1.0): [0.8, 0.9], ("PST-S", 1.0): [0.7], ("PST-S", 4.0): [0.7, 0.8]})
-    paper = pd.DataFrame({"method": ["PLR", "PLR", "Direct"], "epsilon": [1.0, 4.0, 1.0],
-                          "paper_mean": [0.85, 0.95, 0.6]})
+    paper = pd.DataFrame(
+        {"method": ["PLR", "PLR", "Direct"], "epsilon": [1.0, 4.0, 1.0], "paper_mean": [0.85, 0.95, 0.6]}
+    )
     table = paper_vs_ours(ours, paper, paper_only="show")
     text = repr(table) + table._repr_html_()
     assert "NaN" not in text and "nan" not in text and "<NA>" not in text and "…" not in text
@@ -54,16 +56,26 @@ def test_no_nan_is_shown_and_each_dash_is_explained():
 
 def test_missing_key_column_names_the_frame_and_column():
     with pytest.raises(ValueError, match="ours has no column 'auc'"):
-        paper_vs_ours(pd.DataFrame({"method": [], "epsilon": []}), pd.DataFrame(
-            {"method": [], "epsilon": [], "paper_mean": []}))
+        paper_vs_ours(
+            pd.DataFrame({"method": [], "epsilon": []}), pd.DataFrame({"method": [], "epsilon": [], "paper_mean": []})
+        )
     with pytest.raises(ValueError, match="decimals"):
-        paper_vs_ours(repeats({("PLR", 1.0): [0.8]}), pd.DataFrame(
-            {"method": ["PLR"], "epsilon": [1.0], "paper_mean": [0.8]}), decimals=-1)
+        paper_vs_ours(
+            repeats({("PLR", 1.0): [0.8]}),
+            pd.DataFrame({"method": ["PLR"], "epsilon": [1.0], "paper_mean": [0.8]}),
+            decimals=-1,
+        )
 
 
 def test_tidy_prints_counts_as_integers_one_float_format_and_dashes():
-    frame = pd.DataFrame({"n": [3.0, 10.0, np.nan], "x": [0.6410, 0.069571, np.nan],
-                          "holds": [True, False, True], "claim": ["a" * 80, None, "c"]})
+    frame = pd.DataFrame(
+        {
+            "n": [3.0, 10.0, np.nan],
+            "x": [0.6410, 0.069571, np.nan],
+            "holds": [True, False, True],
+            "claim": ["a" * 80, None, "c"],
+        }
+    )
     out = tidy(frame)
     assert list(out["n"]) == ["3", "10", MISSING]
     assert list(out["x"]) == ["0.6410", "0.0696", MISSING]
@@ -82,8 +94,9 @@ def test_nothing_is_truncated_in_a_large_table():
 
 def test_cells_the_paper_alone_reports_are_dropped_and_counted():
     ours = repeats({("PLR", 1.0): [0.8, 0.9], ("PST-S", 1.0): [0.7, 0.75]})
-    paper = pd.DataFrame({"method": ["PLR", "PLR", "Direct"], "epsilon": [1.0, 4.0, 1.0],
-                          "paper_mean": [0.85, 0.95, 0.6]})
+    paper = pd.DataFrame(
+        {"method": ["PLR", "PLR", "Direct"], "epsilon": [1.0, 4.0, 1.0], "paper_mean": [0.85, 0.95, 0.6]}
+    )
     table = paper_vs_ours(ours, paper)
     assert list(table.frame.index) == ["PLR", "PST-S"] and list(table.frame.columns) == ["ε = 1"]
     assert "The paper reports 2 more cells, not run here." in table.footnote
@@ -95,16 +108,24 @@ def test_cells_the_paper_alone_reports_are_dropped_and_counted():
 def test_as_table_shows_any_frame_tidy_and_scrollable():
     from dpstack.tables import as_table
 
-    shown = as_table(pd.DataFrame({"claim": ["x", "y"], "n_pairs": [12.0, 3.0], "p_value": [6.9571e-05, 3e-9]}),
-                     "a note")
+    shown = as_table(
+        pd.DataFrame({"claim": ["x", "y"], "n_pairs": [12.0, 3.0], "p_value": [6.9571e-05, 3e-9]}), "a note"
+    )
     assert list(shown.frame.iloc[0]) == ["x", "12", "0.0001"]
     assert list(shown.frame.iloc[1]) == ["y", "3", "< 0.0001"]  # not a false 0.0000
     assert "a note" in shown._repr_html_() and "dpstack-table-scroll" in shown._repr_html_()
 
 
 def test_a_result_the_paper_only_plots_shows_ours_with_its_interval_and_says_why():
-    ours = pd.DataFrame([dict(dataset=d, n_groups=k, method=m, auc=a) for d in ("MNIST", "NEWS20")
-                         for k in (2, 5) for m in ("PST-F(U)", "PST-F(W)") for a in (0.81234, 0.84, 0.9)])
+    ours = pd.DataFrame(
+        [
+            dict(dataset=d, n_groups=k, method=m, auc=a)
+            for d in ("MNIST", "NEWS20")
+            for k in (2, 5)
+            for m in ("PST-F(U)", "PST-F(W)")
+            for a in (0.81234, 0.84, 0.9)
+        ]
+    )
     table = paper_vs_ours(ours, None, index=["dataset", "n_groups"], columns="method")
     values = ours.auc.iloc[:3]
     assert table.frame.loc[("MNIST", 2), "PST-F(U)"] == f"{values.mean():.3f} ± {ci_half_width(values):.3f}"
@@ -114,8 +135,13 @@ def test_a_result_the_paper_only_plots_shows_ours_with_its_interval_and_says_why
 
 
 def test_two_methods_are_never_pooled_into_one_cell():
-    ours = pd.DataFrame([dict(method=m, epsilon=1.0, repeat=r, auc=a) for m, a0 in (("U", 0.6), ("W", 0.9))
-                         for r, a in enumerate((a0, a0 + 0.01))])
+    ours = pd.DataFrame(
+        [
+            dict(method=m, epsilon=1.0, repeat=r, auc=a)
+            for m, a0 in (("U", 0.6), ("W", 0.9))
+            for r, a in enumerate((a0, a0 + 0.01))
+        ]
+    )
     with pytest.raises(ValueError, match=r"several rows per repeat.*'method'"):
         paper_vs_ours(ours, None, index="epsilon", columns=None)
     table = paper_vs_ours(ours, None, index="method", columns="epsilon")

@@ -1,4 +1,5 @@
 """Theorem functions (dpstack.theory): ratios, sample complexities, spends, guarantees."""
+
 import math
 
 import numpy as np
@@ -92,9 +93,13 @@ def test_single_record_loss_matches_the_audit_exact_loss():
     from dpstack.theory import single_record_privacy_loss
 
     n, lam = 8, 0.05
-    X = np.zeros((n, 2)); X[0] = [0.6, 0.8]; X[1] = [0.0, 0.0]
+    X = np.zeros((n, 2))
+    X[0] = [0.6, 0.8]
+    X[1] = [0.0, 0.0]
     y = np.array([1, 0] + [1] * (n - 2))
-    Xp, yp = X.copy(), y.copy(); Xp[0] = [-1.0, 0.0]; yp[0] = 0
+    Xp, yp = X.copy(), y.copy()
+    Xp[0] = [-1.0, 0.0]
+    yp[0] = 0
     est = PrivateLogisticRegression(epsilon=1.0, lam=lam, random_state=0, classes=[0, 1]).fit(X, y)
     for w in ([0.3, -2.0], [5.0, 1.0], [-0.2, 0.1]):
         closed = single_record_privacy_loss(w, X[0], 1.0, Xp[0], -1.0, n * lam, est.calibration_.noise_scale)

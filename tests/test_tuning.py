@@ -1,4 +1,5 @@
 """Private parameter tuning (dpstack.tuning): accounting, the exponential mechanism, disjoint parts, release."""
+
 import hashlib
 import math
 import warnings
@@ -146,8 +147,12 @@ def test_parts_partition_the_records_and_one_record_changes_at_most_one_candidat
 @pytest.mark.parametrize("eps_train, eps_select", [(0.5, 2.0), (2.0, 0.5), (1.0, 1.0)])
 def test_ledger_total_is_max_of_training_and_selection_epsilon(eps_train, eps_select):
     X, y = _data()
-    t = PrivateParameterTuning(PrivateLogisticRegression(epsilon=eps_train, classes=[0, 1]),
-                               {"lam": [1e-3, 1e-2, 1e-1]}, epsilon_select=eps_select, random_state=0).fit(X, y)
+    t = PrivateParameterTuning(
+        PrivateLogisticRegression(epsilon=eps_train, classes=[0, 1]),
+        {"lam": [1e-3, 1e-2, 1e-1]},
+        epsilon_select=eps_select,
+        random_state=0,
+    ).fit(X, y)
     assert t.privacy_.total() == pytest.approx(max(eps_train, eps_select))
     assert t.privacy_.is_private
     parts = t.privacy_.per_part()
@@ -157,8 +162,12 @@ def test_ledger_total_is_max_of_training_and_selection_epsilon(eps_train, eps_se
 
 def test_ledger_of_stacking_candidates_keeps_their_inner_parts():
     X, y = _data(n=1500)
-    t = PrivateParameterTuning(PrivateStackingClassifier(epsilon=0.5, n_groups=2, classes=[0, 1]),
-                               {"lam": [1e-2, 1e-1]}, epsilon_select=0.25, random_state=0).fit(X, y)
+    t = PrivateParameterTuning(
+        PrivateStackingClassifier(epsilon=0.5, n_groups=2, classes=[0, 1]),
+        {"lam": [1e-2, 1e-1]},
+        epsilon_select=0.25,
+        random_state=0,
+    ).fit(X, y)
     assert set(t.privacy_.per_part()) == {"D/T_0/D_l", "D/T_0/D_h", "D/T_1/D_l", "D/T_1/D_h", "D/V"}
     assert t.privacy_.total() == 0.5
 
@@ -166,10 +175,12 @@ def test_ledger_of_stacking_candidates_keeps_their_inner_parts():
 def test_transfer_source_is_spent_once_and_domains_keep_their_guarantees():
     X, y = _data(n=900)
     Xs, ys = _data(n=800, seed=1)
-    base = PrivateTransferStacking(epsilon_source=0.5, epsilon_target=2.0, n_groups=2, classes=[0, 1],
-                                   random_state=3).fit_source(Xs, ys)
-    t = PrivateParameterTuning(base, {"lam": [1e-2, 1e-1], "eta": [0.2, 0.8]}, epsilon_select=1.0,
-                               random_state=0).fit(X, y)
+    base = PrivateTransferStacking(
+        epsilon_source=0.5, epsilon_target=2.0, n_groups=2, classes=[0, 1], random_state=3
+    ).fit_source(Xs, ys)
+    t = PrivateParameterTuning(base, {"lam": [1e-2, 1e-1], "eta": [0.2, 0.8]}, epsilon_select=1.0, random_state=0).fit(
+        X, y
+    )
     assert [e.part for e in t.privacy_.entries].count("D_s") == 1
     assert domain_guarantees(t.privacy_) == {"source": 0.5, "target": 2.0}
     # the chosen model keeps the source it was given (not refitted per candidate)
@@ -180,8 +191,9 @@ def test_transfer_source_is_spent_once_and_domains_keep_their_guarantees():
 def test_a_step_outside_the_guarantee_makes_the_whole_not_private():
     X, y = _data()
     with pytest.warns(PrivacyLeakWarning):
-        t = PrivateParameterTuning(PrivateLogisticRegression(epsilon=1.0), {"lam": [1e-2, 1e-1]},
-                                   random_state=0).fit(X, y)
+        t = PrivateParameterTuning(PrivateLogisticRegression(epsilon=1.0), {"lam": [1e-2, 1e-1]}, random_state=0).fit(
+            X, y
+        )
     assert math.isinf(t.privacy_.total()) and not t.privacy_.is_private
     assert t.privacy_.mechanism_total() == 1.0
 
@@ -195,8 +207,9 @@ def test_epsilon_select_inf_is_recorded_as_not_private_and_takes_the_best():
 # ---------------------------------------------------------------- what the object carries
 def test_default_object_carries_only_its_release_and_no_scores():
     X, y = _data()
-    t = PrivateParameterTuning(PrivateLogisticRegression(epsilon=1.0, classes=[0, 1]),
-                               {"lam": [1e-3, 1e-2, 1e-1]}, random_state=0).fit(X, y)
+    t = PrivateParameterTuning(
+        PrivateLogisticRegression(epsilon=1.0, classes=[0, 1]), {"lam": [1e-3, 1e-2, 1e-1]}, random_state=0
+    ).fit(X, y)
     fitted = {a for a in vars(t) if a.endswith("_")}
     assert fitted == set(PrivateParameterTuning._release_attributes)
     assert not hasattr(t, "diagnostics_")
@@ -238,15 +251,18 @@ def test_release_round_trip_predicts_bit_identically(tmp_path, kind):
 
 
 # ---------------------------------------------------------------- validation
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(epsilon_select=-1.0), "epsilon_select"),
-    (dict(epsilon_select="1"), "epsilon_select"),
-    (dict(param_grid={"lamda": [0.1]}), "'lamda'"),
-    (dict(param_grid={"lam": []}), "param_grid"),
-    (dict(param_grid={"random_state": [0, 1]}), "random_state"),
-    (dict(diagnostics="yes"), "diagnostics"),
-    (dict(random_state="seed"), "random_state"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(epsilon_select=-1.0), "epsilon_select"),
+        (dict(epsilon_select="1"), "epsilon_select"),
+        (dict(param_grid={"lamda": [0.1]}), "'lamda'"),
+        (dict(param_grid={"lam": []}), "param_grid"),
+        (dict(param_grid={"random_state": [0, 1]}), "random_state"),
+        (dict(diagnostics="yes"), "diagnostics"),
+        (dict(random_state="seed"), "random_state"),
+    ],
+)
 def test_errors_name_the_parameter(kwargs, match):
     X, y = _data(n=200)
     params = dict(estimator=PrivateLogisticRegression(classes=[0, 1]), param_grid={"lam": [0.1, 1.0]})
@@ -266,8 +282,7 @@ def test_transfer_errors_name_the_estimator_and_the_source_parameter():
 
 def test_too_few_samples_for_the_parts_is_refused_and_a_failed_fit_keeps_the_earlier_one():
     X, y = _data(n=400)
-    t = PrivateParameterTuning(PrivateLogisticRegression(classes=[0, 1]), {"lam": [0.1, 1.0]},
-                               random_state=0).fit(X, y)
+    t = PrivateParameterTuning(PrivateLogisticRegression(classes=[0, 1]), {"lam": [0.1, 1.0]}, random_state=0).fit(X, y)
     before = t.decision_function(X)
     with pytest.raises(ValueError, match="G \\+ 1 = 3 parts"):
         t.fit(X[:5], y[:5])
@@ -300,8 +315,11 @@ def _synthetic_experiments(monkeypatch):
     monkeypatch.setattr(pptl, "load_transfer_task", lambda dataset, branch=None, data_seed=0: (*synth_t, 1.0))
     monkeypatch.setattr(EE, "load_public_task", lambda data_seed=0: synth)
     monkeypatch.setattr(EE, "load_public_transfer_task", lambda data_seed=0: synth_t)
-    monkeypatch.setitem(EE.PROFILES, "quick", dict(n_repeats=2, pst_epsilons=(0.5, 4.0), transfer_epsilons=(2.0,),
-                                                   lam_grid=(1e-2, 1e-1), eta_grid=(0.5,)))
+    monkeypatch.setitem(
+        EE.PROFILES,
+        "quick",
+        dict(n_repeats=2, pst_epsilons=(0.5, 4.0), transfer_epsilons=(2.0,), lam_grid=(1e-2, 1e-1), eta_grid=(0.5,)),
+    )
     return EE
 
 
@@ -323,8 +341,9 @@ def test_end_to_end_rows_certify_epsilon_and_the_papers_protocol_does_not(monkey
 
 def test_transfer_end_to_end_cell_reports_each_domains_guarantee(monkeypatch):
     EE = _synthetic_experiments(monkeypatch)
-    row = EE.transfer_end_to_end_cell("SimComb", 2.0, lam_grid=(1e-2, 1e-1), eta_grid=(0.2, 0.8),
-                                      seed_sequence=np.random.SeedSequence(0))
+    row = EE.transfer_end_to_end_cell(
+        "SimComb", 2.0, lam_grid=(1e-2, 1e-1), eta_grid=(0.2, 0.8), seed_sequence=np.random.SeedSequence(0)
+    )
     assert row["epsilon_source"] == row["epsilon_target"] == row["epsilon_total"] == 2.0
     with pytest.raises(ValueError, match="method"):
         EE.transfer_end_to_end_cell("PPTL", 1.0, seed_sequence=np.random.SeedSequence(0))
@@ -339,6 +358,7 @@ def test_validation_tuning_reproduces_the_papers_protocol_on_the_same_features(m
     from dpstack.experiments import stacking as pst
 
     for method in ("PLR", "PST-F(W)"):
+
         def ss():  # a fresh SeedSequence per cell, as the runner gives (spawn() is stateful)
             return np.random.SeedSequence(5, spawn_key=(1,))
 

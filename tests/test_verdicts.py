@@ -1,12 +1,18 @@
 """The shared claim rule: effect, 95 % interval, supported / contradicted / inconclusive."""
+
 import math
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from dpstack.experiments.verdicts import (directional_verdict, equivalence_verdict, verdict_counts, verdict_frame,
-                                          verdict_sentence)
+from dpstack.experiments.verdicts import (
+    directional_verdict,
+    equivalence_verdict,
+    verdict_counts,
+    verdict_frame,
+    verdict_sentence,
+)
 
 
 def test_interval_is_the_t_interval_of_the_mean():
@@ -61,8 +67,11 @@ def test_equivalence_by_tost():
 
 
 def test_tables_and_counts():
-    vs = [directional_verdict([0.1, 0.12, 0.11], "a"), directional_verdict([-0.1, -0.12, -0.11], "b"),
-          directional_verdict([0.1, -0.1], "c")]
+    vs = [
+        directional_verdict([0.1, 0.12, 0.11], "a"),
+        directional_verdict([-0.1, -0.12, -0.11], "b"),
+        directional_verdict([0.1, -0.1], "c"),
+    ]
     assert verdict_counts(vs) == {"supported": 1, "contradicted": 1, "inconclusive": 1}
     f = verdict_frame(vs)
     assert list(f["claim"]) == ["a", "b", "c"] and list(f["outcome"]) == ["supported", "contradicted", "inconclusive"]

@@ -7,6 +7,7 @@ a reader sees before clicking that the page holds a note, not results. The marks
 ``<style>`` element in each page's head (no file, nothing remote); a page rebuilt with its data
 loses the mark.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,10 @@ def sidebar_css(pages):
     """CSS that appends :data:`MARK` to the sidebar links of ``pages``."""
     rules = []
     for name in pages:
-        rules.append(f'.bd-sidebar-primary a[href$="{name}.html"]::after{{content:"{MARK}";'
-                     "font-size:0.8em;opacity:0.75;white-space:nowrap}")
+        rules.append(
+            f'.bd-sidebar-primary a[href$="{name}.html"]::after{{content:"{MARK}";'
+            "font-size:0.8em;opacity:0.75;white-space:nowrap}"
+        )
     return "".join(rules)
 
 

@@ -11,6 +11,7 @@ every other public path of it (``dpstack.PrivateLogisticRegression``, the
 defining module) is registered as an alias, so ``{func}`` and ``{class}``
 references written either way link to the entry.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -22,8 +23,20 @@ from collections import defaultdict
 MARKER = "{dpstack-api}"
 PACKAGE = "dpstack"
 # Reading order; modules not named here follow alphabetically.
-ORDER = ["mechanisms", "solvers", "linear", "accounting", "stacking", "transfer", "multiparty",
-         "audit", "theory", "datasets", "experiments", "plotting"]
+ORDER = [
+    "mechanisms",
+    "solvers",
+    "linear",
+    "accounting",
+    "stacking",
+    "transfer",
+    "multiparty",
+    "audit",
+    "theory",
+    "datasets",
+    "experiments",
+    "plotting",
+]
 # Members of scikit-learn's base classes (get_params, score, ...) are documented there.
 SKLEARN_BASES = "BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin, object"
 
@@ -40,8 +53,9 @@ def rank(name):
 def public_modules():
     """The package and its public submodules, in reading order."""
     package = importlib.import_module(PACKAGE)
-    names = [PACKAGE] + [info.name for info in pkgutil.walk_packages(package.__path__, PACKAGE + ".")
-                         if is_public(info.name)]
+    names = [PACKAGE] + [
+        info.name for info in pkgutil.walk_packages(package.__path__, PACKAGE + ".") if is_public(info.name)
+    ]
     return [importlib.import_module(name) for name in sorted(names, key=rank)]
 
 
@@ -49,8 +63,11 @@ def exported(module):
     """(name, object) pairs a module exports: functions and classes only."""
     names = getattr(module, "__all__", None)
     if names is None:
-        names = [n for n, obj in vars(module).items()
-                 if not n.startswith("_") and getattr(obj, "__module__", None) == module.__name__]
+        names = [
+            n
+            for n, obj in vars(module).items()
+            if not n.startswith("_") and getattr(obj, "__module__", None) == module.__name__
+        ]
     pairs = []
     for name in names:
         obj = getattr(module, name, None)
@@ -84,14 +101,22 @@ def plan():
 
 def module_section(module, entries):
     title = f"`{module.__name__}`"
-    lines = [f"## {title}", "", "```{eval-rst}", f".. automodule:: {module.__name__}",
-             "   :no-members:", "", ".. autosummary::", "   :nosignatures:", ""]
+    lines = [
+        f"## {title}",
+        "",
+        "```{eval-rst}",
+        f".. automodule:: {module.__name__}",
+        "   :no-members:",
+        "",
+        ".. autosummary::",
+        "   :nosignatures:",
+        "",
+    ]
     lines += [f"   {name}" for name, _ in entries]
     lines.append("")
     for name, obj in entries:
         if inspect.isclass(obj):
-            lines += [f".. autoclass:: {name}", "   :members:",
-                      f"   :inherited-members: {SKLEARN_BASES}", ""]
+            lines += [f".. autoclass:: {name}", "   :members:", f"   :inherited-members: {SKLEARN_BASES}", ""]
         else:
             lines += [f".. autofunction:: {name}", ""]
     lines += ["```", ""]
@@ -159,8 +184,11 @@ def escape_plain_text(app, what, name, obj, options, lines):
         if stripped.endswith("::") or stripped.startswith(".."):
             block_indent = indent
             continue
-        if (stripped.startswith((">>>", "...", "| ", "+-", "+=")) or stripped.endswith(" |")
-                or _NAME_TYPE_LINE.match(line)):
+        if (
+            stripped.startswith((">>>", "...", "| ", "+-", "+="))
+            or stripped.endswith(" |")
+            or _NAME_TYPE_LINE.match(line)
+        ):
             continue
         lines[i] = _escape_prose(line)
 
@@ -178,6 +206,7 @@ def setup(app):
     app.connect("autodoc-skip-member", skip_sklearn_routing)
     app.connect("autodoc-process-docstring", escape_plain_text, priority=400)  # before napoleon
     # The page depends on the package's code: reread it on every build.
-    app.connect("env-get-outdated", lambda app, env, added, changed, removed:
-                [d for d in env.found_docs if d.endswith("api")])
+    app.connect(
+        "env-get-outdated", lambda app, env, added, changed, removed: [d for d in env.found_docs if d.endswith("api")]
+    )
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

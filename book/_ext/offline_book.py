@@ -12,6 +12,7 @@
 * Any script or stylesheet that a theme or extension adds from another host
   is reported as a warning, so ``jupyter-book build -W`` fails on it.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -80,8 +81,13 @@ def tidy_assets(app, pagename, templatename, context, doctree):
             seen.add((url, body))
             kept.append(asset)
             if is_remote(url) or "://" in body:
-                logger.warning("%s: remote %s %s breaks offline reading", pagename,
-                               kind.split("_")[0], url or body[:80], location=pagename)
+                logger.warning(
+                    "%s: remote %s %s breaks offline reading",
+                    pagename,
+                    kind.split("_")[0],
+                    url or body[:80],
+                    location=pagename,
+                )
         assets[:] = kept  # in place: the builder's own list, reset for every page
 
 

@@ -30,19 +30,50 @@ offer, so a user's own mechanism can be audited the same way):
   :mod:`dpstack.audit.stored` keeps the book's tables (1,000 real fits per case) as CSV with
   their provenance.
 """
-from .exact import (exact_privacy_loss, exact_privacy_loss_terms, max_privacy_loss, mechanism_blocks, output_vector,
-                    register_density,
-                    sample_outputs, solve_perturbed_batch)
-from .laws import (law_pvalues, mpl_unperturbed, noise_law_test, recover_noise, register_noise_recovery,
-                   stationarity_noise)
+
+from .adversary import adversary_experiment, adversary_guess, adversary_table
+from .exact import (
+    exact_privacy_loss,
+    exact_privacy_loss_terms,
+    max_privacy_loss,
+    mechanism_blocks,
+    output_vector,
+    register_density,
+    sample_outputs,
+    solve_perturbed_batch,
+)
+from .laws import (
+    law_pvalues,
+    mpl_unperturbed,
+    noise_law_test,
+    recover_noise,
+    register_noise_recovery,
+    stationarity_noise,
+)
 from .levels import changed_levels, composition_checks, mechanism_levels
 from .neighbours import changed_rows, worst_case_neighbours
 from .output import output_perturbation_audit, party_neighbours
-from .protocol import (NoiseBlock, PrivateMechanism, audit_release, claimed_epsilon, privacy_unit, release_of,
-                       release_vector, split_of)
-from .report import (audit_data, audit_level, audit_mechanisms, audit_mutants, composition_noise_identity,
-                     composition_post_processing, law_data, loss_distribution, power_table)
-from .adversary import adversary_experiment, adversary_guess, adversary_table
+from .protocol import (
+    NoiseBlock,
+    PrivateMechanism,
+    audit_release,
+    claimed_epsilon,
+    privacy_unit,
+    release_of,
+    release_vector,
+    split_of,
+)
+from .report import (
+    audit_data,
+    audit_level,
+    audit_mechanisms,
+    audit_mutants,
+    composition_noise_identity,
+    composition_post_processing,
+    law_data,
+    loss_distribution,
+    power_table,
+)
 from .statistical import EpsilonLowerBound, clopper_pearson, epsilon_lower_bound, epsilon_lower_bound_from_scores
 from .worst_case import AdversarialCase, adversarial_case, block_loss_table
 

@@ -16,6 +16,7 @@ minimiser for output perturbation). Then:
 (73.1 % at ε = 1, 52.5 % at ε = 0.1). :func:`adversary_experiment` reports the rate with
 a two-sided Clopper–Pearson interval.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -92,8 +93,15 @@ def adversary_experiment(template, D, D_prime, n_trials=200, fit_params=None, ra
     alpha = (1.0 - confidence) / 2
     lo, hi = clopper_pearson(wins, n_trials, alpha)
     bound = float(np.exp(eps) / (1.0 + np.exp(eps))) if np.isfinite(eps) else 1.0
-    return {"successes": int(wins), "trials": int(n_trials), "rate": wins / n_trials, "ci_low": float(lo),
-            "ci_high": float(hi), "bound": bound, "within_bound": bool(lo <= bound)}
+    return {
+        "successes": int(wins),
+        "trials": int(n_trials),
+        "rate": wins / n_trials,
+        "ci_low": float(lo),
+        "ci_high": float(hi),
+        "bound": bound,
+        "within_bound": bool(lo <= bound),
+    }
 
 
 def adversary_table(epsilons=(1.0, 0.1), n_trials=200, random_state=0):
@@ -130,17 +138,30 @@ def adversary_table(epsilons=(1.0, 0.1), n_trials=200, random_state=0):
         fit_params = dict(parties=D["parties"], X_aux=D["X_aux"])
         for eps in epsilons:
             for diagnostics in (False, True):
-                template = MultipartyPrivateClassifier("soft", epsilon=eps, lam=1.0, classes=[0, 1],
-                                                       diagnostics=diagnostics)
-                res = adversary_experiment(template, (D["X"], D["y"]), (Dp["X"], Dp["y"]), n_trials=n_trials,
-                                           fit_params=fit_params, random_state=rng)
+                template = MultipartyPrivateClassifier(
+                    "soft", epsilon=eps, lam=1.0, classes=[0, 1], diagnostics=diagnostics
+                )
+                res = adversary_experiment(
+                    template,
+                    (D["X"], D["y"]),
+                    (Dp["X"], Dp["y"]),
+                    n_trials=n_trials,
+                    fit_params=fit_params,
+                    random_state=rng,
+                )
                 rows.append(_row("MPL soft", eps, diagnostics, res))
     return pd.DataFrame(rows)
 
 
 def _row(name, eps, diagnostics, res):
-    return {"mechanism": name, "ε": eps,
-            "object": "diagnostics=True (noise norm kept)" if diagnostics else "default (release only)",
-            "successes": res["successes"], "trials": res["trials"], "success rate": res["rate"],
-            "95% CI": f"[{res['ci_low']:.3f}, {res['ci_high']:.3f}]", "ε-DP bound": res["bound"],
-            "verdict": "within ε's bound" if res["within_bound"] else "exceeds ε's bound (not private)"}
+    return {
+        "mechanism": name,
+        "ε": eps,
+        "object": "diagnostics=True (noise norm kept)" if diagnostics else "default (release only)",
+        "successes": res["successes"],
+        "trials": res["trials"],
+        "success rate": res["rate"],
+        "95% CI": f"[{res['ci_low']:.3f}, {res['ci_high']:.3f}]",
+        "ε-DP bound": res["bound"],
+        "verdict": "within ε's bound" if res["within_bound"] else "exceeds ε's bound (not private)",
+    }

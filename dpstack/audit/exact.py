@@ -23,6 +23,7 @@ w with |L(w)| > ε is a proof that the mechanism is not ε-DP.
 PLR-FS releases K independent blocks, so its loss is the sum of K such terms,
 one per block with that block's design, λ_k, Δ_k and noise scale (PST Lemma 8).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,8 +35,16 @@ from ..linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
 from ..mechanisms import isotropic_noise
 from ..solvers import minimize_perturbed_logistic
 
-__all__ = ["exact_privacy_loss", "exact_privacy_loss_terms", "max_privacy_loss", "sample_outputs", "output_vector",
-           "mechanism_blocks", "register_density", "solve_perturbed_batch"]
+__all__ = [
+    "exact_privacy_loss",
+    "exact_privacy_loss_terms",
+    "max_privacy_loss",
+    "sample_outputs",
+    "output_vector",
+    "mechanism_blocks",
+    "register_density",
+    "solve_perturbed_batch",
+]
 
 #: w's are processed in chunks of this many so the (m, d, d) Hessians stay small.
 _CHUNK = 256
@@ -58,11 +67,16 @@ def _fs_blocks(estimator, X):
     for k, g in enumerate(estimator.groups_):
         if cal.noise_scale_k[k] == 0:
             continue
-        blocks.append(dict(
-            Z=estimator.block_design(X, k), cols=np.asarray(g), lam=float(lam[k]),
-            delta=float(cal.delta_k[k]), w0=np.zeros(g.size) if w0 is None else w0[g],
-            noise_scale=float(cal.noise_scale_k[k]),
-        ))
+        blocks.append(
+            dict(
+                Z=estimator.block_design(X, k),
+                cols=np.asarray(g),
+                lam=float(lam[k]),
+                delta=float(cal.delta_k[k]),
+                w0=np.zeros(g.size) if w0 is None else w0[g],
+                noise_scale=float(cal.noise_scale_k[k]),
+            )
+        )
     return blocks
 
 
@@ -73,8 +87,16 @@ def _plr_blocks(estimator, X):
     w0 = np.zeros(d) if estimator.w0 is None else np.asarray(estimator.w0, dtype=float).ravel()
     if cal.noise_scale == 0:
         return []
-    return [dict(Z=Z, cols=np.arange(d), lam=float(estimator.lam), delta=float(cal.delta),
-                 w0=w0, noise_scale=float(cal.noise_scale))]
+    return [
+        dict(
+            Z=Z,
+            cols=np.arange(d),
+            lam=float(estimator.lam),
+            delta=float(cal.delta),
+            w0=w0,
+            noise_scale=float(cal.noise_scale),
+        )
+    ]
 
 
 #: class -> (blocks function, output-vector function); looked up along the MRO, so a subclass
@@ -140,8 +162,8 @@ def output_vector(estimator):
 def _noise_from_output(Z, ys, W, lam, delta, w0):
     """b(w; D) for every row of W, shape (m, d), and ℓ''(margins), shape (n, m)."""
     n = Z.shape[0]
-    margins = ys[:, None] * (Z @ W.T)                       # (n, m)
-    pull = (Z * ys[:, None]).T @ expit(-margins)            # Σ y σ(−z) x, (d, m)
+    margins = ys[:, None] * (Z @ W.T)  # (n, m)
+    pull = (Z * ys[:, None]).T @ expit(-margins)  # Σ y σ(−z) x, (d, m)
     b = pull.T - n * lam * (W - w0) - n * delta * W
     p = expit(margins)
     return b, p * (1.0 - p)
@@ -169,9 +191,9 @@ def _logdet_update(A, U, c):
     r = U.shape[0]
     if r == 0:
         return np.zeros(A.shape[0])
-    X = np.linalg.solve(A, np.broadcast_to(U.T, (A.shape[0],) + U.T.shape))   # (m, d, r)
-    K = U @ X                                                                # (m, r, r)
-    s = np.sqrt(c.T)                                                         # (m, r)
+    X = np.linalg.solve(A, np.broadcast_to(U.T, (A.shape[0],) + U.T.shape))  # (m, d, r)
+    K = U @ X  # (m, r, r)
+    s = np.sqrt(c.T)  # (m, r)
     M = s[:, :, None] * K * s[:, None, :]
     M[:, np.arange(r), np.arange(r)] += 1.0
     sign, logdet = np.linalg.slogdet(M)
@@ -246,11 +268,21 @@ def exact_privacy_loss_terms(estimator, X, y, X_prime, y_prime, w):
     blocks, blocks_p = mechanism_blocks(estimator, X), mechanism_blocks(estimator, X_prime)
     noise, jac = np.zeros((W.shape[0], len(blocks))), np.zeros((W.shape[0], len(blocks)))
     for start in range(0, W.shape[0], _CHUNK):
-        Wc = W[start:start + _CHUNK]
+        Wc = W[start : start + _CHUNK]
         for k, (blk, blk_p) in enumerate(zip(blocks, blocks_p)):
-            nz, jc = _block_loss(blk["Z"], ys, blk_p["Z"], ysp, Wc[:, blk["cols"]], blk["lam"], blk["delta"],
-                                 blk["w0"], blk["noise_scale"], terms=True)
-            noise[start:start + _CHUNK, k], jac[start:start + _CHUNK, k] = nz, jc
+            nz, jc = _block_loss(
+                blk["Z"],
+                ys,
+                blk_p["Z"],
+                ysp,
+                Wc[:, blk["cols"]],
+                blk["lam"],
+                blk["delta"],
+                blk["w0"],
+                blk["noise_scale"],
+                terms=True,
+            )
+            noise[start : start + _CHUNK, k], jac[start : start + _CHUNK, k] = nz, jc
     return {"noise": noise, "jacobian": jac, "blocks": blocks}
 
 
@@ -297,8 +329,9 @@ def sample_outputs(estimator, X, y, n_draws, random_state=None, method="direct")
     W = np.tile(output_vector(estimator), (n_draws, 1))
     for blk in mechanism_blocks(estimator, X):
         B = isotropic_noise(blk["Z"].shape[1], blk["noise_scale"], rng, size=n_draws)
-        W[:, blk["cols"]] = solve_perturbed_batch(blk["Z"], ys, blk["lam"], B, blk["delta"], blk["w0"],
-                                                  tol=estimator.tol, max_iter=estimator.max_iter)
+        W[:, blk["cols"]] = solve_perturbed_batch(
+            blk["Z"], ys, blk["lam"], B, blk["delta"], blk["w0"], tol=estimator.tol, max_iter=estimator.max_iter
+        )
     return W
 
 
@@ -306,8 +339,12 @@ def _objective_batch(Z, ys, lam, B, delta, w0, W):
     n = Z.shape[0]
     margins = ys[:, None] * (Z @ W.T)
     diff = W - w0
-    value = (-log_expit(margins).mean(axis=0) + 0.5 * delta * np.einsum("md,md->m", W, W)
-             + 0.5 * lam * np.einsum("md,md->m", diff, diff) + np.einsum("md,md->m", B, W) / n)
+    value = (
+        -log_expit(margins).mean(axis=0)
+        + 0.5 * delta * np.einsum("md,md->m", W, W)
+        + 0.5 * lam * np.einsum("md,md->m", diff, diff)
+        + np.einsum("md,md->m", B, W) / n
+    )
     grad = (-((Z * ys[:, None]).T @ expit(-margins)) / n).T + delta * W + lam * diff + B / n
     return value, grad, margins
 
@@ -352,8 +389,11 @@ def solve_perturbed_batch(Z, ys, lam, B, delta=0.0, w0=None, tol=1e-10, max_iter
             W_try = W[idx] - t[:, None] * step
             v_try, g_try, m_try = _objective_batch(Z, ys, lam, B[idx], delta, w0, W_try)
             # Armijo, or (near the minimiser, where J is flat to rounding) a smaller gradient
-            ok = pending & ((v_try <= value[idx] - 1e-4 * t * slope)
-                            | (np.abs(g_try).max(axis=1) < 0.5 * np.abs(grad[idx]).max(axis=1)) | (t < 1e-10))
+            ok = pending & (
+                (v_try <= value[idx] - 1e-4 * t * slope)
+                | (np.abs(g_try).max(axis=1) < 0.5 * np.abs(grad[idx]).max(axis=1))
+                | (t < 1e-10)
+            )
             rows = idx[ok]
             W[rows], value[rows], grad[rows], margins[:, rows] = W_try[ok], v_try[ok], g_try[ok], m_try[:, ok]
             pending &= ~ok
@@ -361,6 +401,7 @@ def solve_perturbed_batch(Z, ys, lam, B, delta=0.0, w0=None, tol=1e-10, max_iter
                 break
             t[pending] *= 0.5
     for i in np.flatnonzero(~done(W, grad)):
-        W[i], _ = minimize_perturbed_logistic(Z, ys, lam, b=B[i], delta=delta, w0=w0, tol=tol,
-                                              max_iter=max_iter, w_init=W[i], method="newton")
+        W[i], _ = minimize_perturbed_logistic(
+            Z, ys, lam, b=B[i], delta=delta, w0=w0, tol=tol, max_iter=max_iter, w_init=W[i], method="newton"
+        )
     return W

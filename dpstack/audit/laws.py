@@ -37,6 +37,7 @@ How each mechanism's noise is read back:
 A user's mechanism joins by defining ``recover_noise(X, y, **fit_params)`` (see
 :mod:`dpstack.audit.protocol`).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -52,8 +53,15 @@ from ..stacking import PrivateStackingClassifier
 from ..transfer import PrivateTransferStacking, SimComb
 from .protocol import NoiseBlock, fit_clone, split_of
 
-__all__ = ["recover_noise", "register_noise_recovery", "stationarity_noise", "mpl_unperturbed",
-           "noise_law_test", "law_pvalues", "ALPHA"]
+__all__ = [
+    "recover_noise",
+    "register_noise_recovery",
+    "stationarity_noise",
+    "mpl_unperturbed",
+    "noise_law_test",
+    "law_pvalues",
+    "ALPHA",
+]
 
 #: a law test rejects when its (Bonferroni-corrected) p-value is below this
 ALPHA = 1e-3
@@ -72,8 +80,7 @@ def _signed(classes, y):
 
 
 # -------------------------------------------------------------------- objective perturbation
-def _objective_noise(X, ys, w, epsilon, lam, bound, fit_intercept=False, intercept_scaling=None, w0=None,
-                     name="PLR"):
+def _objective_noise(X, ys, w, epsilon, lam, bound, fit_intercept=False, intercept_scaling=None, w0=None, name="PLR"):
     """The noise of one PLR run read back from its released w, everything else from the claim.
 
     The rows are clipped here (to √(B² − s²) with the constant s appended when there is an
@@ -95,8 +102,20 @@ def _objective_noise(X, ys, w, epsilon, lam, bound, fit_intercept=False, interce
 
 def _plr_noise(est, X, y, name="PLR", cache=None):
     p = est.get_params(deep=False)
-    return [_objective_noise(X, _signed(est.classes_, y), est.w_, p["epsilon"], p["lam"], p["norm_bound"],
-                             p["fit_intercept"], p["intercept_scaling"], p["w0"], name)]
+    return [
+        _objective_noise(
+            X,
+            _signed(est.classes_, y),
+            est.w_,
+            p["epsilon"],
+            p["lam"],
+            p["norm_bound"],
+            p["fit_intercept"],
+            p["intercept_scaling"],
+            p["w0"],
+            name,
+        )
+    ]
 
 
 def _plrfs_noise(est, X, y, name="PLR-FS", cache=None):
@@ -162,12 +181,36 @@ def _simcomb_noise(est, X, y, cache=None, X_source=None, y_source=None):
     out = []
     if X_source is not None:
         Zs = _one_block_rows(X_source, p["row_bound"], p["row_scale"], getattr(est, "source_block_max_", None))
-        out.append(_objective_noise(Zs, _signed(est.classes_, y_source), est.source_.w_, p["epsilon_source"],
-                                    p["lam_source"], 1.0, p["fit_intercept"], None, None, "source PLR"))
+        out.append(
+            _objective_noise(
+                Zs,
+                _signed(est.classes_, y_source),
+                est.source_.w_,
+                p["epsilon_source"],
+                p["lam_source"],
+                1.0,
+                p["fit_intercept"],
+                None,
+                None,
+                "source PLR",
+            )
+        )
     Zt = _one_block_rows(X, p["row_bound"], p["row_scale"], getattr(est, "block_max_", None))
     w0 = (1.0 - float(p["eta"])) * np.asarray(est.source_.w_, dtype=float)
-    out.append(_objective_noise(Zt, _signed(est.classes_, y), est.target_.w_, p["epsilon_target"], p["lam"], 1.0,
-                                p["fit_intercept"], None, w0, "target PLR"))
+    out.append(
+        _objective_noise(
+            Zt,
+            _signed(est.classes_, y),
+            est.target_.w_,
+            p["epsilon_target"],
+            p["lam"],
+            1.0,
+            p["fit_intercept"],
+            None,
+            w0,
+            "target PLR",
+        )
+    )
     return out
 
 
@@ -189,8 +232,13 @@ def _fit_logistic(Z, T, lam, n_out):
         grad = r.T @ Z / n + lam * W
         return val + 0.5 * lam * np.sum(W * W), grad.ravel()
 
-    res = optimize.minimize(f, np.zeros(n_out * d), jac=True, method="L-BFGS-B",
-                            options=dict(maxiter=20000, gtol=1e-13, ftol=0.0, maxcor=30))
+    res = optimize.minimize(
+        f,
+        np.zeros(n_out * d),
+        jac=True,
+        method="L-BFGS-B",
+        options=dict(maxiter=20000, gtol=1e-13, ftol=0.0, maxcor=30),
+    )
     return res.x.reshape(n_out, d)
 
 
@@ -278,8 +326,10 @@ def recover_noise(fitted, X, y, fit_params=None, cache=None):
     for cls in type(fitted).__mro__:
         if cls in _RECOVERERS:
             return _RECOVERERS[cls](fitted, X, y, cache=cache, **fit_params)
-    raise TypeError(f"the audit cannot read the noise of {type(fitted).__name__} back: define "
-                    "recover_noise(X, y, **fit_params) or call register_noise_recovery")
+    raise TypeError(
+        f"the audit cannot read the noise of {type(fitted).__name__} back: define "
+        "recover_noise(X, y, **fit_params) or call register_noise_recovery"
+    )
 
 
 # -------------------------------------------------------------------- the test
@@ -343,9 +393,17 @@ def noise_law_test(template, X, y, n_fits=1000, fit_params=None, random_state=0,
     for name, noise in samples.items():
         noise = np.array(noise)
         p_norm, p_dir, ratio = law_pvalues(noise, scales[name])
-        rows.append({"block": name, "d": noise.shape[1], "claimed scale": scales[name], "scale ratio": ratio,
-                     "p norm": p_norm, "p direction": p_dir,
-                     "reject": bool(min(p_norm, p_dir) * n_tests < alpha)})
+        rows.append(
+            {
+                "block": name,
+                "d": noise.shape[1],
+                "claimed scale": scales[name],
+                "scale ratio": ratio,
+                "p norm": p_norm,
+                "p direction": p_dir,
+                "reject": bool(min(p_norm, p_dir) * n_tests < alpha),
+            }
+        )
     table = pd.DataFrame(rows)
     table.attrs["pass"] = not table["reject"].any()
     table.attrs["n_fits"] = int(n_fits)

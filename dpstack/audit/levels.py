@@ -14,6 +14,7 @@ holds the changed record. The audit therefore checks
    disjoint, and
 2. each level exactly and statistically, as a PLR / PLR-FS on its own input.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -55,11 +56,23 @@ def mechanism_levels(fitted, X, y, X_source=None, y_source=None, domain="target"
     if isinstance(fitted, SimComb):
         if domain == "source":
             Xs = np.asarray(X_source, dtype=float)
-            return [("source PLR", fitted.source_, fitted._rows(Xs, fitted.source_block_max_),
-                     _level_labels(fitted.source_, fitted.classes_, y_source))]
+            return [
+                (
+                    "source PLR",
+                    fitted.source_,
+                    fitted._rows(Xs, fitted.source_block_max_),
+                    _level_labels(fitted.source_, fitted.classes_, y_source),
+                )
+            ]
         X = np.asarray(X, dtype=float)
-        return [("target PLR (centre (1-η)w_s)", fitted.target_, fitted._rows(X, fitted.block_max_),
-                 _level_labels(fitted.target_, fitted.classes_, y))]
+        return [
+            (
+                "target PLR (centre (1-η)w_s)",
+                fitted.target_,
+                fitted._rows(X, fitted.block_max_),
+                _level_labels(fitted.target_, fitted.classes_, y),
+            )
+        ]
     if isinstance(fitted, PrivateTransferStacking) and domain == "source":
         Xs = np.asarray(X_source, dtype=float)
         source_classes = getattr(fitted, "source_classes_", fitted.classes_)
@@ -117,8 +130,12 @@ def composition_checks(template, X, y, fit_params=None, random_state=0):
     flat = np.concatenate(pa)
     disjoint = flat.size == np.unique(flat).size
     same = len(pa) == len(pb) and all(np.array_equal(u, v) for u, v in zip(pa, pb))
-    return {"disjoint": bool(disjoint), "data_independent_split": bool(same), "ledger_total": a.privacy_.total(),
-            "fitted": a}
+    return {
+        "disjoint": bool(disjoint),
+        "data_independent_split": bool(same),
+        "ledger_total": a.privacy_.total(),
+        "fitted": a,
+    }
 
 
 def changed_levels(template, X, y, index, fit_params=None, random_state=0):
@@ -152,6 +169,11 @@ def changed_levels(template, X, y, index, fit_params=None, random_state=0):
     parts = list(samples) if samples is not None else [low]
     parts.append(high)
     for (name, est_a, _, _), (_, est_b, _, _), part in zip(la, lb, parts):
-        rows.append({"level": name, "trained on the changed record": bool(index in part),
-                     "release changed": not np.array_equal(output_vector(est_a), output_vector(est_b))})
+        rows.append(
+            {
+                "level": name,
+                "trained on the changed record": bool(index in part),
+                "release changed": not np.array_equal(output_vector(est_a), output_vector(est_b)),
+            }
+        )
     return pd.DataFrame(rows)

@@ -37,6 +37,7 @@ release can see them.
   noise is divided by √d or by 2 inside ``fit`` (source genuine, attributes truthful): the
   power check of the SimComb noise read-back.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -52,10 +53,23 @@ from ..multiparty.estimator import MultipartyPrivateClassifier, mpl_sensitivity
 from ..stacking import PrivateStackingClassifier, meta_features
 from ..transfer import SimComb
 
-__all__ = ["TenfoldEpsilonPLR", "MaxNormScaledPLR", "SkippedDeltaPLR", "PPTLEpsilonFeatureSplit",
-           "VoteWithSoftScale", "SqrtDNoisePLR", "DoubleEpsilonNoisePLR", "UnusedDeltaPLR",
-           "ClippedThenInterceptPLR", "TenfoldEpsilonNoiseMPL", "HighLevelOnLowDataPST", "UnperturbedCentreSimComb",
-           "SqrtDNoiseSimComb", "DoubleEpsilonNoiseSimComb", "MUTANTS"]
+__all__ = [
+    "TenfoldEpsilonPLR",
+    "MaxNormScaledPLR",
+    "SkippedDeltaPLR",
+    "PPTLEpsilonFeatureSplit",
+    "VoteWithSoftScale",
+    "SqrtDNoisePLR",
+    "DoubleEpsilonNoisePLR",
+    "UnusedDeltaPLR",
+    "ClippedThenInterceptPLR",
+    "TenfoldEpsilonNoiseMPL",
+    "HighLevelOnLowDataPST",
+    "UnperturbedCentreSimComb",
+    "SqrtDNoiseSimComb",
+    "DoubleEpsilonNoiseSimComb",
+    "MUTANTS",
+]
 
 
 @contextmanager
@@ -134,11 +148,13 @@ class VoteWithSoftScale(MultipartyPrivateClassifier):
         with _swapped(mpl_estimator, "mpl_sensitivity", _soft_sensitivity_for_vote):
             return super().fit(X, y, parties, X_aux, **kwargs)
 
+
 def _noise_divided(factor_of_dim):
     original = linear.isotropic_noise
 
     def noise(dim, scale, random_state=None, size=None):
         return original(dim, scale, random_state, size) / factor_of_dim(dim)
+
     return noise
 
 
@@ -164,6 +180,7 @@ def _solver_without_delta():
     def solve(*args, **kwargs):
         kwargs["delta"] = 0.0
         return original(*args, **kwargs)
+
     return solve
 
 
@@ -196,6 +213,7 @@ class TenfoldEpsilonNoiseMPL(MultipartyPrivateClassifier):
 
         def noise(dim, scale, random_state=None, size=None):
             return original(dim, scale / 10.0, random_state, size)
+
         with _swapped(mpl_estimator, "isotropic_noise", noise):
             return super().fit(X, y, parties, X_aux, **kwargs)
 
@@ -218,8 +236,9 @@ class HighLevelOnLowDataPST(PrivateStackingClassifier):
         X, ys = self._mutant_data
         del self._mutant_data
         Zl = self._design(X)[self.low_index_]
-        return super()._fit_high(meta_features(self._low_margins(Zl), self.meta_features), ys[self.low_index_],
-                                 epsilon, rng)
+        return super()._fit_high(
+            meta_features(self._low_margins(Zl), self.meta_features), ys[self.low_index_], epsilon, rng
+        )
 
 
 class UnperturbedCentreSimComb(SimComb):
@@ -281,8 +300,10 @@ MUTANTS = {
     "intercept after clipping": (ClippedThenInterceptPLR, "constant feature appended after clipping to B"),
     "MPL noise for 10ε": (TenfoldEpsilonNoiseMPL, "MPL coef_ noise for 10ε, attributes truthful"),
     "high level on D_l": (HighLevelOnLowDataPST, "PST high level trained on D_l's meta-features (2ε)"),
-    "target centred at the unperturbed source": (UnperturbedCentreSimComb,
-                                                 "SimComb target centred at (1 − η)·(source minimiser without noise)"),
+    "target centred at the unperturbed source": (
+        UnperturbedCentreSimComb,
+        "SimComb target centred at (1 − η)·(source minimiser without noise)",
+    ),
     "SimComb target noise / √d": (SqrtDNoiseSimComb, "SimComb target noise vector divided by √d inside fit"),
     "SimComb target noise / 2": (DoubleEpsilonNoiseSimComb, "SimComb target noise norm halved inside fit"),
 }

@@ -7,6 +7,7 @@ change its label or its direction. A record far *outside* the bound is what
 breaks data-dependent rescaling (dividing by the largest norm found in the
 data) while clipping maps it back onto the bound.
 """
+
 from __future__ import annotations
 
 import numpy as np

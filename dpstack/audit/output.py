@@ -17,6 +17,7 @@ the two minimisers). The audit reads none of this from the estimator:
 
 The privacy unit is one whole party: D' replaces all of one party's samples.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -105,8 +106,14 @@ def output_perturbation_audit(estimator, D, D_prime, n_runs=1000, confidence=0.9
     distance = float(np.linalg.norm(a - ap))
     M = int(np.max(D["parties"])) + 1
     lam = params["lam"] if params["method"] != "avg" or params["local_lam"] is None else params["local_lam"]
-    S = mpl_sensitivity(params["method"], M, fits_D[0].classes_.size, lam, params["protect_aux"],
-                        None if D.get("X_aux") is None else np.asarray(D["X_aux"]).shape[0])
+    S = mpl_sensitivity(
+        params["method"],
+        M,
+        fits_D[0].classes_.size,
+        lam,
+        params["protect_aux"],
+        None if D.get("X_aux") is None else np.asarray(D["X_aux"]).shape[0],
+    )
     claimed_scale = S / epsilon
     R, Rp = np.array([f.coef_.ravel() for f in fits_D]), np.array([f.coef_.ravel() for f in fits_P])
     p_norm, p_dir, ratio = law_pvalues(R - a, claimed_scale)

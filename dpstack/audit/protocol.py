@@ -26,6 +26,7 @@ With it, :func:`audit_release` runs a black-box statistical test on any mechanis
 (fits on D and D', a distinguishing test on the releases, a lower bound on ε), and
 :func:`dpstack.audit.noise_law_test` checks the law of the recovered noise.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,8 +39,17 @@ from .._validation import check_random_state
 from .neighbours import worst_case_neighbours
 from .statistical import epsilon_lower_bound_from_scores
 
-__all__ = ["PrivateMechanism", "NoiseBlock", "release_of", "release_vector", "privacy_unit", "claimed_epsilon",
-           "fit_clone", "audit_release", "split_of"]
+__all__ = [
+    "PrivateMechanism",
+    "NoiseBlock",
+    "release_of",
+    "release_vector",
+    "privacy_unit",
+    "claimed_epsilon",
+    "fit_clone",
+    "audit_release",
+    "split_of",
+]
 
 
 @runtime_checkable
@@ -106,7 +116,7 @@ def release_of(fitted):
 def release_vector(fitted):
     """The numbers of the release, flattened into one vector (floats only, in name order)."""
     parts = []
-    for name, value in sorted(release_of(fitted).items()):
+    for _name, value in sorted(release_of(fitted).items()):
         if isinstance(value, (list, tuple)) and value and all(isinstance(v, np.ndarray) for v in value):
             value = np.concatenate([np.ravel(v) for v in value])
         arr = np.asarray(value) if isinstance(value, (np.ndarray, float, np.floating)) else None
@@ -160,8 +170,7 @@ def split_of(fitted, X, y, fit_params=None):
     return diag["low_index"], diag["high_index"], diag.get("sample_parts")
 
 
-def audit_release(estimator, X, y, neighbours=None, fit_params=None, n_runs=1000, confidence=0.95,
-                  random_state=0):
+def audit_release(estimator, X, y, neighbours=None, fit_params=None, n_runs=1000, confidence=0.95, random_state=0):
     """Black-box audit of any :class:`PrivateMechanism`: a lower bound on ε from its releases.
 
     For every neighbouring pair (D, D'), the estimator is fitted ``n_runs`` times on
@@ -198,23 +207,29 @@ def audit_release(estimator, X, y, neighbours=None, fit_params=None, n_runs=1000
 
         def neighbours(X, y):
             return worst_case_neighbours(X, y, norm_bound=bound)
+
     pairs = neighbours(X, y)
     conf = 1.0 - (1.0 - confidence) / len(pairs)
     best, where, unit = 0.0, None, None
     pilot = max(n_runs // 4, 20)
     for name, (XD, yD, XP, yP) in pairs.items():
         seeds = rng.integers(0, 2**31 - 1, size=2 * (n_runs + pilot))
-        fits_D = [fit_clone(estimator, XD, yD, s, fit_params) for s in seeds[:n_runs + pilot]]
-        fits_P = [fit_clone(estimator, XP, yP, s, fit_params) for s in seeds[n_runs + pilot:]]
+        fits_D = [fit_clone(estimator, XD, yD, s, fit_params) for s in seeds[: n_runs + pilot]]
+        fits_P = [fit_clone(estimator, XP, yP, s, fit_params) for s in seeds[n_runs + pilot :]]
         unit = privacy_unit(fits_D[0])
         RD = np.array([release_vector(f) for f in fits_D])
         RP = np.array([release_vector(f) for f in fits_P])
         direction = RD[:pilot].mean(axis=0) - RP[:pilot].mean(axis=0)
         norm = np.linalg.norm(direction)
         direction = direction / norm if norm > 0 else np.eye(RD.shape[1])[0]
-        res = epsilon_lower_bound_from_scores(RD[pilot:] @ direction, RP[pilot:] @ direction, conf,
-                                              random_state=rng)
+        res = epsilon_lower_bound_from_scores(RD[pilot:] @ direction, RP[pilot:] @ direction, conf, random_state=rng)
         if res.epsilon_lo >= best:
             best, where = res.epsilon_lo, name
-    return {"epsilon": eps, "epsilon_lo": best, "pair": where, "unit": unit, "confidence": confidence,
-            "verdict": "pass" if best <= eps else "FAIL: ε_lo > ε"}
+    return {
+        "epsilon": eps,
+        "epsilon_lo": best,
+        "pair": where,
+        "unit": unit,
+        "confidence": confidence,
+        "verdict": "pass" if best <= eps else "FAIL: ε_lo > ε",
+    }

@@ -1,4 +1,5 @@
 """One entry point: audit every mechanism of dpstack (and every mutant) into one table."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,31 +12,66 @@ from ..multiparty import MultipartyPrivateClassifier
 from ..stacking import PrivateStackingClassifier
 from ..transfer import PrivateTransferStacking, SimComb
 from .exact import exact_privacy_loss, max_privacy_loss, sample_outputs
-from .levels import composition_checks, mechanism_levels
 from .laws import noise_law_test
-from .mutants import (ClippedThenInterceptPLR, DoubleEpsilonNoisePLR, HighLevelOnLowDataPST, MaxNormScaledPLR,
-                      PPTLEpsilonFeatureSplit, SkippedDeltaPLR, SqrtDNoisePLR, TenfoldEpsilonNoiseMPL,
-                      TenfoldEpsilonPLR, UnusedDeltaPLR, VoteWithSoftScale, UnperturbedCentreSimComb,
-                      SqrtDNoiseSimComb, DoubleEpsilonNoiseSimComb)
+from .levels import composition_checks, mechanism_levels
+from .mutants import (
+    ClippedThenInterceptPLR,
+    DoubleEpsilonNoisePLR,
+    DoubleEpsilonNoiseSimComb,
+    HighLevelOnLowDataPST,
+    MaxNormScaledPLR,
+    PPTLEpsilonFeatureSplit,
+    SkippedDeltaPLR,
+    SqrtDNoisePLR,
+    SqrtDNoiseSimComb,
+    TenfoldEpsilonNoiseMPL,
+    TenfoldEpsilonPLR,
+    UnperturbedCentreSimComb,
+    UnusedDeltaPLR,
+    VoteWithSoftScale,
+)
 from .neighbours import worst_case_neighbours
 from .output import output_perturbation_audit, party_neighbours
 from .protocol import split_of
 from .statistical import epsilon_lower_bound
 from .worst_case import adversarial_case
 
-__all__ = ["PROFILES", "audit_level", "loss_distribution", "audit_mechanisms", "audit_mutants", "audit_data",
-           "law_data", "composition_noise_identity", "composition_post_processing", "power_table",
-           "mpl_sensitivity_table"]
+__all__ = [
+    "PROFILES",
+    "audit_level",
+    "loss_distribution",
+    "audit_mechanisms",
+    "audit_mutants",
+    "audit_data",
+    "law_data",
+    "composition_noise_identity",
+    "composition_post_processing",
+    "power_table",
+    "mpl_sensitivity_table",
+]
 
 #: draws per dataset for the exact check, runs per dataset for the statistical one, real fits for the law of
 #: the noise (objective perturbation) and per dataset for output perturbation
-PROFILES = {"smoke": dict(n_draws=100, n_runs=400, n_fits=150), "quick": dict(n_draws=150, n_runs=500, n_fits=1000),
-            "paper": dict(n_draws=2000, n_runs=10000, n_fits=2000)}
+PROFILES = {
+    "smoke": dict(n_draws=100, n_runs=400, n_fits=150),
+    "quick": dict(n_draws=150, n_runs=500, n_fits=1000),
+    "paper": dict(n_draws=2000, n_runs=10000, n_fits=2000),
+}
 #: neighbour pairs the statistical test is run on (Bonferroni over them and the adversarial case)
 STAT_PAIRS = ("label_flip", "orthogonal", "far_outside")
 CONFIDENCE = 0.95
-COLUMNS = ["mechanism", "claimed ε", "privacy unit", "exact max loss", "ε_lo", "confidence", "noise law p",
-           "scale ratio", "checks", "verdict"]
+COLUMNS = [
+    "mechanism",
+    "claimed ε",
+    "privacy unit",
+    "exact max loss",
+    "ε_lo",
+    "confidence",
+    "noise law p",
+    "scale ratio",
+    "checks",
+    "verdict",
+]
 
 
 def audit_data(n_samples=60, n_features=6, random_state=0):
@@ -58,8 +94,10 @@ def _neighbour_kwargs(level):
     """Where the neighbours put their records: the public bound, or the public groups and q_k."""
     params = level.get_params(deep=False)
     if "groups" in params:  # feature blocks, block k bounded by q_k
-        return dict(groups=getattr(level, "groups_", params["groups"]),
-                    importance=getattr(level, "importance_", params.get("importance")))
+        return dict(
+            groups=getattr(level, "groups_", params["groups"]),
+            importance=getattr(level, "importance_", params.get("importance")),
+        )
     return dict(norm_bound=float(params.get("norm_bound", 1.0)))
 
 
@@ -108,8 +146,9 @@ def audit_level(level, X, y, n_draws=300, n_runs=1000, random_state=0, n_tests=N
     eps_lo = 0.0
     for i, (XD, yD, XP, yP) in enumerate(tests):
         est = adv.estimator if i == len(tests) - 1 else template
-        res = epsilon_lower_bound(est, XD, yD, XP, yP, n_runs=n_runs, confidence=confidence,
-                                  random_state=rng, method="direct")
+        res = epsilon_lower_bound(
+            est, XD, yD, XP, yP, n_runs=n_runs, confidence=confidence, random_state=rng, method="direct"
+        )
         eps_lo = max(eps_lo, res.epsilon_lo)
     return {"exact_max_loss": worst, "epsilon_lo": eps_lo, "confidence": CONFIDENCE, "worst_pair": worst_pair}
 
@@ -128,15 +167,25 @@ def loss_distribution(template, X, y, n_draws=300, random_state=0):
     rng = check_random_state(random_state)
     template = clone(template)
     kw = _neighbour_kwargs(template)
-    cases = {name: (clone(template).set_params(random_state=int(rng.integers(2**31 - 1))).fit(XD, yD), XD, yD, XP, yP)
-             for name, (XD, yD, XP, yP) in worst_case_neighbours(X, y, **kw).items()}
+    cases = {
+        name: (clone(template).set_params(random_state=int(rng.integers(2**31 - 1))).fit(XD, yD), XD, yD, XP, yP)
+        for name, (XD, yD, XP, yP) in worst_case_neighbours(X, y, **kw).items()
+    }
     adv = adversarial_case(template, n_samples=np.asarray(X).shape[0])
     cases["adversarial centre"] = (adv.estimator, adv.X, adv.y, adv.X_prime, adv.y_prime)
     frames = []
     for name, (est, XD, yD, XP, yP) in cases.items():
         W = sample_outputs(est, XD, yD, n_draws, rng)
-        frames.append(pd.DataFrame({"pair": name, "loss": exact_privacy_loss(est, XD, yD, XP, yP, W),
-                                    "epsilon": float(template.epsilon), "branch": est.calibration_.branch}))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "pair": name,
+                    "loss": exact_privacy_loss(est, XD, yD, XP, yP, W),
+                    "epsilon": float(template.epsilon),
+                    "branch": est.calibration_.branch,
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -159,14 +208,21 @@ def _row(name, claimed, unit, exact, eps_lo, checks="", composition_ok=True, law
         p_law, ratio, rejected = law
         if rejected:
             fails.append("noise law")
-    return {"mechanism": name, "claimed ε": claimed, "privacy unit": unit,
-            "exact max loss": np.nan if exact is None else exact, "ε_lo": eps_lo, "confidence": CONFIDENCE,
-            "noise law p": p_law, "scale ratio": ratio,
-            "checks": checks, "verdict": "FAIL: " + ", ".join(fails) if fails else "pass"}
+    return {
+        "mechanism": name,
+        "claimed ε": claimed,
+        "privacy unit": unit,
+        "exact max loss": np.nan if exact is None else exact,
+        "ε_lo": eps_lo,
+        "confidence": CONFIDENCE,
+        "noise law p": p_law,
+        "scale ratio": ratio,
+        "checks": checks,
+        "verdict": "FAIL: " + ", ".join(fails) if fails else "pass",
+    }
 
 
-def _law(template, profile, rng, X=None, y=None, fit_params=None, n_features=6, table=None, blocks=None,
-         n_samples=40):
+def _law(template, profile, rng, X=None, y=None, fit_params=None, n_features=6, table=None, blocks=None, n_samples=40):
     """(smallest Bonferroni-corrected p-value, worst scale ratio, rejected) of :func:`noise_law_test`.
 
     ``table``: an earlier result of the test to reuse; ``blocks``: a predicate on the block
@@ -175,8 +231,9 @@ def _law(template, profile, rng, X=None, y=None, fit_params=None, n_features=6, 
     if table is None:
         if X is None:
             X, y = law_data(n_samples=n_samples, n_features=n_features, random_state=rng)
-        table = noise_law_test(template, X, y, n_fits=PROFILES[profile]["n_fits"], fit_params=fit_params,
-                               random_state=rng)
+        table = noise_law_test(
+            template, X, y, n_fits=PROFILES[profile]["n_fits"], fit_params=fit_params, random_state=rng
+        )
     n_tests = 2 * len(table)
     part = table if blocks is None else table[[bool(blocks(b)) for b in table["block"]]]
     p = float(min(1.0, n_tests * min(part["p norm"].min(), part["p direction"].min())))
@@ -223,8 +280,7 @@ def composition_noise_identity(template, X, y, fit_params=None, random_state=0):
         Xs, ys = np.asarray(fit_params["X_source"], dtype=float), np.asarray(fit_params["y_source"])
         Xs_p, ys_p = _replaced(Xs, ys, 0, first.classes_)
         Xt_p, yt_p = _replaced(X, y, 0, first.classes_)
-        cases = [("target", X, y, dict(fit_params, X_source=Xs_p, y_source=ys_p)),
-                 ("source", Xt_p, yt_p, fit_params)]
+        cases = [("target", X, y, dict(fit_params, X_source=Xs_p, y_source=ys_p)), ("source", Xt_p, yt_p, fit_params)]
     else:
         low, high, _ = split_of(first, X, y, fit_params)
         cases = []
@@ -267,13 +323,13 @@ def composition_post_processing(template, X, y, fit_params=None, random_state=0)
     low = first.low_level_
     a = clone(template).set_params(random_state=random_state).fit(X, y, low_level=low, **fit_params)
     b = clone(template).set_params(random_state=random_state).fit(Xp, yp, low_level=low, **fit_params)
-    same = np.array_equal(a.high_level_.w_, b.high_level_.w_) and np.array_equal(a.high_level_.w_,
-                                                                                   first.high_level_.w_)
+    same = np.array_equal(a.high_level_.w_, b.high_level_.w_) and np.array_equal(a.high_level_.w_, first.high_level_.w_)
     return {"identical": bool(same), "changed_record": i}
 
 
-def _audit_composed(name, template, X, y, fit_params, unit, profile, rng, domain="target", X_source=None,
-                    y_source=None, law_cache=None):
+def _audit_composed(
+    name, template, X, y, fit_params, unit, profile, rng, domain="target", X_source=None, y_source=None, law_cache=None
+):
     comp = composition_checks(template, X, y, fit_params, random_state=int(rng.integers(2**31 - 1)))
     fitted = comp["fitted"]
     if X_source is None and fit_params:
@@ -296,8 +352,9 @@ def _audit_composed(name, template, X, y, fit_params, unit, profile, rng, domain
     # model; each row reports the blocks of its own domain
     key = (type(template).__name__, repr(sorted(template.get_params(deep=False).items())))
     if law_cache is None or key not in law_cache:
-        table = noise_law_test(template, X, y, n_fits=PROFILES[profile]["n_fits"], fit_params=fit_params,
-                               random_state=rng)
+        table = noise_law_test(
+            template, X, y, n_fits=PROFILES[profile]["n_fits"], fit_params=fit_params, random_state=rng
+        )
         if law_cache is not None:
             law_cache[key] = table
     else:
@@ -328,8 +385,15 @@ def _audit_single(name, template, X, y, unit, profile, rng, checks=""):
     branch = fitted.calibration_.branch
     # the law test's data has the audit data's shape, so the calibration is in the same branch
     law = _law(template, profile, rng, n_features=np.asarray(X).shape[1], n_samples=np.asarray(X).shape[0])
-    return _row(name, _claim(template), unit, res["exact_max_loss"], res["epsilon_lo"],
-                f"branch {branch}; worst pair: {res['worst_pair']}" + checks, law=law)
+    return _row(
+        name,
+        _claim(template),
+        unit,
+        res["exact_max_loss"],
+        res["epsilon_lo"],
+        f"branch {branch}; worst pair: {res['worst_pair']}" + checks,
+        law=law,
+    )
 
 
 def _audit_output(name, template, unit, profile, rng, n_classes=2):
@@ -337,13 +401,22 @@ def _audit_output(name, template, unit, profile, rng, n_classes=2):
     if "classes" in template.get_params(deep=False):
         template = clone(template).set_params(classes=list(range(n_classes)))
     res = output_perturbation_audit(template, D, Dp, n_runs=PROFILES[profile]["n_fits"], random_state=rng)
-    checks = (f"‖w_s(D) − w_s(D')‖ = {res['measured_distance']:.4f} (audit's solver) vs claimed sensitivity "
-              f"{res['claimed_sensitivity']:.4f}; noise scale measured from coef_ − w_s × ε = "
-              f"{res['calibrated_sensitivity']:.4f}")
+    checks = (
+        f"‖w_s(D) − w_s(D')‖ = {res['measured_distance']:.4f} (audit's solver) vs claimed sensitivity "
+        f"{res['claimed_sensitivity']:.4f}; noise scale measured from coef_ − w_s × ε = "
+        f"{res['calibrated_sensitivity']:.4f}"
+    )
     ok = res["measured_distance"] <= res["claimed_sensitivity"] * (1 + 1e-6)
-    return _row(name, res["epsilon"], unit, res["exact_max_loss"], res["epsilon_lo"].epsilon_lo, checks, ok,
-                law=(min(1.0, 2 * min(res["p_norm"], res["p_direction"])), res["scale_ratio"],
-                     res["law_rejected"]))
+    return _row(
+        name,
+        res["epsilon"],
+        unit,
+        res["exact_max_loss"],
+        res["epsilon_lo"].epsilon_lo,
+        checks,
+        ok,
+        law=(min(1.0, 2 * min(res["p_norm"], res["p_direction"])), res["scale_ratio"], res["law_rejected"]),
+    )
 
 
 def audit_mechanisms(profile="quick", epsilon=1.0, random_state=0):
@@ -371,42 +444,125 @@ def audit_mechanisms(profile="quick", epsilon=1.0, random_state=0):
     groups, q = [[0, 1, 2], [3, 4], [5]], [0.5, 0.35, 0.15]
     eps = float(epsilon)
     rows = [
-        _audit_single("PLR (Δ = 0)", PrivateLogisticRegression(epsilon=eps, lam=0.05, classes=[0, 1]), X, y, "one sample",
-                      profile, rng),
-        _audit_single("PLR (Δ > 0)", PrivateLogisticRegression(epsilon=eps, lam=0.002, fit_intercept=True, classes=[0, 1]), X, y,
-                      "one sample", profile, rng),
-        _audit_single("PLR-FS (Δ = 0, unequal q_k)",
-                      FeatureSplitLogisticRegression(epsilon=eps, groups=groups, importance=q, lam=0.05, classes=[0, 1]), X, y,
-                      "one sample", profile, rng),
-        _audit_single("PLR-FS (Δ > 0, unequal q_k)",
-                      FeatureSplitLogisticRegression(epsilon=eps, groups=groups, importance=q, lam=0.001, classes=[0, 1]), X, y,
-                      "one sample", profile, rng),
+        _audit_single(
+            "PLR (Δ = 0)",
+            PrivateLogisticRegression(epsilon=eps, lam=0.05, classes=[0, 1]),
+            X,
+            y,
+            "one sample",
+            profile,
+            rng,
+        ),
+        _audit_single(
+            "PLR (Δ > 0)",
+            PrivateLogisticRegression(epsilon=eps, lam=0.002, fit_intercept=True, classes=[0, 1]),
+            X,
+            y,
+            "one sample",
+            profile,
+            rng,
+        ),
+        _audit_single(
+            "PLR-FS (Δ = 0, unequal q_k)",
+            FeatureSplitLogisticRegression(epsilon=eps, groups=groups, importance=q, lam=0.05, classes=[0, 1]),
+            X,
+            y,
+            "one sample",
+            profile,
+            rng,
+        ),
+        _audit_single(
+            "PLR-FS (Δ > 0, unequal q_k)",
+            FeatureSplitLogisticRegression(epsilon=eps, groups=groups, importance=q, lam=0.001, classes=[0, 1]),
+            X,
+            y,
+            "one sample",
+            profile,
+            rng,
+        ),
     ]
     stack = dict(epsilon=eps, n_groups=2, lam=0.05, classes=[0, 1])
-    rows.append(_audit_composed("PST-S", PrivateStackingClassifier(partition="samples", **stack), X, y, None,
-                                "one sample", profile, rng))
-    rows.append(_audit_composed("PST-F (W: unequal q_k)",
-                                PrivateStackingClassifier(groups=[[0, 1, 2], [3, 4, 5]], group_importance=[0.7, 0.3],
-                                                          **stack), X, y, None, "one sample", profile, rng))
-    transfer = PrivateTransferStacking(epsilon_source=eps, epsilon_target=eps, groups=[[0, 1, 2], [3, 4, 5]],
-                                       group_importance=[0.7, 0.3], lam_source=0.05, lam=0.05,
-                                       classes=[0, 1])
+    rows.append(
+        _audit_composed(
+            "PST-S", PrivateStackingClassifier(partition="samples", **stack), X, y, None, "one sample", profile, rng
+        )
+    )
+    rows.append(
+        _audit_composed(
+            "PST-F (W: unequal q_k)",
+            PrivateStackingClassifier(groups=[[0, 1, 2], [3, 4, 5]], group_importance=[0.7, 0.3], **stack),
+            X,
+            y,
+            None,
+            "one sample",
+            profile,
+            rng,
+        )
+    )
+    transfer = PrivateTransferStacking(
+        epsilon_source=eps,
+        epsilon_target=eps,
+        groups=[[0, 1, 2], [3, 4, 5]],
+        group_importance=[0.7, 0.3],
+        lam_source=0.05,
+        lam=0.05,
+        classes=[0, 1],
+    )
     src = dict(X_source=Xs, y_source=ys)
     laws = {}  # one noise-law test per transfer model, its rows report their own domain's blocks
-    rows.append(_audit_composed("PST-H / PPTL-FS (target)", transfer, X, y, src, "one target sample", profile, rng,
-                                law_cache=laws))
-    rows.append(_audit_composed("PST-H / PPTL-FS (source)", transfer, X, y, src, "one source sample", profile, rng,
-                                domain="source", X_source=Xs, y_source=ys, law_cache=laws))
+    rows.append(
+        _audit_composed(
+            "PST-H / PPTL-FS (target)", transfer, X, y, src, "one target sample", profile, rng, law_cache=laws
+        )
+    )
+    rows.append(
+        _audit_composed(
+            "PST-H / PPTL-FS (source)",
+            transfer,
+            X,
+            y,
+            src,
+            "one source sample",
+            profile,
+            rng,
+            domain="source",
+            X_source=Xs,
+            y_source=ys,
+            law_cache=laws,
+        )
+    )
     simcomb = SimComb(epsilon_source=eps, epsilon_target=eps, lam_source=0.05, lam=0.05, classes=[0, 1])
-    rows.append(_audit_composed("SimComb (target)", simcomb, X, y, src, "one target sample", profile, rng,
-                                law_cache=laws))
-    rows.append(_audit_composed("SimComb (source)", simcomb, X, y, src, "one source sample", profile, rng,
-                                domain="source", X_source=Xs, y_source=ys, law_cache=laws))
+    rows.append(
+        _audit_composed("SimComb (target)", simcomb, X, y, src, "one target sample", profile, rng, law_cache=laws)
+    )
+    rows.append(
+        _audit_composed(
+            "SimComb (source)",
+            simcomb,
+            X,
+            y,
+            src,
+            "one source sample",
+            profile,
+            rng,
+            domain="source",
+            X_source=Xs,
+            y_source=ys,
+            law_cache=laws,
+        )
+    )
     for K in (2, 3):
         for method in ("vote", "soft", "avg"):
-            rows.append(_audit_output(f"MPL {method} ({K} classes)",
-                                      MultipartyPrivateClassifier(method, epsilon=eps, lam=1.0),
-                                      "one party", profile, rng, n_classes=K))
+            rows.append(
+                _audit_output(
+                    f"MPL {method} ({K} classes)",
+                    MultipartyPrivateClassifier(method, epsilon=eps, lam=1.0),
+                    "one party",
+                    profile,
+                    rng,
+                    n_classes=K,
+                )
+            )
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -427,44 +583,126 @@ def audit_mutants(profile="quick", epsilon=1.0, random_state=0):
     eps = float(epsilon)
     groups, q = [[0, 1], [2, 3], [4, 5]], np.array([0.5, 0.35, 0.15])
     # λ at which the Jacobian costs 90% of ε (ε' = 0.1 ε): the regime where ε^(k) = ε matters most
-    lam_pptl = brentq(lambda lam: feature_split_calibration(eps, X.shape[0], lam, q).epsilon_prime - 0.1 * eps,
-                      1e-6, 1e3)
+    lam_pptl = brentq(
+        lambda lam: feature_split_calibration(eps, X.shape[0], lam, q).epsilon_prime - 0.1 * eps, 1e-6, 1e3
+    )
     rows = [
-        _audit_single("noise for 10ε (PLR)", TenfoldEpsilonPLR(epsilon=eps, lam=0.05, classes=[0, 1]), X, y, "one sample", profile,
-                      rng),
-        _audit_single("max-norm rescaling (PLR)", MaxNormScaledPLR(epsilon=eps, lam=0.05, classes=[0, 1]), X, y, "one sample",
-                      profile, rng),
-        _audit_single("Δ > 0 branch skipped (PLR)", SkippedDeltaPLR(epsilon=eps, lam=0.002, classes=[0, 1]), X, y, "one sample",
-                      profile, rng),
-        _audit_single("PPTL ε^(k) = ε (PLR-FS)",
-                      PPTLEpsilonFeatureSplit(epsilon=eps, groups=groups, importance=q, lam=lam_pptl, classes=[0, 1]), X, y,
-                      "one sample", profile, rng),
-        _audit_output("vote with soft scale (MPL)", VoteWithSoftScale("vote", epsilon=eps, lam=1.0), "one party", profile,
-                      rng),
-        _audit_single("noise / √d inside fit (PLR)", SqrtDNoisePLR(epsilon=eps, lam=0.05, classes=[0, 1]), X, y, "one sample",
-                      profile, rng),
-        _audit_single("noise / 2 inside fit (PLR)", DoubleEpsilonNoisePLR(epsilon=eps, lam=0.05, classes=[0, 1]), X, y, "one sample",
-                      profile, rng),
-        _audit_single("Δ computed, not used (PLR)", UnusedDeltaPLR(epsilon=eps, lam=0.002, classes=[0, 1]), X, y, "one sample",
-                      profile, rng),
+        _audit_single(
+            "noise for 10ε (PLR)",
+            TenfoldEpsilonPLR(epsilon=eps, lam=0.05, classes=[0, 1]),
+            X,
+            y,
+            "one sample",
+            profile,
+            rng,
+        ),
+        _audit_single(
+            "max-norm rescaling (PLR)",
+            MaxNormScaledPLR(epsilon=eps, lam=0.05, classes=[0, 1]),
+            X,
+            y,
+            "one sample",
+            profile,
+            rng,
+        ),
+        _audit_single(
+            "Δ > 0 branch skipped (PLR)",
+            SkippedDeltaPLR(epsilon=eps, lam=0.002, classes=[0, 1]),
+            X,
+            y,
+            "one sample",
+            profile,
+            rng,
+        ),
+        _audit_single(
+            "PPTL ε^(k) = ε (PLR-FS)",
+            PPTLEpsilonFeatureSplit(epsilon=eps, groups=groups, importance=q, lam=lam_pptl, classes=[0, 1]),
+            X,
+            y,
+            "one sample",
+            profile,
+            rng,
+        ),
+        _audit_output(
+            "vote with soft scale (MPL)", VoteWithSoftScale("vote", epsilon=eps, lam=1.0), "one party", profile, rng
+        ),
+        _audit_single(
+            "noise / √d inside fit (PLR)",
+            SqrtDNoisePLR(epsilon=eps, lam=0.05, classes=[0, 1]),
+            X,
+            y,
+            "one sample",
+            profile,
+            rng,
+        ),
+        _audit_single(
+            "noise / 2 inside fit (PLR)",
+            DoubleEpsilonNoisePLR(epsilon=eps, lam=0.05, classes=[0, 1]),
+            X,
+            y,
+            "one sample",
+            profile,
+            rng,
+        ),
+        _audit_single(
+            "Δ computed, not used (PLR)",
+            UnusedDeltaPLR(epsilon=eps, lam=0.002, classes=[0, 1]),
+            X,
+            y,
+            "one sample",
+            profile,
+            rng,
+        ),
         # ε′ ≈ ε (large nλ): rows 1.118·B long cost 1.118·ε′ in the noise part
-        _audit_single("intercept after clipping (PLR)",
-                      ClippedThenInterceptPLR(epsilon=eps, lam=0.5, fit_intercept=True, classes=[0, 1]), X, y, "one sample",
-                      profile, rng),
-        _audit_output("coef_ noise for 10ε (MPL soft, 3 classes)", TenfoldEpsilonNoiseMPL("soft", epsilon=eps, lam=1.0),
-                      "one party", profile, rng, n_classes=3),
-        _audit_composed("high level on D_l (PST-F)",
-                        HighLevelOnLowDataPST(groups=[[0, 1, 2], [3, 4, 5]], group_importance=[0.7, 0.3],
-                                              epsilon=eps, n_groups=2, lam=0.05, classes=[0, 1]), X, y, None, "one sample",
-                        profile, rng),
-        _audit_composed("target centred at the unperturbed source (SimComb)",
-                        UnperturbedCentreSimComb(epsilon_source=eps, epsilon_target=eps, lam_source=0.05, lam=0.05,
-                                                 classes=[0, 1]), X, y, dict(X_source=Xs, y_source=ys),
-                        "one target sample", profile, rng),
+        _audit_single(
+            "intercept after clipping (PLR)",
+            ClippedThenInterceptPLR(epsilon=eps, lam=0.5, fit_intercept=True, classes=[0, 1]),
+            X,
+            y,
+            "one sample",
+            profile,
+            rng,
+        ),
+        _audit_output(
+            "coef_ noise for 10ε (MPL soft, 3 classes)",
+            TenfoldEpsilonNoiseMPL("soft", epsilon=eps, lam=1.0),
+            "one party",
+            profile,
+            rng,
+            n_classes=3,
+        ),
+        _audit_composed(
+            "high level on D_l (PST-F)",
+            HighLevelOnLowDataPST(
+                groups=[[0, 1, 2], [3, 4, 5]],
+                group_importance=[0.7, 0.3],
+                epsilon=eps,
+                n_groups=2,
+                lam=0.05,
+                classes=[0, 1],
+            ),
+            X,
+            y,
+            None,
+            "one sample",
+            profile,
+            rng,
+        ),
+        _audit_composed(
+            "target centred at the unperturbed source (SimComb)",
+            UnperturbedCentreSimComb(epsilon_source=eps, epsilon_target=eps, lam_source=0.05, lam=0.05, classes=[0, 1]),
+            X,
+            y,
+            dict(X_source=Xs, y_source=ys),
+            "one target sample",
+            profile,
+            rng,
+        ),
     ]
     df = pd.DataFrame(rows, columns=COLUMNS)
-    df["verdict"] = np.where(df["verdict"].str.startswith("FAIL"), "caught (" + df["verdict"].str[6:] + ")",
-                             "NOT CAUGHT")
+    df["verdict"] = np.where(
+        df["verdict"].str.startswith("FAIL"), "caught (" + df["verdict"].str[6:] + ")", "NOT CAUGHT"
+    )
     return df
 
 
@@ -494,28 +732,48 @@ def power_table(profile="quick", epsilon=1.0, n_repeats=200, random_state=0):
     Xs, ys = law_data(n_samples=60, random_state=1)
     d = X.shape[1]
     rows = []
-    cases = [("genuine PLR", PrivateLogisticRegression(epsilon=epsilon, lam=0.05, classes=[0, 1]), None, "PLR"),
-             ("noise / √d inside fit", SqrtDNoisePLR(epsilon=epsilon, lam=0.05, classes=[0, 1]), None, "PLR"),
-             ("noise / 2 inside fit", DoubleEpsilonNoisePLR(epsilon=epsilon, lam=0.05, classes=[0, 1]), None, "PLR")]
+    cases = [
+        ("genuine PLR", PrivateLogisticRegression(epsilon=epsilon, lam=0.05, classes=[0, 1]), None, "PLR"),
+        ("noise / √d inside fit", SqrtDNoisePLR(epsilon=epsilon, lam=0.05, classes=[0, 1]), None, "PLR"),
+        ("noise / 2 inside fit", DoubleEpsilonNoisePLR(epsilon=epsilon, lam=0.05, classes=[0, 1]), None, "PLR"),
+    ]
     simcomb = dict(epsilon_source=epsilon, epsilon_target=epsilon, lam_source=0.05, lam=0.05, classes=[0, 1])
     src = dict(X_source=Xs, y_source=ys)
-    cases += [("genuine SimComb", SimComb(**simcomb), src, "target PLR"),
-              ("SimComb: target noise / √d inside fit", SqrtDNoiseSimComb(**simcomb), src, "target PLR"),
-              ("SimComb: target noise / 2 inside fit", DoubleEpsilonNoiseSimComb(**simcomb), src, "target PLR")]
+    cases += [
+        ("genuine SimComb", SimComb(**simcomb), src, "target PLR"),
+        ("SimComb: target noise / √d inside fit", SqrtDNoiseSimComb(**simcomb), src, "target PLR"),
+        ("SimComb: target noise / 2 inside fit", DoubleEpsilonNoiseSimComb(**simcomb), src, "target PLR"),
+    ]
     for name, template, fit_params, block in cases:
         table = noise_law_test(template, X, y, n_fits=m, fit_params=fit_params, random_state=rng)
         row = table[table["block"] == block].iloc[0]
         p = float(min(1.0, 2 * len(table) * min(row["p norm"], row["p direction"])))
-        rows.append({"case": name, "source": f"real fits ({block} noise)", "fits": m,
-                     "scale ratio": float(row["scale ratio"]), "p-value": p, "rejection rate": float(row["reject"])})
-    for name, factor in (("claimed law (size)", 1.0), ("scale / 2", 0.5), (f"scale / √d (d = {d})", d ** -0.5)):
+        rows.append(
+            {
+                "case": name,
+                "source": f"real fits ({block} noise)",
+                "fits": m,
+                "scale ratio": float(row["scale ratio"]),
+                "p-value": p,
+                "rejection rate": float(row["reject"]),
+            }
+        )
+    for name, factor in (("claimed law (size)", 1.0), ("scale / 2", 0.5), (f"scale / √d (d = {d})", d**-0.5)):
         rejected = 0
         for _ in range(int(n_repeats)):
             u = rng.standard_normal((m, d))
             b = u / np.linalg.norm(u, axis=1, keepdims=True) * rng.gamma(d, 1.0, size=(m, 1)) * factor
             rejected += 2 * min(law_pvalues(b, 1.0)[:2]) < ALPHA
-        rows.append({"case": name, "source": f"{n_repeats} simulated samples", "fits": m, "scale ratio": factor,
-                     "p-value": np.nan, "rejection rate": rejected / n_repeats})
+        rows.append(
+            {
+                "case": name,
+                "source": f"{n_repeats} simulated samples",
+                "fits": m,
+                "scale ratio": factor,
+                "p-value": np.nan,
+                "rejection rate": rejected / n_repeats,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -540,8 +798,15 @@ def mpl_sensitivity_table(epsilon=1.0, lams=(1.0, 1e-4), n_classes=(2, 3), n_run
                 if "classes" in template.get_params(deep=False):
                     template.set_params(classes=list(range(K)))
                 res = output_perturbation_audit(template, D, Dp, n_runs=n_runs, random_state=rng)
-                rows.append({"method": method, "classes": K, "λ": lam, "M": 11,
-                             "measured ‖w_s(D) − w_s(D')‖": res["measured_distance"],
-                             "claimed sensitivity": res["claimed_sensitivity"],
-                             "exact max loss / ε": res["measured_distance"] / res["claimed_sensitivity"]})
+                rows.append(
+                    {
+                        "method": method,
+                        "classes": K,
+                        "λ": lam,
+                        "M": 11,
+                        "measured ‖w_s(D) − w_s(D')‖": res["measured_distance"],
+                        "claimed sensitivity": res["claimed_sensitivity"],
+                        "exact max loss / ε": res["measured_distance"] / res["claimed_sensitivity"],
+                    }
+                )
     return pd.DataFrame(rows)

@@ -11,6 +11,7 @@ that the true ε exceeds with the stated confidence. The threshold and the
 event are chosen on one half of the runs and the counts are taken on the
 other half, so choosing the best-looking threshold does not bias ε_lo.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,8 +22,13 @@ from sklearn.base import clone
 
 from .._validation import check_random_state
 
-__all__ = ["EpsilonLowerBound", "clopper_pearson", "epsilon_lower_bound", "epsilon_lower_bound_from_scores",
-           "run_mechanism"]
+__all__ = [
+    "EpsilonLowerBound",
+    "clopper_pearson",
+    "epsilon_lower_bound",
+    "epsilon_lower_bound_from_scores",
+    "run_mechanism",
+]
 
 
 def clopper_pearson(k, n, alpha):
@@ -104,7 +110,8 @@ def epsilon_lower_bound_from_scores(scores_D, scores_D_prime, confidence=0.95, n
     e0, e1 = _events(pick0, t), _events(pick1, t)
     for event in e0:
         for direction, (k_num, n_num, k_den, n_den) in {
-            "D/D'": (e0[event], h0, e1[event], h1), "D'/D": (e1[event], h1, e0[event], h0),
+            "D/D'": (e0[event], h0, e1[event], h1),
+            "D'/D": (e1[event], h1, e0[event], h0),
         }.items():
             vals = _bound(k_num, n_num, k_den, n_den, alpha)
             i = int(np.argmax(vals))
@@ -130,14 +137,15 @@ def run_mechanism(estimator, X, y, n_runs, statistic, random_state=None, fit_par
     rng = check_random_state(random_state)
     seeds = rng.integers(0, 2**31 - 1, size=n_runs)
     fit_params = {} if fit_params is None else fit_params
-    return np.array([
-        float(statistic(clone(estimator).set_params(random_state=int(s)).fit(X, y, **fit_params))) for s in seeds
-    ])
+    return np.array(
+        [float(statistic(clone(estimator).set_params(random_state=int(s)).fit(X, y, **fit_params))) for s in seeds]
+    )
 
 
 def _default_statistic(estimator, X, y, X_prime, y_prime, method):
     from .exact import mechanism_blocks
     from .neighbours import changed_rows
+
     rows = changed_rows(X, y, X_prime, y_prime)
     if rows.size == 0:
         raise ValueError("D and D' are identical; nothing to distinguish")
@@ -151,8 +159,20 @@ def _default_statistic(estimator, X, y, X_prime, y_prime, method):
     return lambda W: W @ v
 
 
-def epsilon_lower_bound(estimator, X, y, X_prime, y_prime, n_runs=400, statistic=None, confidence=0.95,
-                        random_state=None, method="refit", fit_params=None, fit_params_prime=None):
+def epsilon_lower_bound(
+    estimator,
+    X,
+    y,
+    X_prime,
+    y_prime,
+    n_runs=400,
+    statistic=None,
+    confidence=0.95,
+    random_state=None,
+    method="refit",
+    fit_params=None,
+    fit_params_prime=None,
+):
     """Statistical lower bound on the ε of ``estimator``'s mechanism on one neighbouring pair.
 
     Runs the mechanism ``n_runs`` times on D and on D', reduces each release
@@ -201,6 +221,7 @@ def epsilon_lower_bound(estimator, X, y, X_prime, y_prime, n_runs=400, statistic
     rng = check_random_state(random_state)
     if method == "direct":
         from .exact import sample_outputs
+
         fitted = clone(estimator).set_params(random_state=int(rng.integers(2**31 - 1))).fit(X, y)
         fitted_p = clone(estimator).set_params(random_state=int(rng.integers(2**31 - 1))).fit(X_prime, y_prime)
         if statistic is None:

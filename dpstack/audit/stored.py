@@ -14,6 +14,7 @@ or parameters other than the ones asked for, and reports the tables as *stale* (
 :class:`StaleTablesWarning` naming the files) when any source file changed since they were
 computed — then they must be recomputed before they are shown as the current code's results.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,8 +32,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["TABLES", "DEFAULT_DIR", "StoredTablesError", "StaleTablesWarning", "code_files", "code_hashes",
-           "compute_tables", "save_tables", "has_tables", "load_tables", "main"]
+__all__ = [
+    "TABLES",
+    "DEFAULT_DIR",
+    "StoredTablesError",
+    "StaleTablesWarning",
+    "code_files",
+    "code_hashes",
+    "compute_tables",
+    "save_tables",
+    "has_tables",
+    "load_tables",
+    "main",
+]
 
 #: the stored tables, in the order the chapter shows them
 TABLES = ("mechanisms", "mutants", "power")
@@ -41,8 +53,18 @@ DEFAULT_DIR = Path(__file__).resolve().parent / "results"
 _RECORD = "provenance.json"
 _PACKAGE = Path(__file__).resolve().parent.parent
 #: the modules (relative to the package) whose code produces the numbers
-_CODE = ("audit/*.py", "linear.py", "mechanisms.py", "solvers.py", "stacking.py", "transfer.py", "base.py",
-         "accounting.py", "_validation.py", "multiparty/*.py")
+_CODE = (
+    "audit/*.py",
+    "linear.py",
+    "mechanisms.py",
+    "solvers.py",
+    "stacking.py",
+    "transfer.py",
+    "base.py",
+    "accounting.py",
+    "_validation.py",
+    "multiparty/*.py",
+)
 
 
 class StoredTablesError(ValueError):
@@ -66,16 +88,20 @@ def _code_of(source):
     tree = ast.parse(source)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]
     return ast.dump(tree, annotate_fields=False)
 
 
 def code_hashes():
     """sha256 of the code (syntax tree without docstrings) of every file of :func:`code_files`."""
-    return {name: hashlib.sha256(_code_of((_PACKAGE / name).read_text()).encode()).hexdigest()
-            for name in code_files()}
+    return {name: hashlib.sha256(_code_of((_PACKAGE / name).read_text()).encode()).hexdigest() for name in code_files()}
 
 
 def _csv(table):
@@ -88,9 +114,11 @@ def compute_tables(profile="quick", epsilon=1.0, seed=0):
     """The three tables of the chapter, freshly computed. Returns a dict name → DataFrame."""
     from .report import audit_mechanisms, audit_mutants, power_table
 
-    return {"mechanisms": audit_mechanisms(profile=profile, epsilon=epsilon, random_state=seed),
-            "mutants": audit_mutants(profile=profile, epsilon=epsilon, random_state=seed),
-            "power": power_table(profile=profile, epsilon=epsilon, random_state=seed)}
+    return {
+        "mechanisms": audit_mechanisms(profile=profile, epsilon=epsilon, random_state=seed),
+        "mutants": audit_mutants(profile=profile, epsilon=epsilon, random_state=seed),
+        "power": power_table(profile=profile, epsilon=epsilon, random_state=seed),
+    }
 
 
 def save_tables(tables, parameters, wall_time, directory=DEFAULT_DIR):
@@ -104,16 +132,25 @@ def save_tables(tables, parameters, wall_time, directory=DEFAULT_DIR):
     for name, table in tables.items():
         text = _csv(table)
         (directory / f"{name}.csv").write_text(text)
-        files[name] = {"file": f"{name}.csv", "sha256": hashlib.sha256(text.encode()).hexdigest(),
-                       "rows": int(len(table))}
+        files[name] = {
+            "file": f"{name}.csv",
+            "sha256": hashlib.sha256(text.encode()).hexdigest(),
+            "rows": int(len(table)),
+        }
     record = {
         "what": "tables of the audit chapter (dpstack.audit.stored)",
         "parameters": dict(parameters, **{"profile settings": PROFILES[parameters["profile"]]}),
         "seed": parameters["seed"],
         "code_sha256": code_hashes(),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"platform": platform.platform(), "processor": platform.machine(), "cpus": os.cpu_count(),
-                    "python": platform.python_version(), "numpy": np.__version__, "pandas": pd.__version__},
+        "machine": {
+            "platform": platform.platform(),
+            "processor": platform.machine(),
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "pandas": pd.__version__,
+        },
         "dpstack_version": __version__,
         "wall_time_seconds": round(float(wall_time), 1),
         "tables": files,
@@ -176,9 +213,12 @@ def load_tables(profile="quick", epsilon=1.0, seed=0, directory=DEFAULT_DIR):
     now, then = code_hashes(), record.get("code_sha256", {})
     stale = sorted(name for name in set(now) | set(then) if now.get(name) != then.get(name))
     if stale:
-        warnings.warn(f"the stored audit tables were computed on {record.get('date')} with other code: "
-                      f"{', '.join(stale)} changed since; recompute them with python -m dpstack.audit.stored",
-                      StaleTablesWarning, stacklevel=2)
+        warnings.warn(
+            f"the stored audit tables were computed on {record.get('date')} with other code: "
+            f"{', '.join(stale)} changed since; recompute them with python -m dpstack.audit.stored",
+            StaleTablesWarning,
+            stacklevel=2,
+        )
     return tables, record, stale
 
 
@@ -193,8 +233,7 @@ def main(argv=None):
     start = time.perf_counter()
     tables = compute_tables(args.profile, args.epsilon, args.seed)
     wall = time.perf_counter() - start
-    record = save_tables(tables, {"profile": args.profile, "epsilon": args.epsilon, "seed": args.seed}, wall,
-                         args.out)
+    record = save_tables(tables, {"profile": args.profile, "epsilon": args.epsilon, "seed": args.seed}, wall, args.out)
     print(f"wrote {', '.join(sorted(record['tables']))} to {args.out} in {wall:.0f} s")
     return record
 

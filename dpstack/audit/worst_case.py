@@ -19,6 +19,7 @@ constructed output the loss is ≈ 0.74·ε_noise + (Jacobian cost)/2 per unit o
 importance, below ε for a correct calibration and above it when the noise
 or Δ are mis-calibrated (e.g. PPTL's ε^(k) = ε, or a skipped Δ).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,8 +27,14 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import clone
 
-from .exact import (_noise_from_output, _signed, exact_privacy_loss, exact_privacy_loss_terms, mechanism_blocks,
-                    sample_outputs)
+from .exact import (
+    _noise_from_output,
+    _signed,
+    exact_privacy_loss,
+    exact_privacy_loss_terms,
+    mechanism_blocks,
+    sample_outputs,
+)
 
 __all__ = ["AdversarialCase", "adversarial_case", "block_loss_table"]
 
@@ -54,11 +61,13 @@ class AdversarialCase:
 
     def max_loss(self, n_draws=500, random_state=0):
         """max |loss| over w* and ``n_draws`` outputs of the mechanism on D and on D'."""
-        W = np.vstack([
-            self.w_star,
-            sample_outputs(self.estimator, self.X, self.y, n_draws, random_state),
-            sample_outputs(self.estimator, self.X_prime, self.y_prime, n_draws, random_state),
-        ])
+        W = np.vstack(
+            [
+                self.w_star,
+                sample_outputs(self.estimator, self.X, self.y, n_draws, random_state),
+                sample_outputs(self.estimator, self.X_prime, self.y_prime, n_draws, random_state),
+            ]
+        )
         loss = exact_privacy_loss(self.estimator, self.X, self.y, self.X_prime, self.y_prime, W)
         return float(np.max(np.abs(loss)))
 
@@ -123,7 +132,7 @@ def adversarial_case(estimator, n_samples=40, n_features=None, margin=12.0, angl
     w_star, w0 = np.zeros(d_out), np.zeros(d_out)
     for blk, blk_p in zip(blocks, blocks_p):
         Z, Zp = blk["Z"], blk_p["Z"]
-        u, v = ys[0] * Z[0], ysp[0] * Zp[0]      # signed rows: the margin of a row is y·wᵀz
+        u, v = ys[0] * Z[0], ysp[0] * Zp[0]  # signed rows: the margin of a row is y·wᵀz
         A = np.vstack([u, v])
         if np.linalg.matrix_rank(A) == 2:
             wk = np.linalg.lstsq(A, np.array([float(record_margin), -margin]), rcond=None)[0]
@@ -168,13 +177,21 @@ def block_loss_table(case):
     for k, (blk, eps_k) in enumerate(zip(terms["blocks"], eps_blocks)):
         q = float(np.linalg.norm(blk["Z"][0]))  # the changed record sits on the block's bound
         ridge = blk["lam"] + blk["delta"]
-        rows.append({"block": k + 1, "q_k": q, "d_k": blk["Z"].shape[1], "λ_k": blk["lam"], "Δ_k": blk["delta"],
-                     "ε_k": float(eps_k),
-                     # ‖b_k(D) − b_k(D')‖ ≤ 2q_k and the density is exp(−‖b‖/scale)
-                     "noise bound": 2.0 * q / blk["noise_scale"],
-                     "Jacobian bound": 2.0 * np.log1p(q * q / (4.0 * n * ridge)),
-                     "noise part at w*": float(terms["noise"][0, k]),
-                     "Jacobian part at w*": float(terms["jacobian"][0, k])})
+        rows.append(
+            {
+                "block": k + 1,
+                "q_k": q,
+                "d_k": blk["Z"].shape[1],
+                "λ_k": blk["lam"],
+                "Δ_k": blk["delta"],
+                "ε_k": float(eps_k),
+                # ‖b_k(D) − b_k(D')‖ ≤ 2q_k and the density is exp(−‖b‖/scale)
+                "noise bound": 2.0 * q / blk["noise_scale"],
+                "Jacobian bound": 2.0 * np.log1p(q * q / (4.0 * n * ridge)),
+                "noise part at w*": float(terms["noise"][0, k]),
+                "Jacobian part at w*": float(terms["jacobian"][0, k]),
+            }
+        )
     table = pd.DataFrame(rows)
     total = table.drop(columns=["block", "q_k", "d_k", "λ_k", "Δ_k", "ε_k"]).sum()
     table = pd.concat([table, pd.DataFrame([{"block": "total", **total.to_dict()}])], ignore_index=True)

@@ -6,15 +6,15 @@ folder); :func:`dataset_status` lists what is present. Nothing is downloaded unl
 a pinned checksum. Each loader returns a :class:`sklearn.utils.Bunch` with ``data``,
 ``target`` and provenance (``files``: path -> sha256, ``citation``, ``licence``).
 """
+
 from ._archives import UnsafeArchiveError, safe_extract
-from ._home import ChecksumError, CorruptFileError, DatasetNotFoundError, REGISTRY, data_home, dataset_status, fetch
+from ._home import REGISTRY, ChecksumError, CorruptFileError, DatasetNotFoundError, data_home, dataset_status, fetch
 from .har import load_har
 from .kddcup99 import load_kddcup99
 from .mnist import load_mnist, read_idx
 from .news20 import NEWS20_GROUPS, SCI_GROUPS, TALK_GROUPS, load_news20
 from .preprocessing import har_mpl, kddcup99_scale, mnist_pst, mnist_transfer, news20_pst, url_mpl
-from .ruijin import (RUIJIN_SIZES, make_ruijin_like, ruijin_borrowing_check, ruijin_centre_table,
-                     ruijin_feature_table)
+from .ruijin import RUIJIN_SIZES, make_ruijin_like, ruijin_borrowing_check, ruijin_centre_table, ruijin_feature_table
 from .url import load_url
 
 __all__ = [

@@ -7,6 +7,7 @@
 Nothing is downloaded except by ``fetch``; ``make book`` calls it because building
 the whole companion is an explicit request for its data. CI never does.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,8 +30,10 @@ def main(argv=None):
         print(f"data home: {data_home()}")
         for name, part in status.groupby("dataset", sort=False):
             missing = part[~part.present]
-            print(f"  {name:9s} {len(part) - len(missing)}/{len(part)} files present"
-                  + (f"; missing e.g. {missing.file.iloc[0]}" if len(missing) else ""))
+            print(
+                f"  {name:9s} {len(part) - len(missing)}/{len(part)} files present"
+                + (f"; missing e.g. {missing.file.iloc[0]}" if len(missing) else "")
+            )
         return 0
 
     names = args.names or list(REGISTRY)
@@ -46,7 +49,7 @@ def main(argv=None):
         print(f"{name}: fetching {len(missing)} missing file(s) into {data_home()}")
         try:
             fetch(name)
-        except Exception as exc:  # offline, checksum mismatch, read-only data home: say which
+        except Exception as exc:  # noqa: BLE001 - offline, checksum mismatch, read-only data home: say which
             failed.append(name)
             print(f"{name}: could not fetch ({type(exc).__name__}: {exc})", file=sys.stderr)
     if failed:

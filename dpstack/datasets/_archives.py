@@ -4,6 +4,7 @@ A downloaded archive is untrusted input: a member named ``../../.bashrc`` or a
 symlink pointing outside the folder would write outside the extraction folder
 (CVE-2007-4559 and friends). Every member is checked before anything is read.
 """
+
 from __future__ import annotations
 
 import shutil

@@ -8,6 +8,7 @@ read. Entries are read with ``allow_pickle=False`` (nothing stored can run code)
 missing, truncated, corrupt or foreign entry is deleted and the caller re-parses from the
 source; a cache folder that cannot be written means no caching. Caching never raises.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -65,7 +66,7 @@ def load(name, key):
         meta = json.loads(arrays.pop(_META).tobytes().decode("utf-8"))
         if meta == {"format": FORMAT, "key": text, "sha256": _digest(arrays)}:
             return arrays
-    except Exception:  # noqa: BLE001 - truncated/corrupt zip, bad header, object arrays...: re-parse instead
+    except Exception:  # noqa: BLE001, S110 - truncated/corrupt zip, bad header, object arrays...: re-parse instead
         pass
     try:
         path.unlink()

@@ -6,6 +6,7 @@ reads is listed in :data:`REGISTRY` with its path inside the data home and a
 pinned checksum (sha256 of the verified file). Nothing is downloaded
 unless :func:`fetch` is called (or a loader gets ``download=True``).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -63,8 +64,16 @@ def reading(*paths):
         yield
     except (FileNotFoundError, DatasetNotFoundError, ChecksumError, CorruptFileError, UnsafeArchiveError):
         raise
-    except (OSError, EOFError, ValueError, zlib.error, tarfile.TarError, zipfile.BadZipFile,
-            UnicodeDecodeError, pd.errors.ParserError) as exc:
+    except (
+        OSError,
+        EOFError,
+        ValueError,
+        zlib.error,
+        tarfile.TarError,
+        zipfile.BadZipFile,
+        UnicodeDecodeError,
+        pd.errors.ParserError,
+    ) as exc:
         names = ", ".join(str(p) for p in paths)
         raise CorruptFileError(
             f"cannot read {names}: {type(exc).__name__}: {exc}. The file is damaged or not the published "
@@ -114,19 +123,31 @@ _HAR_ZIP = (
 # The authors' page, then UCI's copy of the same archive (the legacy "machine-learning-databases"
 # path that UCI's URL Reputation entry links to, as used by several public loaders). The
 # archive itself has no published checksum; every member is verified by its pin.
-_URL_TAR = ("http://www.sysnet.ucsd.edu/projects/url/url_svmlight.tar.gz",
-            "https://archive.ics.uci.edu/ml/machine-learning-databases/url/url_svmlight.tar.gz")
+_URL_TAR = (
+    "http://www.sysnet.ucsd.edu/projects/url/url_svmlight.tar.gz",
+    "https://archive.ics.uci.edu/ml/machine-learning-databases/url/url_svmlight.tar.gz",
+)
 _URL_BLOBS = (
-    "71b394a5430e9386a4d97d8ddd850155b9905b8b", "0278e110842fe5a3d9b3d94807cd4f7cee854d09",
-    "0bc8e2dcfaf8e0e8b7c702b564c1f75a3b3d29ef", "f49a42d67f50bdc7993ee0fae85908a41a6b66b5",
-    "95852083751c4fd9f605f0e68d293c43ad1e54fc", "2dbcd0f8f847d16676282f94bea98110323c29d5",
-    "779d5e58de986ff9f02a5dc7eb64f96b5c3e4032", "6fb749033f33f6ae067c7fcef3faaf0e34f8efe4",
-    "47dafea47d79160f57051f8bc2af54309bf220b9", "2620f8a5c058f535fe95b5729f7f83c941143d49",
-    "ad76768351b5b6add3e3f5cbfe52c642fec8da54", "ba5963e98c1905dd0ab48e6040cfc075172c7197",
-    "632ad0241ecca4bd8c1c20d5f9deb4f9d04b3ace", "9046a24af79544ffaf22d512a53730c8955960ca",
-    "41a578226d2d8b26d4cc0392d6e91b0036d41985", "1229d9f3344826bfa64278b456449f0f57d18bc0",
-    "2f33515620e3e004aeada63c63fb4623e626973c", "e350a0085c7f8509e6fc91781ca88d4c98409e7a",
-    "850702fc6bd0ab1b1e759d4ece1455b72b32b51e", "6f9cb6af28b919b8988d030e46f81a41c35f8079",
+    "71b394a5430e9386a4d97d8ddd850155b9905b8b",
+    "0278e110842fe5a3d9b3d94807cd4f7cee854d09",
+    "0bc8e2dcfaf8e0e8b7c702b564c1f75a3b3d29ef",
+    "f49a42d67f50bdc7993ee0fae85908a41a6b66b5",
+    "95852083751c4fd9f605f0e68d293c43ad1e54fc",
+    "2dbcd0f8f847d16676282f94bea98110323c29d5",
+    "779d5e58de986ff9f02a5dc7eb64f96b5c3e4032",
+    "6fb749033f33f6ae067c7fcef3faaf0e34f8efe4",
+    "47dafea47d79160f57051f8bc2af54309bf220b9",
+    "2620f8a5c058f535fe95b5729f7f83c941143d49",
+    "ad76768351b5b6add3e3f5cbfe52c642fec8da54",
+    "ba5963e98c1905dd0ab48e6040cfc075172c7197",
+    "632ad0241ecca4bd8c1c20d5f9deb4f9d04b3ace",
+    "9046a24af79544ffaf22d512a53730c8955960ca",
+    "41a578226d2d8b26d4cc0392d6e91b0036d41985",
+    "1229d9f3344826bfa64278b456449f0f57d18bc0",
+    "2f33515620e3e004aeada63c63fb4623e626973c",
+    "e350a0085c7f8509e6fc91781ca88d4c98409e7a",
+    "850702fc6bd0ab1b1e759d4ece1455b72b32b51e",
+    "6f9cb6af28b919b8988d030e46f81a41c35f8079",
 )
 
 _URL_LATER_BLOBS = {45: "654394c782d5361d08f69b89239ef9c2a2762c9d"}
@@ -139,14 +160,19 @@ def _mnist(name, sha):
 
 def _har(rel, sha=None, blob=None):
     return RawFile(
-        f"uci_har/UCI_HAR_Dataset/{rel}", (sha,) if sha else (), git_blob=blob,
-        archive=_HAR_ZIP, member=f"UCI HAR Dataset/{rel}",
+        f"uci_har/UCI_HAR_Dataset/{rel}",
+        (sha,) if sha else (),
+        git_blob=blob,
+        archive=_HAR_ZIP,
+        member=f"UCI HAR Dataset/{rel}",
     )
 
 
 REGISTRY = {
     "mnist": DatasetInfo(
-        "mnist", "MNIST handwritten digits (IDX files)", "lecun1998gradient",
+        "mnist",
+        "MNIST handwritten digits (IDX files)",
+        "lecun1998gradient",
         "no licence stated on the original page; used freely for research with attribution",
         (
             _mnist("train-images-idx3-ubyte.gz", "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609"),
@@ -156,21 +182,29 @@ REGISTRY = {
         ),
     ),
     "news20": DatasetInfo(
-        "news20", "20 Newsgroups, 'bydate' split", "lang1995newsweeder",
+        "news20",
+        "20 Newsgroups, 'bydate' split",
+        "lang1995newsweeder",
         "no explicit licence on the distribution page; UCI lists CC BY 4.0",
         (
             RawFile(
                 "20newsgroups/20news-bydate.tar.gz",
                 # the original tarball (scikit-learn's pin) and a verified re-pack of the same files
-                ("8f1b2514ca22a5ade8fbb9cfa5727df95fa587f4c87b786e15c759fa66d95610",
-                 "f934583ecd65eae06e4d23af0fcb72ade56b76bad2279c0aed7d520aa6527b02"),
-                urls=("http://qwone.com/~jason/20Newsgroups/20news-bydate.tar.gz",
-                      "https://ndownloader.figshare.com/files/5975967"),
+                (
+                    "8f1b2514ca22a5ade8fbb9cfa5727df95fa587f4c87b786e15c759fa66d95610",
+                    "f934583ecd65eae06e4d23af0fcb72ade56b76bad2279c0aed7d520aa6527b02",
+                ),
+                urls=(
+                    "http://qwone.com/~jason/20Newsgroups/20news-bydate.tar.gz",
+                    "https://ndownloader.figshare.com/files/5975967",
+                ),
             ),
         ),
     ),
     "har": DatasetInfo(
-        "har", "UCI Human Activity Recognition Using Smartphones", "anguita2013public",
+        "har",
+        "UCI Human Activity Recognition Using Smartphones",
+        "anguita2013public",
         "UCI lists CC BY 4.0; the dataset README forbids commercial use",
         (
             _har("features.txt", "b384889885b1c8680ecf250e0e605b4c79536cdf09ce9f2fa7225a3c6773b5c7"),
@@ -184,14 +218,18 @@ REGISTRY = {
         ),
     ),
     "kddcup99": DatasetInfo(
-        "kddcup99", "KDD Cup 1999 (10% training file, labelled 'corrected' test file)", "stolfo2000cost",
+        "kddcup99",
+        "KDD Cup 1999 (10% training file, labelled 'corrected' test file)",
+        "stolfo2000cost",
         "CC BY 4.0 (per UCI)",
         (
             RawFile(
                 "kddcup99/kddcup.data_10_percent.gz",
                 ("8045aca0d84e70e622d1148d7df782496f6333bf6eb979a1b0837c42a9fd9561",),
-                urls=("http://kdd.ics.uci.edu/databases/kddcup99/kddcup.data_10_percent.gz",
-                      "https://ndownloader.figshare.com/files/5976042"),
+                urls=(
+                    "http://kdd.ics.uci.edu/databases/kddcup99/kddcup.data_10_percent.gz",
+                    "https://ndownloader.figshare.com/files/5976042",
+                ),
             ),
             RawFile(
                 "kddcup99/corrected.gz",
@@ -201,15 +239,22 @@ REGISTRY = {
         ),
     ),
     "url": DatasetInfo(
-        "url", "Malicious URL (URL Reputation) svmlight day files", "ma2009identifying",
+        "url",
+        "Malicious URL (URL Reputation) svmlight day files",
+        "ma2009identifying",
         "check the UCI entry before redistributing",
         # Days 0-19 (the ones MPL uses) are pinned by the git blob ids of the genuine files;
         # Day45 by its sha256 (the one later day whose genuine bytes we hold); the other days are
         # not used by any experiment and have no published checksum to pin.
         tuple(
-            RawFile(f"url_svmlight/Day{d}.svm", sha256=_URL_SHA256.get(d, ()),
-                    git_blob=_URL_BLOBS[d] if d < 20 else (_URL_LATER_BLOBS.get(d)),
-                    archive=_URL_TAR, member=f"url_svmlight/Day{d}.svm", required=d < 20)
+            RawFile(
+                f"url_svmlight/Day{d}.svm",
+                sha256=_URL_SHA256.get(d, ()),
+                git_blob=_URL_BLOBS[d] if d < 20 else (_URL_LATER_BLOBS.get(d)),
+                archive=_URL_TAR,
+                member=f"url_svmlight/Day{d}.svm",
+                required=d < 20,
+            )
             for d in range(121)
         ),
     ),
@@ -340,8 +385,15 @@ def dataset_status(home=None):
     rows = []
     for info in REGISTRY.values():
         for f in info.files:
-            rows.append({"dataset": info.name, "file": f.path, "required": f.required,
-                         "present": (home / f.path).is_file(), "path": str(home / f.path)})
+            rows.append(
+                {
+                    "dataset": info.name,
+                    "file": f.path,
+                    "required": f.required,
+                    "present": (home / f.path).is_file(),
+                    "path": str(home / f.path),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -445,10 +497,15 @@ def fetch(name, data_home=None, only=None, opener=None):
     opener = opener or _download
     unknown = sorted(set(only or ()) - {f.path for f in info.files})
     if unknown:
-        raise ValueError(f"{name} has no file(s) {', '.join(unknown)}; its files are "
-                         f"{', '.join(f.path for f in info.files[:8])}{' ...' if len(info.files) > 8 else ''}")
-    todo = [f for f in info.files if (only is None and not (home / f.path).is_file())
-            or (only is not None and f.path in only)]
+        raise ValueError(
+            f"{name} has no file(s) {', '.join(unknown)}; its files are "
+            f"{', '.join(f.path for f in info.files[:8])}{' ...' if len(info.files) > 8 else ''}"
+        )
+    todo = [
+        f
+        for f in info.files
+        if (only is None and not (home / f.path).is_file()) or (only is not None and f.path in only)
+    ]
     direct = [f for f in todo if f.archive is None]
     by_archive = {}
     for f in todo:
@@ -497,8 +554,12 @@ def fetch(name, data_home=None, only=None, opener=None):
             finally:
                 shutil.rmtree(tmpdir, ignore_errors=True)
         else:
-            _raise_all_failed(f"the archive holding {', '.join(f.path for f in files[:4])}"
-                              f"{' ...' if len(files) > 4 else ''}", info, home, errors)
+            _raise_all_failed(
+                f"the archive holding {', '.join(f.path for f in files[:4])}{' ...' if len(files) > 4 else ''}",
+                info,
+                home,
+                errors,
+            )
     return done
 
 

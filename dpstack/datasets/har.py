@@ -1,4 +1,5 @@
 """UCI Human Activity Recognition (smartphones): 561 features, 6 activities, train/test as distributed."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -68,13 +69,20 @@ def load_har(subset="train", data_home=None, download=False, verify=True, cache=
         raise ValueError(f"subset must be 'train', 'test' or 'all', got {subset!r}")
     parts = ["train", "test"] if subset == "all" else [subset]
     needed = [_DIR + "features.txt", _DIR + "activity_labels.txt"] + [
-        f"{_DIR}{p}/{k}_{p}.txt" for p in parts for k in ("X", "y", "subject")]
+        f"{_DIR}{p}/{k}_{p}.txt" for p in parts for k in ("X", "y", "subject")
+    ]
     found = resolve_files("har", data_home, download, verify, only=needed)
     home = _home_path(data_home)
-    names = [line.split(" ", 1)[1].strip() for line in
-             found[_DIR + "features.txt"][0].read_text("latin-1").splitlines() if line.strip()]
-    labels = [line.split(" ", 1)[1].strip() for line in
-              found[_DIR + "activity_labels.txt"][0].read_text("latin-1").splitlines() if line.strip()]
+    names = [
+        line.split(" ", 1)[1].strip()
+        for line in found[_DIR + "features.txt"][0].read_text("latin-1").splitlines()
+        if line.strip()
+    ]
+    labels = [
+        line.split(" ", 1)[1].strip()
+        for line in found[_DIR + "activity_labels.txt"][0].read_text("latin-1").splitlines()
+        if line.strip()
+    ]
     Xs, ys, subjects, which = [], [], [], []
     for p in parts:
         x_path, x_sha = found[f"{_DIR}{p}/X_{p}.txt"]
@@ -97,9 +105,15 @@ def load_har(subset="train", data_home=None, download=False, verify=True, cache=
         which.append(np.full(len(y), p))
     info = REGISTRY["har"]
     return Bunch(
-        data=np.vstack(Xs), target=np.concatenate(ys), target_names=labels,
-        subject=np.concatenate(subjects), subset=np.concatenate(which), feature_names=names,
-        files={k: found[k][1] for k in needed}, data_home=str(home),
-        citation=info.citation, licence=info.licence,
+        data=np.vstack(Xs),
+        target=np.concatenate(ys),
+        target_names=labels,
+        subject=np.concatenate(subjects),
+        subset=np.concatenate(which),
+        feature_names=names,
+        files={k: found[k][1] for k in needed},
+        data_home=str(home),
+        citation=info.citation,
+        licence=info.licence,
         description=f"UCI HAR {subset}: 561 features, activities 1..6",
     )

@@ -1,4 +1,5 @@
 """KDD Cup 1999: the 10% training file and the labelled ``corrected`` test file."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -132,15 +133,20 @@ def load_kddcup99(subset="train", data_home=None, download=False, verify=True, d
     for part in parts:
         path = found[_FILES[part]][0]
         with reading(path):
-            frame = pd.read_csv(path, header=None, names=KDD_COLUMNS + ["label"], dtype={
-                c: "category" for c in KDD_CATEGORIES} | {"label": "category"}, compression="infer")
+            frame = pd.read_csv(
+                path,
+                header=None,
+                names=KDD_COLUMNS + ["label"],
+                dtype={c: "category" for c in KDD_CATEGORIES} | {"label": "category"},
+                compression="infer",
+            )
         if frame.isna().any().any():
             raise ValueError(f"{path}: rows with missing fields (expected 42 comma-separated fields)")
         frames.append(frame)
     X = np.zeros((sum(len(f) for f in frames), len(kddcup99_feature_names())), dtype=dtype)
     unknown, attack, start = {c: 0 for c in KDD_CATEGORIES}, [], 0
     for frame in frames:
-        for col, count in _encode_into(frame, X[start:start + len(frame)]).items():
+        for col, count in _encode_into(frame, X[start : start + len(frame)]).items():
             unknown[col] += count
         labels = frame["label"].cat.rename_categories(lambda v: str(v).rstrip("."))
         attack.append(np.asarray(labels.astype(str)))

@@ -1,4 +1,5 @@
 """MNIST from the four original IDX files."""
+
 from __future__ import annotations
 
 import gzip

@@ -1,4 +1,5 @@
 """20 Newsgroups ("bydate") from ``20news-bydate.tar.gz``, read without extracting to disk."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,9 +15,20 @@ __all__ = ["load_news20", "SCI_GROUPS", "TALK_GROUPS", "NEWS20_GROUPS"]
 SCI_GROUPS = ("sci.crypt", "sci.electronics", "sci.med", "sci.space")
 TALK_GROUPS = ("talk.politics.guns", "talk.politics.mideast", "talk.politics.misc", "talk.religion.misc")
 NEWS20_GROUPS = (
-    "alt.atheism", "comp.graphics", "comp.os.ms-windows.misc", "comp.sys.ibm.pc.hardware",
-    "comp.sys.mac.hardware", "comp.windows.x", "misc.forsale", "rec.autos", "rec.motorcycles",
-    "rec.sport.baseball", "rec.sport.hockey", *SCI_GROUPS, "soc.religion.christian", *TALK_GROUPS,
+    "alt.atheism",
+    "comp.graphics",
+    "comp.os.ms-windows.misc",
+    "comp.sys.ibm.pc.hardware",
+    "comp.sys.mac.hardware",
+    "comp.windows.x",
+    "misc.forsale",
+    "rec.autos",
+    "rec.motorcycles",
+    "rec.sport.baseball",
+    "rec.sport.hockey",
+    *SCI_GROUPS,
+    "soc.religion.christian",
+    *TALK_GROUPS,
 )
 _TAR = "20newsgroups/20news-bydate.tar.gz"
 LOADER_VERSION = 2  # bump when the parsed arrays change: cached parses of older versions are not used
@@ -37,8 +49,12 @@ def _parse_tar(path):
         splits.append(_SPLIT_DIRS[parts[0]])
         ids.append(parts[2])
     order = sorted(range(len(texts)), key=lambda i: (splits[i] != "train", groups[i], _numeric(ids[i])))
-    return ([texts[i] for i in order], np.array([groups[i] for i in order]),
-            np.array([splits[i] for i in order]), np.array([ids[i] for i in order]))
+    return (
+        [texts[i] for i in order],
+        np.array([groups[i] for i in order]),
+        np.array([splits[i] for i in order]),
+        np.array([ids[i] for i in order]),
+    )
 
 
 def _numeric(article_id):
@@ -47,18 +63,24 @@ def _numeric(article_id):
 
 def _to_arrays(texts, groups, splits, ids):
     blobs = [t.encode("utf-8") for t in texts]
-    return {"blob": np.frombuffer(b"".join(blobs), np.uint8), "offsets": np.cumsum([0] + [len(b) for b in blobs]),
-            "groups": groups, "splits": splits, "ids": ids}
+    return {
+        "blob": np.frombuffer(b"".join(blobs), np.uint8),
+        "offsets": np.cumsum([0] + [len(b) for b in blobs]),
+        "groups": groups,
+        "splits": splits,
+        "ids": ids,
+    }
 
 
 def _from_arrays(a):
     blob, off = a["blob"].tobytes(), a["offsets"]
-    texts = [blob[off[i]:off[i + 1]].decode("utf-8") for i in range(len(off) - 1)]
+    texts = [blob[off[i] : off[i + 1]].decode("utf-8") for i in range(len(off) - 1)]
     return texts, a["groups"].astype(str), a["splits"].astype(str), a["ids"].astype(str)
 
 
-def load_news20(subset="train", positive=SCI_GROUPS, negative=TALK_GROUPS, data_home=None,
-                download=False, verify=True, cache=True):
+def load_news20(
+    subset="train", positive=SCI_GROUPS, negative=TALK_GROUPS, data_home=None, download=False, verify=True, cache=True
+):
     """Load the papers' NEWS20 task: posts of the ``sci.*`` groups (1) vs the ``talk.*`` groups (0).
 
     Posts are read straight out of ``20news-bydate.tar.gz``: every member is checked
@@ -111,8 +133,10 @@ def load_news20(subset="train", positive=SCI_GROUPS, negative=TALK_GROUPS, data_
     positive, negative = tuple(positive), tuple(negative)
     bad = [g for g in positive + negative if g not in NEWS20_GROUPS]
     if bad or not positive or set(positive) & set(negative):
-        raise ValueError(f"positive/negative must be disjoint, non-empty lists of 20 Newsgroups names; "
-                         f"unknown: {bad}; known: {', '.join(NEWS20_GROUPS)}")
+        raise ValueError(
+            f"positive/negative must be disjoint, non-empty lists of 20 Newsgroups names; "
+            f"unknown: {bad}; known: {', '.join(NEWS20_GROUPS)}"
+        )
     found = resolve_files("news20", data_home, download, verify)
     path, sha = found[_TAR]
     home = _home_path(data_home)

@@ -1,4 +1,5 @@
 """Tables for the datasets page: what is present, loaded shapes, sizes next to the papers'."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,21 +26,38 @@ def file_summary(data_home=None):
     rows = []
     for name, g in st.groupby("dataset", sort=False):
         missing = list(g.loc[~g.present, "file"])
-        rows.append({"dataset": name, "files expected": len(g), "present": int(g.present.sum()),
-                     "missing": ", ".join(missing[:3]) + (f" (+{len(missing) - 3} more)" if len(missing) > 3 else "")})
+        rows.append(
+            {
+                "dataset": name,
+                "files expected": len(g),
+                "present": int(g.present.sum()),
+                "missing": ", ".join(missing[:3]) + (f" (+{len(missing) - 3} more)" if len(missing) > 3 else ""),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def _row(dataset, subset, bunch=None, reason=""):
     if bunch is None:
-        return {"dataset": dataset, "subset": subset, "samples": np.nan, "features": np.nan,
-                "classes": np.nan, "positive fraction": np.nan, "note": reason}
+        return {
+            "dataset": dataset,
+            "subset": subset,
+            "samples": np.nan,
+            "features": np.nan,
+            "classes": np.nan,
+            "positive fraction": np.nan,
+            "note": reason,
+        }
     y = np.asarray(bunch.target)
-    return {"dataset": dataset, "subset": subset, "samples": bunch.data.shape[0] if hasattr(bunch.data, "shape")
-            else len(bunch.data), "features": bunch.data.shape[1] if hasattr(bunch.data, "shape") else np.nan,
-            "classes": len(np.unique(y)), "positive fraction": round(float(np.mean(y == y.max())), 4)
-            if len(np.unique(y)) == 2 else np.nan,
-            "note": "" if hasattr(bunch.data, "shape") else "raw texts (features come from TF-IDF)"}
+    return {
+        "dataset": dataset,
+        "subset": subset,
+        "samples": bunch.data.shape[0] if hasattr(bunch.data, "shape") else len(bunch.data),
+        "features": bunch.data.shape[1] if hasattr(bunch.data, "shape") else np.nan,
+        "classes": len(np.unique(y)),
+        "positive fraction": round(float(np.mean(y == y.max())), 4) if len(np.unique(y)) == 2 else np.nan,
+        "note": "" if hasattr(bunch.data, "shape") else "raw texts (features come from TF-IDF)",
+    }
 
 
 def loaded_shapes(data_home=None, keep=()):
@@ -72,7 +90,9 @@ def loaded_shapes(data_home=None, keep=()):
         except DatasetNotFoundError as exc:
             missing = str(exc).split("missing file(s) ", 1)[1].split(" in data home")[0]
             n = missing.count(",") + 1
-            rows.append(_row(name, subset, reason=f"missing {n} file(s): {missing[:60]}{'…' if len(missing) > 60 else ''}"))
+            rows.append(
+                _row(name, subset, reason=f"missing {n} file(s): {missing[:60]}{'…' if len(missing) > 60 else ''}")
+            )
     table = pd.DataFrame(rows)
     for col in ("samples", "features", "classes"):
         table[col] = table[col].astype("Int64")
@@ -103,8 +123,7 @@ def kdd_encoding_counts(train=None, test=None, data_home=None):
     ]:
         n_ind = sum(n_values(bunches, a) for a in attrs)
         n_num = len(KDD_COLUMNS) - len(attrs)
-        rows.append({"rule": label, "numeric columns": n_num, "indicator columns": n_ind,
-                     "total": n_num + n_ind})
+        rows.append({"rule": label, "numeric columns": n_num, "indicator columns": n_ind, "total": n_num + n_ind})
     return pd.DataFrame(rows)
 
 
@@ -115,6 +134,7 @@ def paper_sizes(shapes, mnist, news, transfer):
     are the Bunches of :func:`mnist_pst`, :func:`news20_pst` and :func:`mnist_transfer`.
     An absent dataset shows "absent".
     """
+
     def n(x):
         return "absent" if x is None or pd.isna(x) else f"{int(x):,}"
 
@@ -123,19 +143,44 @@ def paper_sizes(shapes, mnist, news, transfer):
         return row[col].iloc[0] if len(row) else None
 
     rows = [
-        ("PST Table 1", "MNIST 0 vs 8", "3,000 / 2,000 / 100",
-         f"{n(len(mnist.y_train))} / {n(len(mnist.y_test))} / {mnist.X_train.shape[1]}"),
-        ("PST Table 1", "NEWS20 sci vs talk", "4,321 / 643 / 100",
-         f"{n(len(news.y_train))} / {n(len(news.y_test))} / {news.X_train.shape[1]}"),
-        ("PPTL §4.1", "MNIST source 0/8, target 0/9", "2,000 / 1,000 / 100",
-         f"{n(len(transfer.y_source))} / {n(len(transfer.y_target))} / {transfer.X_source.shape[1]}"),
-        ("MPL §6.1", "UCI HAR (6 classes)", "7K / 3K / 50 after PCA",
-         f"{n(size('UCI HAR', 'train'))} / {n(size('UCI HAR', 'test'))} / 50 after PCA"),
-        ("MPL §6.2", "KDD Cup 99", "493K / 311K / 123",
-         f"{n(size('KDD Cup 99', 'train (10%)'))} / {n(size('KDD Cup 99', 'test (corrected)'))} / "
-         f"{n(size('KDD Cup 99', 'train (10%)', 'features'))}"),
-        ("MPL §6.3", "Malicious URL", "200K / 200K / 50 after PCA",
-         f"{n(size('Malicious URL', 'days 0-9'))} / {n(size('Malicious URL', 'days 10-19'))} / 50 after PCA"),
+        (
+            "PST Table 1",
+            "MNIST 0 vs 8",
+            "3,000 / 2,000 / 100",
+            f"{n(len(mnist.y_train))} / {n(len(mnist.y_test))} / {mnist.X_train.shape[1]}",
+        ),
+        (
+            "PST Table 1",
+            "NEWS20 sci vs talk",
+            "4,321 / 643 / 100",
+            f"{n(len(news.y_train))} / {n(len(news.y_test))} / {news.X_train.shape[1]}",
+        ),
+        (
+            "PPTL §4.1",
+            "MNIST source 0/8, target 0/9",
+            "2,000 / 1,000 / 100",
+            f"{n(len(transfer.y_source))} / {n(len(transfer.y_target))} / {transfer.X_source.shape[1]}",
+        ),
+        (
+            "MPL §6.1",
+            "UCI HAR (6 classes)",
+            "7K / 3K / 50 after PCA",
+            f"{n(size('UCI HAR', 'train'))} / {n(size('UCI HAR', 'test'))} / 50 after PCA",
+        ),
+        (
+            "MPL §6.2",
+            "KDD Cup 99",
+            "493K / 311K / 123",
+            f"{n(size('KDD Cup 99', 'train (10%)'))} / {n(size('KDD Cup 99', 'test (corrected)'))} / "
+            f"{n(size('KDD Cup 99', 'train (10%)', 'features'))}",
+        ),
+        (
+            "MPL §6.3",
+            "Malicious URL",
+            "200K / 200K / 50 after PCA",
+            f"{n(size('Malicious URL', 'days 0-9'))} / {n(size('Malicious URL', 'days 10-19'))} / 50 after PCA",
+        ),
     ]
-    return pd.DataFrame(rows, columns=["paper", "task", "paper: train / test / features",
-                                       "here: train / test / features"])
+    return pd.DataFrame(
+        rows, columns=["paper", "task", "paper: train / test / features", "here: train / test / features"]
+    )

@@ -8,6 +8,7 @@ variances used as importances) are *outside* the guarantee, as in the papers
 the same step fitted on a held-out part that plays the role of public data and is
 disjoint from every sample used for training or testing.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,10 +20,10 @@ from sklearn.decomposition import PCA
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.utils import Bunch
 
-from . import _cache
-from ._home import resolve_files
 from .._validation import check_random_state
 from ..mechanisms import clip_rows
+from . import _cache
+from ._home import resolve_files
 from .kddcup99 import KDD_COLUMNS
 from .mnist import load_mnist
 from .news20 import NEWS20_GROUPS, SCI_GROUPS, TALK_GROUPS, load_news20
@@ -42,16 +43,19 @@ __all__ = [
 STEP_COLUMNS = ["step", "fitted on", "uses private data", "inside DP guarantee"]
 
 
-
 def _mnist_pca_steps(selection, importances, n_components, fitted, fit_on, scale):
     """The steps table of the MNIST pipelines: which steps use private data, which are inside the guarantee."""
     private = fit_on == "private"
-    return pd.DataFrame([
-        [selection, "-", False, True],
-        [f"PCA to {n_components}", fitted, private, not private],
-        [importances, fitted, private, not private],
-        [f"multiply by {scale}, clip rows to norm 1", "per row", True, True],
-    ], columns=STEP_COLUMNS)
+    return pd.DataFrame(
+        [
+            [selection, "-", False, True],
+            [f"PCA to {n_components}", fitted, private, not private],
+            [importances, fitted, private, not private],
+            [f"multiply by {scale}, clip rows to norm 1", "per row", True, True],
+        ],
+        columns=STEP_COLUMNS,
+    )
+
 
 def _check_fit_on(fit_on):
     if fit_on not in ("private", "public"):
@@ -85,8 +89,18 @@ def _binary(target, positive):
     return (np.asarray(target) == positive).astype(np.int64)
 
 
-def mnist_pst(digits=(0, 8), n_samples=5000, n_train=3000, n_components=100, fit_on="private",
-              n_public=2000, scale=1.0, random_state=0, data_home=None, verify=True):
+def mnist_pst(
+    digits=(0, 8),
+    n_samples=5000,
+    n_train=3000,
+    n_components=100,
+    fit_on="private",
+    n_public=2000,
+    scale=1.0,
+    random_state=0,
+    data_home=None,
+    verify=True,
+):
     """PST §4.1 / Table 1: an MNIST digit pair, 5,000 samples, PCA to 100, rows clipped to norm 1.
 
     Steps: (1) pool every official train and test image of the two digits (13,728 for
@@ -146,19 +160,43 @@ def mnist_pst(digits=(0, 8), n_samples=5000, n_train=3000, n_components=100, fit
     pca = fit_pca(X[:n_train] if fit_on == "private" else pool.data[public], n_components, 0)
     Z, clipped = scale_and_clip(pca.transform(X), scale)
     fitted = "training samples" if fit_on == "private" else f"{n_public:,} held-out images"
-    steps = _mnist_pca_steps("select digits, sample 5,000, split 3,000/2,000",
-                             "feature variances v_i (PST eq. 6 importances)", n_components, fitted, fit_on, scale)
+    steps = _mnist_pca_steps(
+        "select digits, sample 5,000, split 3,000/2,000",
+        "feature variances v_i (PST eq. 6 importances)",
+        n_components,
+        fitted,
+        fit_on,
+        scale,
+    )
     return Bunch(
-        X_train=Z[:n_train], y_train=y[:n_train], X_test=Z[n_train:], y_test=y[n_train:],
-        feature_variance=pca.explained_variance_.copy(), pca=pca, clipped_fraction=clipped,
-        mnist_index=pool.index[use], public_index=pool.index[public], steps=steps,
-        target_names=list(digits), fit_on=fit_on,
+        X_train=Z[:n_train],
+        y_train=y[:n_train],
+        X_test=Z[n_train:],
+        y_test=y[n_train:],
+        feature_variance=pca.explained_variance_.copy(),
+        pca=pca,
+        clipped_fraction=clipped,
+        mnist_index=pool.index[use],
+        public_index=pool.index[public],
+        steps=steps,
+        target_names=list(digits),
+        fit_on=fit_on,
     )
 
 
-def mnist_transfer(source_digits=(0, 8), target_digits=(0, 9), n_source=2000, n_target=1000,
-                   n_components=100, fit_on="private", n_public=2000, scale=1.0, random_state=0,
-                   data_home=None, verify=True):
+def mnist_transfer(
+    source_digits=(0, 8),
+    target_digits=(0, 9),
+    n_source=2000,
+    n_target=1000,
+    n_components=100,
+    fit_on="private",
+    n_public=2000,
+    scale=1.0,
+    random_state=0,
+    data_home=None,
+    verify=True,
+):
     """PPTL §4.1: source task 0 vs 8 (2,000 samples), target task 0 vs 9 (1,000), PCA to 100.
 
     Steps: pool every official image of the digits involved; draw disjoint source and
@@ -197,22 +235,44 @@ def mnist_transfer(source_digits=(0, 8), target_digits=(0, 9), n_source=2000, n_
     Zs, c1 = scale_and_clip(pca.transform(pool.data[src]), scale)
     Zt, c2 = scale_and_clip(pca.transform(pool.data[tgt]), scale)
     fitted = "source + target samples" if fit_on == "private" else f"{len(public):,} held-out images"
-    steps = _mnist_pca_steps("select digits, draw disjoint source/target samples",
-                             "feature variances (importances for PPTL-FS(W))", n_components, fitted, fit_on, scale)
+    steps = _mnist_pca_steps(
+        "select digits, draw disjoint source/target samples",
+        "feature variances (importances for PPTL-FS(W))",
+        n_components,
+        fitted,
+        fit_on,
+        scale,
+    )
     return Bunch(
-        X_source=Zs, y_source=_binary(pool.target[src], source_digits[1]),
-        X_target=Zt, y_target=_binary(pool.target[tgt], target_digits[1]),
-        feature_variance=pca.explained_variance_.copy(), pca=pca,
+        X_source=Zs,
+        y_source=_binary(pool.target[src], source_digits[1]),
+        X_target=Zt,
+        y_target=_binary(pool.target[tgt], target_digits[1]),
+        feature_variance=pca.explained_variance_.copy(),
+        pca=pca,
         clipped_fraction=(c1 * len(src) + c2 * len(tgt)) / (len(src) + len(tgt)),
-        source_index=pool.index[src], target_index=pool.index[tgt], steps=steps, fit_on=fit_on,
+        source_index=pool.index[src],
+        target_index=pool.index[tgt],
+        steps=steps,
+        fit_on=fit_on,
     )
 
 
 NEWS20_PST_VERSION = 1  # bump when news20_pst's output changes: older cached results are then ignored
 
 
-def news20_pst(n_components=100, fit_on="private", n_train=None, n_test=None, min_df=2, scale=1.0,
-               random_state=0, data_home=None, verify=True, cache=True):
+def news20_pst(
+    n_components=100,
+    fit_on="private",
+    n_train=None,
+    n_test=None,
+    min_df=2,
+    scale=1.0,
+    random_state=0,
+    data_home=None,
+    verify=True,
+    cache=True,
+):
     """PST §4.1 / Table 1: NEWS20 sci.* (1) vs talk.* (0), TF-IDF, PCA to 100, rows clipped to 1.
 
     Sizes: the "bydate" training split of the eight groups is the training set (4,325
@@ -241,9 +301,18 @@ def news20_pst(n_components=100, fit_on="private", n_train=None, n_test=None, mi
     key = None
     if cache and ((n_train is None and n_test is None) or _is_int(random_state)):
         sha = resolve_files("news20", data_home, False, verify)[_NEWS20_TAR][1]
-        key = _news20_pst_key(sha, dict(
-            n_components=n_components, fit_on=fit_on, n_train=n_train, n_test=n_test, min_df=min_df,
-            scale=float(scale), random_state=None if n_train is None and n_test is None else int(random_state)))
+        key = _news20_pst_key(
+            sha,
+            dict(
+                n_components=n_components,
+                fit_on=fit_on,
+                n_train=n_train,
+                n_test=n_test,
+                min_df=min_df,
+                scale=float(scale),
+                random_state=None if n_train is None and n_test is None else int(random_state),
+            ),
+        )
         hit = _cache.load("news20-pst", key)
         if hit is not None:
             try:
@@ -253,7 +322,9 @@ def news20_pst(n_components=100, fit_on="private", n_train=None, n_test=None, mi
     rng = check_random_state(random_state)
     train = load_news20("train", data_home=data_home, verify=verify)
     test = load_news20("test", data_home=data_home, verify=verify)
-    i_tr = np.arange(len(train.data)) if n_train is None else np.sort(rng.choice(len(train.data), n_train, replace=False))
+    i_tr = (
+        np.arange(len(train.data)) if n_train is None else np.sort(rng.choice(len(train.data), n_train, replace=False))
+    )
     i_te = np.arange(len(test.data)) if n_test is None else np.sort(rng.choice(len(test.data), n_test, replace=False))
     docs_tr = [train.data[i] for i in i_tr]
     docs_te = [test.data[i] for i in i_te]
@@ -266,10 +337,17 @@ def news20_pst(n_components=100, fit_on="private", n_train=None, n_test=None, mi
     pca = fit_pca(vec.transform(fit_docs), n_components, 0)
     Z_tr, c1 = scale_and_clip(pca.transform(vec.transform(docs_tr)), scale)
     Z_te, c2 = scale_and_clip(pca.transform(vec.transform(docs_te)), scale)
-    parts = dict(X_train=Z_tr, y_train=train.target[i_tr], X_test=Z_te, y_test=test.target[i_te],
-                 vectorizer=vec, pca=pca,
-                 clipped_fraction=(c1 * len(i_tr) + c2 * len(i_te)) / (len(i_tr) + len(i_te)),
-                 group_train=train.group[i_tr], group_test=test.group[i_te])
+    parts = dict(
+        X_train=Z_tr,
+        y_train=train.target[i_tr],
+        X_test=Z_te,
+        y_test=test.target[i_te],
+        vectorizer=vec,
+        pca=pca,
+        clipped_fraction=(c1 * len(i_tr) + c2 * len(i_te)) / (len(i_tr) + len(i_te)),
+        group_train=train.group[i_tr],
+        group_test=test.group[i_te],
+    )
     if key is not None:
         _cache.save("news20-pst", key, _news20_to_arrays(parts))
     return _news20_pst_bunch(n_components, fit_on, scale, **parts)
@@ -287,8 +365,12 @@ def _news20_pst_key(sha, params):
     import scipy
     import sklearn
 
-    return {"source_sha256": sha, "loader_version": NEWS20_PST_VERSION, "params": params,
-            "versions": {"numpy": np.__version__, "scipy": scipy.__version__, "scikit-learn": sklearn.__version__}}
+    return {
+        "source_sha256": sha,
+        "loader_version": NEWS20_PST_VERSION,
+        "params": params,
+        "versions": {"numpy": np.__version__, "scipy": scipy.__version__, "scikit-learn": sklearn.__version__},
+    }
 
 
 def _news20_to_arrays(parts):
@@ -331,21 +413,45 @@ def _news20_from_arrays(a, min_df):
     return dict(parts, vectorizer=vec, pca=pca, clipped_fraction=float(a["clipped_fraction"]))
 
 
-def _news20_pst_bunch(n_components, fit_on, scale, X_train, y_train, X_test, y_test, vectorizer, pca,
-                      clipped_fraction, group_train, group_test):
+def _news20_pst_bunch(
+    n_components,
+    fit_on,
+    scale,
+    X_train,
+    y_train,
+    X_test,
+    y_test,
+    vectorizer,
+    pca,
+    clipped_fraction,
+    group_train,
+    group_test,
+):
     fitted = "training posts" if fit_on == "private" else "training posts of the 12 other groups"
-    steps = pd.DataFrame([
-        ["sci.* vs talk.*, bydate train/test split", "-", False, True],
-        ["TF-IDF vocabulary and idf weights", fitted, fit_on == "private", fit_on == "public"],
-        [f"PCA to {n_components}", fitted, fit_on == "private", fit_on == "public"],
-        ["feature variances v_i (PST eq. 6 importances)", fitted, fit_on == "private", fit_on == "public"],
-        [f"multiply by {scale}, clip rows to norm 1", "per row", True, True],
-    ], columns=STEP_COLUMNS)
+    steps = pd.DataFrame(
+        [
+            ["sci.* vs talk.*, bydate train/test split", "-", False, True],
+            ["TF-IDF vocabulary and idf weights", fitted, fit_on == "private", fit_on == "public"],
+            [f"PCA to {n_components}", fitted, fit_on == "private", fit_on == "public"],
+            ["feature variances v_i (PST eq. 6 importances)", fitted, fit_on == "private", fit_on == "public"],
+            [f"multiply by {scale}, clip rows to norm 1", "per row", True, True],
+        ],
+        columns=STEP_COLUMNS,
+    )
     return Bunch(
-        X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
-        feature_variance=pca.explained_variance_.copy(), vectorizer=vectorizer, pca=pca,
-        clipped_fraction=clipped_fraction, group_train=group_train, group_test=group_test, steps=steps,
-        target_names=["talk", "sci"], fit_on=fit_on,
+        X_train=X_train,
+        y_train=y_train,
+        X_test=X_test,
+        y_test=y_test,
+        feature_variance=pca.explained_variance_.copy(),
+        vectorizer=vectorizer,
+        pca=pca,
+        clipped_fraction=clipped_fraction,
+        group_train=group_train,
+        group_test=group_test,
+        steps=steps,
+        target_names=["talk", "sci"],
+        fit_on=fit_on,
     )
 
 
@@ -379,10 +485,13 @@ def _mpl_pca(X_train, X_test, n_components, fit_on, X_public, scale):
     Z_tr, c1 = scale_and_clip(pca.transform(X_train), scale)
     Z_te, c2 = scale_and_clip(pca.transform(X_test), scale)
     fitted = "training samples of all parties" if fit_on == "private" else "held-out public samples"
-    steps = pd.DataFrame([
-        [f"PCA to {n_components}", fitted, fit_on == "private", fit_on == "public"],
-        [f"multiply by {scale}, clip rows to norm 1", "per row", True, True],
-    ], columns=STEP_COLUMNS)
+    steps = pd.DataFrame(
+        [
+            [f"PCA to {n_components}", fitted, fit_on == "private", fit_on == "public"],
+            [f"multiply by {scale}, clip rows to norm 1", "per row", True, True],
+        ],
+        columns=STEP_COLUMNS,
+    )
     return Bunch(X_train=Z_tr, X_test=Z_te, pca=pca, clipped_fraction=(c1, c2), steps=steps, fit_on=fit_on)
 
 

@@ -5,6 +5,7 @@ assumptions listed in :func:`make_ruijin_like`. It is a stand-in for running the
 experiments end to end, not a model of the real cohort, and it is never tuned to
 reproduce the papers' AUCs.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,51 +15,98 @@ from sklearn.utils import Bunch
 
 from .._validation import check_random_state
 
-__all__ = ["RUIJIN_SIZES", "make_ruijin_like", "ruijin_borrowing_check", "ruijin_centre_table",
-           "ruijin_feature_table"]
+__all__ = ["RUIJIN_SIZES", "make_ruijin_like", "ruijin_borrowing_check", "ruijin_centre_table", "ruijin_feature_table"]
 
 # PST Table 4 (= PPTL Table 3 with its centres 1+2 merged into the main centre: 7,882 + 4,820).
-RUIJIN_SIZES = {"main": 12702, **{f"branch_{i + 1}": n for i, n in enumerate(
-    [4334, 4739, 6121, 2327, 5619, 6360, 4966, 5793, 6215, 3659, 5579, 2316, 4285, 6017, 6482, 4493])}}
+RUIJIN_SIZES = {
+    "main": 12702,
+    **{
+        f"branch_{i + 1}": n
+        for i, n in enumerate(
+            [4334, 4739, 6121, 2327, 5619, 6360, 4966, 5793, 6215, 3659, 5579, 2316, 4285, 6017, 6482, 4493]
+        )
+    },
+}
 
 # PST Table 3: the nine features the paper names, with the doctors' importances.
-DOCTOR_IMPORTANCE = {"mchild": 0.010, "weight": 0.012, "bone": 0.013, "eggw": 0.005, "Glu120": 0.055,
-                     "Glu0": 0.060, "age": 0.018, "bmi": 0.043, "HDL": 0.045}
+DOCTOR_IMPORTANCE = {
+    "mchild": 0.010,
+    "weight": 0.012,
+    "bone": 0.013,
+    "eggw": 0.005,
+    "Glu120": 0.055,
+    "Glu0": 0.060,
+    "age": 0.018,
+    "bmi": 0.043,
+    "HDL": 0.045,
+}
 
 # (name, correlated group, tier for the 41 unnamed features (3 high, 2 medium, 1 low; None for
 #  the nine of Table 3), direction of the association with later diabetes, kind)
 _FEATURES = [
-    ("Glu0", "glycaemia", None, +1, "z"), ("Glu120", "glycaemia", None, +1, "z"),
-    ("HbA1c", "glycaemia", 3, +1, "z"), ("insulin0", "glycaemia", 2, +1, "z"),
+    ("Glu0", "glycaemia", None, +1, "z"),
+    ("Glu120", "glycaemia", None, +1, "z"),
+    ("HbA1c", "glycaemia", 3, +1, "z"),
+    ("insulin0", "glycaemia", 2, +1, "z"),
     ("insulin120", "glycaemia", 2, +1, "z"),
-    ("bmi", "adiposity", None, +1, "z"), ("waist", "adiposity", 3, +1, "z"),
-    ("whr", "adiposity", 3, +1, "z"), ("hip", "adiposity", 2, +1, "z"),
-    ("body_fat", "adiposity", 2, +1, "z"), ("body_weight", "adiposity", 2, +1, "z"),
+    ("bmi", "adiposity", None, +1, "z"),
+    ("waist", "adiposity", 3, +1, "z"),
+    ("whr", "adiposity", 3, +1, "z"),
+    ("hip", "adiposity", 2, +1, "z"),
+    ("body_fat", "adiposity", 2, +1, "z"),
+    ("body_weight", "adiposity", 2, +1, "z"),
     ("bone", "adiposity", None, -1, "z"),
-    ("sbp", "blood_pressure", 2, +1, "z"), ("dbp", "blood_pressure", 2, +1, "z"),
-    ("hypertension", "blood_pressure", 2, +1, "binary"), ("pulse", "blood_pressure", 1, +1, "z"),
-    ("HDL", "lipids", None, -1, "z"), ("TG", "lipids", 3, +1, "z"), ("TC", "lipids", 1, +1, "z"),
-    ("LDL", "lipids", 1, +1, "z"), ("dyslipidemia_history", "lipids", 2, +1, "binary"),
-    ("ALT", "liver_kidney", 2, +1, "z"), ("GGT", "liver_kidney", 2, +1, "z"),
-    ("AST", "liver_kidney", 1, +1, "z"), ("uric_acid", "liver_kidney", 2, +1, "z"),
-    ("creatinine", "liver_kidney", 1, +1, "z"), ("fatty_liver", "liver_kidney", 2, +1, "binary"),
-    ("age", "demographics", None, +1, "z"), ("sex", "demographics", 1, +1, "binary"),
-    ("height", "demographics", 1, -1, "z"), ("education", "demographics", 1, -1, "count"),
-    ("income", "demographics", 1, +1, "count"), ("mchild", "demographics", None, +1, "count"),
+    ("sbp", "blood_pressure", 2, +1, "z"),
+    ("dbp", "blood_pressure", 2, +1, "z"),
+    ("hypertension", "blood_pressure", 2, +1, "binary"),
+    ("pulse", "blood_pressure", 1, +1, "z"),
+    ("HDL", "lipids", None, -1, "z"),
+    ("TG", "lipids", 3, +1, "z"),
+    ("TC", "lipids", 1, +1, "z"),
+    ("LDL", "lipids", 1, +1, "z"),
+    ("dyslipidemia_history", "lipids", 2, +1, "binary"),
+    ("ALT", "liver_kidney", 2, +1, "z"),
+    ("GGT", "liver_kidney", 2, +1, "z"),
+    ("AST", "liver_kidney", 1, +1, "z"),
+    ("uric_acid", "liver_kidney", 2, +1, "z"),
+    ("creatinine", "liver_kidney", 1, +1, "z"),
+    ("fatty_liver", "liver_kidney", 2, +1, "binary"),
+    ("age", "demographics", None, +1, "z"),
+    ("sex", "demographics", 1, +1, "binary"),
+    ("height", "demographics", 1, -1, "z"),
+    ("education", "demographics", 1, -1, "count"),
+    ("income", "demographics", 1, +1, "count"),
+    ("mchild", "demographics", None, +1, "count"),
     ("menopause", "demographics", 1, +1, "binary"),
-    ("family_history_diabetes", "history", 3, +1, "binary"), ("weight", "history", None, -1, "z"),
-    ("gestational_diabetes", "history", 2, +1, "binary"), ("cvd_history", "history", 1, +1, "binary"),
-    ("physical_activity", "lifestyle", 2, -1, "count"), ("smoking", "lifestyle", 1, +1, "binary"),
-    ("drinking", "lifestyle", 1, +1, "binary"), ("sleep_hours", "lifestyle", 1, -1, "z"),
-    ("eggw", "lifestyle", None, +1, "count"), ("vegetables", "lifestyle", 1, -1, "count"),
-    ("meat", "lifestyle", 1, +1, "count"), ("tea", "lifestyle", 1, -1, "count"),
+    ("family_history_diabetes", "history", 3, +1, "binary"),
+    ("weight", "history", None, -1, "z"),
+    ("gestational_diabetes", "history", 2, +1, "binary"),
+    ("cvd_history", "history", 1, +1, "binary"),
+    ("physical_activity", "lifestyle", 2, -1, "count"),
+    ("smoking", "lifestyle", 1, +1, "binary"),
+    ("drinking", "lifestyle", 1, +1, "binary"),
+    ("sleep_hours", "lifestyle", 1, -1, "z"),
+    ("eggw", "lifestyle", None, +1, "count"),
+    ("vegetables", "lifestyle", 1, -1, "count"),
+    ("meat", "lifestyle", 1, +1, "count"),
+    ("tea", "lifestyle", 1, -1, "count"),
     ("sedentary_hours", "lifestyle", 1, +1, "z"),
-    ("hemoglobin", "blood", 1, +1, "z"), ("white_blood_cells", "blood", 1, +1, "z"),
+    ("hemoglobin", "blood", 1, +1, "z"),
+    ("white_blood_cells", "blood", 1, +1, "z"),
     ("depression_score", "blood", 1, +1, "z"),
 ]
 # within-group correlation of the latent variables (one factor per group)
-_GROUP_RHO = {"glycaemia": 0.6, "adiposity": 0.6, "blood_pressure": 0.5, "lipids": 0.3,
-              "liver_kidney": 0.3, "demographics": 0.2, "history": 0.1, "lifestyle": 0.1, "blood": 0.1}
+_GROUP_RHO = {
+    "glycaemia": 0.6,
+    "adiposity": 0.6,
+    "blood_pressure": 0.5,
+    "lipids": 0.3,
+    "liver_kidney": 0.3,
+    "demographics": 0.2,
+    "history": 0.1,
+    "lifestyle": 0.1,
+    "blood": 0.1,
+}
 _METABOLIC = ("glycaemia", "adiposity", "blood_pressure", "lipids", "liver_kidney")
 
 
@@ -75,11 +123,16 @@ def ruijin_feature_table():
     rows = []
     for (name, group, tier, sign, kind), t in zip(_FEATURES, tiers):
         doctor = name in DOCTOR_IMPORTANCE
-        rows.append({
-            "feature": name, "group": group, "kind": kind, "direction": sign,
-            "importance": DOCTOR_IMPORTANCE[name] if doctor else rest * t / tiers.sum(),
-            "importance source": "doctors (PST Table 3)" if doctor else f"assumed, tier {tier}",
-        })
+        rows.append(
+            {
+                "feature": name,
+                "group": group,
+                "kind": kind,
+                "direction": sign,
+                "importance": DOCTOR_IMPORTANCE[name] if doctor else rest * t / tiers.sum(),
+                "importance source": "doctors (PST Table 3)" if doctor else f"assumed, tier {tier}",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -125,8 +178,16 @@ def _standardise(X, kinds):
     return S
 
 
-def make_ruijin_like(random_state=0, sizes=None, signal_sd=1.0, relevance_noise=0.3,
-                     mean_shift=0.3, coef_shift=0.25, prevalence_main=0.10, prevalence_range=(0.05, 0.15)):
+def make_ruijin_like(
+    random_state=0,
+    sizes=None,
+    signal_sd=1.0,
+    relevance_noise=0.3,
+    mean_shift=0.3,
+    coef_shift=0.25,
+    prevalence_main=0.10,
+    prevalence_range=(0.05, 0.15),
+):
     """Generate a RUIJIN-like cohort: centres with 50 features and diabetes three years later.
 
     Assumptions (all of them; none is fitted to the papers' results):
@@ -217,13 +278,16 @@ def make_ruijin_like(random_state=0, sizes=None, signal_sd=1.0, relevance_noise=
             lo, hi = (mid, hi) if expit(score + mid).mean() < prev else (lo, mid)
         b = 0.5 * (lo + hi)
         y = (rng.uniform(size=len(X)) < expit(score + b)).astype(np.int64)
-        centres[name] = Bunch(data=X, target=y, coef=coef, intercept=b, prevalence=prev,
-                              mean_shift=shift, name=name)
+        centres[name] = Bunch(data=X, target=y, coef=coef, intercept=b, prevalence=prev, mean_shift=shift, name=name)
     return Bunch(
-        centres=centres, feature_names=names, feature_importance=q, features=table, coef=beta,
+        centres=centres,
+        feature_names=names,
+        feature_importance=q,
+        features=table,
+        coef=beta,
         sizes=sizes,
         description="RUIJIN-like synthetic cohort (not real data): main centre + branches, "
-                    "50 features, label = diabetes three years later; see make_ruijin_like.",
+        "50 features, label = diabetes three years later; see make_ruijin_like.",
     )
 
 
@@ -236,13 +300,17 @@ def ruijin_centre_table(cohort):
     main = cohort.centres[next(iter(cohort.centres))]
     rows = []
     for name, c in cohort.centres.items():
-        rows.append({
-            "centre": name, "samples": len(c.target), "PST Table 4": RUIJIN_SIZES.get(name, np.nan),
-            "prevalence (set)": round(float(c.prevalence), 4),
-            "prevalence (drawn)": round(float(c.target.mean()), 4),
-            "mean shift (rms)": round(float(np.sqrt(np.mean(c.mean_shift ** 2))), 4),
-            "coef corr with main": round(float(np.corrcoef(c.coef, main.coef)[0, 1]), 4),
-        })
+        rows.append(
+            {
+                "centre": name,
+                "samples": len(c.target),
+                "PST Table 4": RUIJIN_SIZES.get(name, np.nan),
+                "prevalence (set)": round(float(c.prevalence), 4),
+                "prevalence (drawn)": round(float(c.target.mean()), 4),
+                "mean shift (rms)": round(float(np.sqrt(np.mean(c.mean_shift**2))), 4),
+                "coef corr with main": round(float(np.corrcoef(c.coef, main.coef)[0, 1]), 4),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -267,15 +335,20 @@ def ruijin_borrowing_check(cohort, n_small=200, test_fraction=0.5, random_state=
         c = cohort.centres[name]
         perm = rng.permutation(len(c.target))
         n_test = int(test_fraction * len(perm))
-        test, train = perm[:n_test], perm[n_test:n_test + n_small]
+        test, train = perm[:n_test], perm[n_test : n_test + n_small]
         rest = perm[n_test:]
         own = LogisticRegression(max_iter=2000).fit(c.data[train], c.target[train])
         full = LogisticRegression(max_iter=2000).fit(c.data[rest], c.target[rest])
 
-        def auc(model):
+        def auc(model, c=c, test=test):
             return round(roc_auc_score(c.target[test], model.decision_function(c.data[test])), 4)
 
-        rows.append({"branch": name, f"own {n_small} samples": auc(own),
-                     "own training half": auc(full),
-                     "main-centre model": auc(big)})
+        rows.append(
+            {
+                "branch": name,
+                f"own {n_small} samples": auc(own),
+                "own training half": auc(full),
+                "main-centre model": auc(big),
+            }
+        )
     return pd.DataFrame(rows)

@@ -1,4 +1,5 @@
 """Malicious URL (URL Reputation) svmlight day files, loaded as a sparse matrix."""
+
 from __future__ import annotations
 
 import numbers
@@ -77,8 +78,11 @@ def load_url(days=range(10), data_home=None, download=False, verify=True, n_feat
         data=sp.vstack(Xs, format="csr"),
         target=(np.concatenate(ys) > 0).astype(np.int64),
         day=np.concatenate([np.full(len(y), d) for d, y in zip(days, ys)]),
-        real_valued=real, target_names=["benign", "malicious"],
-        files={p: found[p][1] for p in needed}, data_home=str(home),
-        citation=info.citation, licence=info.licence,
+        real_valued=real,
+        target_names=["benign", "malicious"],
+        files={p: found[p][1] for p in needed},
+        data_home=str(home),
+        citation=info.citation,
+        licence=info.licence,
         description=f"Malicious URL days {days}: malicious (1) vs benign (0), sparse",
     )

@@ -25,6 +25,7 @@ chosen by the AUC on a private validation set. The end-to-end protocol replaces 
 Both protocols see the same images, the same test sets and the same grids; each cell returns
 the test AUC, the chosen setting and the ε the ledger certifies (∞ for the papers' protocol).
 """
+
 from __future__ import annotations
 
 import functools
@@ -43,9 +44,20 @@ from . import stacking as pst
 from . import transfer as pptl
 from .runner import run_cells
 
-__all__ = ["PROFILES", "PST_METHODS", "TRANSFER_METHODS", "LAM_SOURCE", "PROTOCOLS", "load_public_task",
-           "load_public_transfer_task", "pst_end_to_end_cell", "transfer_end_to_end_cell", "end_to_end", "ledger_example",
-           "compare"]
+__all__ = [
+    "PROFILES",
+    "PST_METHODS",
+    "TRANSFER_METHODS",
+    "LAM_SOURCE",
+    "PROTOCOLS",
+    "load_public_task",
+    "load_public_transfer_task",
+    "pst_end_to_end_cell",
+    "transfer_end_to_end_cell",
+    "end_to_end",
+    "ledger_example",
+    "compare",
+]
 
 PST_METHODS = ("PLR", "PST-F(U)", "PST-F(W)")
 TRANSFER_METHODS = ("PPTL-FS(W)", "SimComb", "Direct")
@@ -57,13 +69,24 @@ PROTOCOLS = ("papers' protocol", "end-to-end", "public PCA, λ on validation")
 
 #: quick: the book (about a minute); paper: the papers' repeats and grids
 PROFILES = {
-    "quick": dict(n_repeats=3, pst_epsilons=(0.25, 1.0, 4.0), transfer_epsilons=(0.5, 2.0, 8.0),
-                  lam_grid=(1e-3, 1e-2, 1e-1, 1.0), eta_grid=(0.2, 0.8), pst_methods=("PLR", "PST-F(W)"),
-                  transfer_methods=("PPTL-FS(W)", "Direct")),
-    "paper": dict(n_repeats=10, pst_epsilons=pst.PROFILES["paper"]["epsilons"][:-1],
-                  transfer_epsilons=pptl.TRANSFER_PROFILES["paper"]["epsilons"],
-                  lam_grid=pst.PROFILES["paper"]["lam_grid"], eta_grid=pptl.TRANSFER_PROFILES["paper"]["eta_grid"],
-                  pst_methods=PST_METHODS, transfer_methods=TRANSFER_METHODS),
+    "quick": dict(
+        n_repeats=3,
+        pst_epsilons=(0.25, 1.0, 4.0),
+        transfer_epsilons=(0.5, 2.0, 8.0),
+        lam_grid=(1e-3, 1e-2, 1e-1, 1.0),
+        eta_grid=(0.2, 0.8),
+        pst_methods=("PLR", "PST-F(W)"),
+        transfer_methods=("PPTL-FS(W)", "Direct"),
+    ),
+    "paper": dict(
+        n_repeats=10,
+        pst_epsilons=pst.PROFILES["paper"]["epsilons"][:-1],
+        transfer_epsilons=pptl.TRANSFER_PROFILES["paper"]["epsilons"],
+        lam_grid=pst.PROFILES["paper"]["lam_grid"],
+        eta_grid=pptl.TRANSFER_PROFILES["paper"]["eta_grid"],
+        pst_methods=PST_METHODS,
+        transfer_methods=TRANSFER_METHODS,
+    ),
 }
 
 
@@ -109,10 +132,18 @@ def _pst_template(method, epsilon, importance, n_groups):
     if method == "PLR":
         return PrivateLogisticRegression(epsilon=epsilon, fit_intercept=o["low_intercept"], classes=[0, 1])
     return PrivateStackingClassifier(
-        epsilon=epsilon, partition="features", n_groups=n_groups,
-        feature_importance=importance if method == "PST-F(W)" else None, lam_blocks=o["lam_blocks"],
-        row_bound=o["row_bound"], row_scale=o["row_scale"], meta_features=o["meta_features"],
-        low_intercept=o["low_intercept"], high_intercept=o["high_intercept"], classes=[0, 1])
+        epsilon=epsilon,
+        partition="features",
+        n_groups=n_groups,
+        feature_importance=importance if method == "PST-F(W)" else None,
+        lam_blocks=o["lam_blocks"],
+        row_bound=o["row_bound"],
+        row_scale=o["row_scale"],
+        meta_features=o["meta_features"],
+        low_intercept=o["low_intercept"],
+        high_intercept=o["high_intercept"],
+        classes=[0, 1],
+    )
 
 
 def _lam_grid(method, lam_grid):
@@ -122,8 +153,18 @@ def _lam_grid(method, lam_grid):
     return [{"lam": [lam], "lam_high": [lam]} for lam in lam_grid]
 
 
-def pst_end_to_end_cell(method, epsilon, repeat=0, n_groups=5, lam_grid=(1e-3, 1e-2, 1e-1, 1.0), data_seed=0,
-                        tuning="private", val_fraction=1 / 3, *, seed_sequence):
+def pst_end_to_end_cell(
+    method,
+    epsilon,
+    repeat=0,
+    n_groups=5,
+    lam_grid=(1e-3, 1e-2, 1e-1, 1.0),
+    data_seed=0,
+    tuning="private",
+    val_fraction=1 / 3,
+    *,
+    seed_sequence,
+):
     """One (method, ε, repeat) of PST Figure 1 (MNIST) end to end: public PCA, private selection of λ.
 
     The whole training set (3,000) goes to :class:`~dpstack.tuning.PrivateParameterTuning`
@@ -158,10 +199,15 @@ def pst_end_to_end_cell(method, epsilon, repeat=0, n_groups=5, lam_grid=(1e-3, 1
                 best = (v, setting["lam"], _auc(y_test, est.decision_function(X_test)))
         return dict(auc=best[2], lam=best[1], epsilon_total=np.inf, n_per_candidate=len(fit))
     seed = int(np.random.default_rng(seed_sequence.spawn(3)[2]).integers(2**63 - 1))
-    tuner = PrivateParameterTuning(template, _lam_grid(method, lam_grid), epsilon_select=epsilon,
-                                   random_state=seed).fit(X, y)
-    return dict(auc=_auc(y_test, tuner.decision_function(X_test)), lam=tuner.best_params_["lam"],
-                epsilon_total=tuner.privacy_.total(), n_per_candidate=len(y) // (len(lam_grid) + 1))
+    tuner = PrivateParameterTuning(
+        template, _lam_grid(method, lam_grid), epsilon_select=epsilon, random_state=seed
+    ).fit(X, y)
+    return dict(
+        auc=_auc(y_test, tuner.decision_function(X_test)),
+        lam=tuner.best_params_["lam"],
+        epsilon_total=tuner.privacy_.total(),
+        n_per_candidate=len(y) // (len(lam_grid) + 1),
+    )
 
 
 def _split(n, rng, test_fraction):
@@ -182,15 +228,32 @@ def _transfer_tuner(method, epsilon, n_groups, lam_grid, eta_grid, test_fraction
     o = pst.DEFAULT_OPTIONS
     if method == "PPTL-FS(W)":
         template = PrivateTransferStacking(
-            epsilon_source=epsilon, epsilon_target=epsilon, n_groups=n_groups, feature_importance=variance,
-            lam_source=LAM_SOURCE, lam_blocks=o["lam_blocks"], row_bound=o["row_bound"], row_scale=o["row_scale"],
-            meta_features=o["meta_features"], low_intercept=o["low_intercept"], high_intercept=o["high_intercept"],
-            random_state=source_seed, classes=[0, 1])
+            epsilon_source=epsilon,
+            epsilon_target=epsilon,
+            n_groups=n_groups,
+            feature_importance=variance,
+            lam_source=LAM_SOURCE,
+            lam_blocks=o["lam_blocks"],
+            row_bound=o["row_bound"],
+            row_scale=o["row_scale"],
+            meta_features=o["meta_features"],
+            low_intercept=o["low_intercept"],
+            high_intercept=o["high_intercept"],
+            random_state=source_seed,
+            classes=[0, 1],
+        )
         grid = [{"lam": [lam], "lam_high": [lam], "eta": list(eta_grid)} for lam in lam_grid]
     else:
-        template = SimComb(epsilon_source=epsilon, epsilon_target=epsilon, lam_source=LAM_SOURCE,
-                           fit_intercept=o["low_intercept"], row_bound=o["row_bound"], row_scale=o["row_scale"],
-                           random_state=source_seed, classes=[0, 1])
+        template = SimComb(
+            epsilon_source=epsilon,
+            epsilon_target=epsilon,
+            lam_source=LAM_SOURCE,
+            fit_intercept=o["low_intercept"],
+            row_bound=o["row_bound"],
+            row_scale=o["row_scale"],
+            random_state=source_seed,
+            classes=[0, 1],
+        )
         grid = {"lam": list(lam_grid), "eta": [1.0] if method == "Direct" else list(eta_grid)}
     template.fit_source(Xs[s_train], ys[s_train])
     tuner = PrivateParameterTuning(template, grid, epsilon_select=epsilon, random_state=target_seed)
@@ -198,8 +261,18 @@ def _transfer_tuner(method, epsilon, n_groups, lam_grid, eta_grid, test_fraction
     return tuner, yt[t_test], tuner.decision_function(Xt[t_test])
 
 
-def transfer_end_to_end_cell(method, epsilon, repeat=0, n_groups=5, lam_grid=(1e-3, 1e-2, 1e-1, 1.0),
-                             eta_grid=(0.2, 0.8), test_fraction=0.2, data_seed=0, *, seed_sequence):
+def transfer_end_to_end_cell(
+    method,
+    epsilon,
+    repeat=0,
+    n_groups=5,
+    lam_grid=(1e-3, 1e-2, 1e-1, 1.0),
+    eta_grid=(0.2, 0.8),
+    test_fraction=0.2,
+    data_seed=0,
+    *,
+    seed_sequence,
+):
     """One (method, ε_s = ε_t = ε, repeat) of PPTL Table 1 (MNIST) end to end.
 
     Source: fitted once on its training part at ε with λ_s = :data:`LAM_SOURCE`. Target:
@@ -213,12 +286,18 @@ def transfer_end_to_end_cell(method, epsilon, repeat=0, n_groups=5, lam_grid=(1e
     """
     if method not in TRANSFER_METHODS:
         raise ValueError(f"method must be one of {TRANSFER_METHODS}, got {method!r}")
-    tuner, yt_test, scores = _transfer_tuner(method, epsilon, n_groups, lam_grid, eta_grid, test_fraction, data_seed,
-                                             seed_sequence)
+    tuner, yt_test, scores = _transfer_tuner(
+        method, epsilon, n_groups, lam_grid, eta_grid, test_fraction, data_seed, seed_sequence
+    )
     domains = domain_guarantees(tuner.privacy_)
-    return dict(auc=_auc(yt_test, scores), lam=tuner.best_params_["lam"],
-                eta=tuner.best_params_["eta"], epsilon_total=tuner.privacy_.total(),
-                epsilon_source=domains["source"], epsilon_target=domains["target"])
+    return dict(
+        auc=_auc(yt_test, scores),
+        lam=tuner.best_params_["lam"],
+        eta=tuner.best_params_["eta"],
+        epsilon_total=tuner.privacy_.total(),
+        epsilon_source=domains["source"],
+        epsilon_target=domains["target"],
+    )
 
 
 def ledger_example(epsilon=1.0, method="PPTL-FS(W)", profile="quick", data_seed=0, seed=0):
@@ -227,14 +306,14 @@ def ledger_example(epsilon=1.0, method="PPTL-FS(W)", profile="quick", data_seed=
 
     p = _profile(profile)
     cell = dict(method=method, epsilon=float(epsilon), repeat=0)
-    tuner, _, _ = _transfer_tuner(method, float(epsilon), 5, list(p["lam_grid"]), list(p["eta_grid"]), 0.2, data_seed,
-                                  cell_seed(seed, cell))
+    tuner, _, _ = _transfer_tuner(
+        method, float(epsilon), 5, list(p["lam_grid"]), list(p["eta_grid"]), 0.2, data_seed, cell_seed(seed, cell)
+    )
     frame = tuner.privacy_.to_frame()[["mechanism", "part", "epsilon", "unit"]]
     return frame, tuner.privacy_
 
 
-def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repeats=None, seed=0, n_jobs=1,
-               cache=False):
+def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repeats=None, seed=0, n_jobs=1, cache=False):
     """Both experiments under both protocols; one tidy DataFrame.
 
     Columns: ``experiment`` ("PST Fig. 1" / "PPTL Table 1"), ``protocol`` (:data:`PROTOCOLS`),
@@ -250,36 +329,97 @@ def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repea
     lam_grid, eta_grid = list(p["lam_grid"]), list(p["eta_grid"])
     out = []
     if pst_methods:
-        papers = pst.run_stacking([dict(dataset="MNIST", method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid)
-                                   for r in range(reps) for m in pst_methods for e in p["pst_epsilons"]],
-                                  seed, n_jobs, cache)
-        ours = run_cells(pst_end_to_end_cell, [dict(method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid)
-                                               for r in range(reps) for m in pst_methods for e in p["pst_epsilons"]],
-                         seed=seed, n_jobs=n_jobs, cache=cache, desc="PST end to end")
-        middle = run_cells(pst_end_to_end_cell,
-                           [dict(method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid, tuning="validation")
-                            for r in range(reps) for m in pst_methods for e in p["pst_epsilons"]],
-                           seed=seed, n_jobs=n_jobs, cache=cache, desc="PST public PCA")
-        out += [papers.assign(experiment="PST Fig. 1", protocol=PROTOCOLS[0], epsilon_total=np.inf, eta=np.nan),
-                ours.assign(experiment="PST Fig. 1", protocol=PROTOCOLS[1], eta=np.nan),
-                middle.assign(experiment="PST Fig. 1", protocol=PROTOCOLS[2], eta=np.nan)]
+        papers = pst.run_stacking(
+            [
+                dict(dataset="MNIST", method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid)
+                for r in range(reps)
+                for m in pst_methods
+                for e in p["pst_epsilons"]
+            ],
+            seed,
+            n_jobs,
+            cache,
+        )
+        ours = run_cells(
+            pst_end_to_end_cell,
+            [
+                dict(method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid)
+                for r in range(reps)
+                for m in pst_methods
+                for e in p["pst_epsilons"]
+            ],
+            seed=seed,
+            n_jobs=n_jobs,
+            cache=cache,
+            desc="PST end to end",
+        )
+        middle = run_cells(
+            pst_end_to_end_cell,
+            [
+                dict(method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid, tuning="validation")
+                for r in range(reps)
+                for m in pst_methods
+                for e in p["pst_epsilons"]
+            ],
+            seed=seed,
+            n_jobs=n_jobs,
+            cache=cache,
+            desc="PST public PCA",
+        )
+        out += [
+            papers.assign(experiment="PST Fig. 1", protocol=PROTOCOLS[0], epsilon_total=np.inf, eta=np.nan),
+            ours.assign(experiment="PST Fig. 1", protocol=PROTOCOLS[1], eta=np.nan),
+            middle.assign(experiment="PST Fig. 1", protocol=PROTOCOLS[2], eta=np.nan),
+        ]
     if transfer_methods:
-        papers = pptl.run_transfer([dict(dataset="MNIST", method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid,
-                                         eta_grid=eta_grid)
-                                    for r in range(reps) for m in transfer_methods for e in p["transfer_epsilons"]],
-                                   seed, n_jobs, cache)
-        ours = run_cells(transfer_end_to_end_cell,
-                         [dict(method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid, eta_grid=eta_grid)
-                          for r in range(reps) for m in transfer_methods for e in p["transfer_epsilons"]],
-                         seed=seed, n_jobs=n_jobs, cache=cache, desc="PPTL end to end")
-        out += [papers.assign(experiment="PPTL Table 1", protocol=PROTOCOLS[0], epsilon_total=np.inf),
-                ours.assign(experiment="PPTL Table 1", protocol=PROTOCOLS[1])]
+        papers = pptl.run_transfer(
+            [
+                dict(dataset="MNIST", method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid, eta_grid=eta_grid)
+                for r in range(reps)
+                for m in transfer_methods
+                for e in p["transfer_epsilons"]
+            ],
+            seed,
+            n_jobs,
+            cache,
+        )
+        ours = run_cells(
+            transfer_end_to_end_cell,
+            [
+                dict(method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid, eta_grid=eta_grid)
+                for r in range(reps)
+                for m in transfer_methods
+                for e in p["transfer_epsilons"]
+            ],
+            seed=seed,
+            n_jobs=n_jobs,
+            cache=cache,
+            desc="PPTL end to end",
+        )
+        out += [
+            papers.assign(experiment="PPTL Table 1", protocol=PROTOCOLS[0], epsilon_total=np.inf),
+            ours.assign(experiment="PPTL Table 1", protocol=PROTOCOLS[1]),
+        ]
     df = pd.concat(out, ignore_index=True)
     df["pca_fitted_on"] = np.where(df.protocol == PROTOCOLS[0], "private training data", "public held-out images")
-    df["tuning"] = np.where(df.protocol == PROTOCOLS[1], "exponential mechanism on disjoint parts (inside)",
-                            "best validation AUC (outside the guarantee)")
-    cols = ["experiment", "protocol", "method", "epsilon", "repeat", "auc", "lam", "eta", "epsilon_total",
-            "pca_fitted_on", "tuning"]
+    df["tuning"] = np.where(
+        df.protocol == PROTOCOLS[1],
+        "exponential mechanism on disjoint parts (inside)",
+        "best validation AUC (outside the guarantee)",
+    )
+    cols = [
+        "experiment",
+        "protocol",
+        "method",
+        "epsilon",
+        "repeat",
+        "auc",
+        "lam",
+        "eta",
+        "epsilon_total",
+        "pca_fitted_on",
+        "tuning",
+    ]
     return df[cols]
 
 
@@ -297,5 +437,4 @@ def compare(df):
     wide["diff"] = wide[PROTOCOLS[1]] - wide[PROTOCOLS[0]]
     g = wide.groupby(["experiment", "method", "epsilon"], sort=False)
     columns = {name: g[name].mean() for name in (PROTOCOLS[0], PROTOCOLS[2], PROTOCOLS[1]) if name in wide}
-    return pd.DataFrame({**columns, "difference": g["diff"].mean(),
-                         "ci95": g["diff"].agg(ci_half_width)}).reset_index()
+    return pd.DataFrame({**columns, "difference": g["diff"].mean(), "ci95": g["diff"].agg(ci_half_width)}).reset_index()

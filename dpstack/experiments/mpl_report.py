@@ -8,6 +8,7 @@ numbers and claims come from :mod:`dpstack.experiments.paper_values` (``MPL_HAR`
 per-split differences (the unit of repetition is one split of the data into auxiliary rows
 and parties; the noise draws of a split are averaged first).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,20 +20,57 @@ from . import paper_values as pv
 from .multiparty import DP_NOISE, EXP_NOISE, PRIVATE
 from .verdicts import directional_verdict, equivalence_verdict
 
-__all__ = ["PAGES", "trial_means", "accuracy", "accuracy_table", "judge_claims", "plot_accuracy", "DECIMALS",
-           "EQUIVALENCE_MARGIN", "NEAR_BATCH_MARGIN", "METHOD_ORDER", "claims_frame", "absent_data_note", "reading"]
+__all__ = [
+    "PAGES",
+    "trial_means",
+    "accuracy",
+    "accuracy_table",
+    "judge_claims",
+    "plot_accuracy",
+    "DECIMALS",
+    "EQUIVALENCE_MARGIN",
+    "NEAR_BATCH_MARGIN",
+    "METHOD_ORDER",
+    "claims_frame",
+    "absent_data_note",
+    "reading",
+]
 
 #: The MPL pages: dataset → what the page is about (the stand-in says what it stands in for).
 PAGES = {
-    "har": dict(page="mpl_har", title="Activity recognition (UCI HAR, Figure 2)", figure="Figure 2",
-                section="§6.1", claims="har", paper_values=True),
-    "kdd": dict(page="mpl_kdd", title="Network intrusion detection (KDD Cup 99, Figure 3)", figure="Figure 3",
-                section="§6.2", claims="kdd", paper_values=False),
-    "url": dict(page="mpl_url", title="Malicious URL detection (Figure 4)", figure="Figure 4", section="§6.3",
-                claims="kdd", paper_values=False),
-    "mnist10": dict(page="mpl_mnist10", title="Extra experiment: MNIST's 10 digits with the HAR protocol",
-                    figure="none (stand-in for Figure 2)", section="§6.1 protocol", claims="har",
-                    paper_values=False, stands_in_for="har"),
+    "har": dict(
+        page="mpl_har",
+        title="Activity recognition (UCI HAR, Figure 2)",
+        figure="Figure 2",
+        section="§6.1",
+        claims="har",
+        paper_values=True,
+    ),
+    "kdd": dict(
+        page="mpl_kdd",
+        title="Network intrusion detection (KDD Cup 99, Figure 3)",
+        figure="Figure 3",
+        section="§6.2",
+        claims="kdd",
+        paper_values=False,
+    ),
+    "url": dict(
+        page="mpl_url",
+        title="Malicious URL detection (Figure 4)",
+        figure="Figure 4",
+        section="§6.3",
+        claims="kdd",
+        paper_values=False,
+    ),
+    "mnist10": dict(
+        page="mpl_mnist10",
+        title="Extra experiment: MNIST's 10 digits with the HAR protocol",
+        figure="none (stand-in for Figure 2)",
+        section="§6.1 protocol",
+        claims="har",
+        paper_values=False,
+        stands_in_for="har",
+    ),
 }
 
 #: Decimals of the accuracy tables: the paper prints its MPL accuracies with two.
@@ -61,8 +99,11 @@ def trial_means(df, noise=DP_NOISE):
 
 def accuracy(trials, method, inv_epsilon, n_parties):
     """Per-split accuracies of one method at one 1/ε and M, indexed by split."""
-    t = trials[(trials["method"] == method) & (trials["n_parties"] == n_parties)
-               & np.isclose(trials["inv_epsilon"], inv_epsilon)]
+    t = trials[
+        (trials["method"] == method)
+        & (trials["n_parties"] == n_parties)
+        & np.isclose(trials["inv_epsilon"], inv_epsilon)
+    ]
     return t.set_index("repeat")["accuracy"]
 
 
@@ -81,11 +122,22 @@ def accuracy_table(df, dataset, n_parties, noise=DP_NOISE):
     """
     t = trial_means(df, noise)
     t = t[t["n_parties"] == n_parties].rename(columns={"inv_epsilon": "1/ε"})
-    table = paper_vs_ours(t, _paper_frame(dataset), index="method", columns="1/ε", value="accuracy",
-                          decimals=DECIMALS, quantity=f"test accuracy at M = {n_parties:,} parties", paper_only="drop")
+    table = paper_vs_ours(
+        t,
+        _paper_frame(dataset),
+        index="method",
+        columns="1/ε",
+        value="accuracy",
+        decimals=DECIMALS,
+        quantity=f"test accuracy at M = {n_parties:,} parties",
+        paper_only="drop",
+    )
     frame = table.frame.reindex([m for m in METHOD_ORDER if m in table.frame.index])
-    notes = [table.footnote.replace(f" {MISSING}: not run here.", "")
-             .replace(f" ({MISSING}): the paper reports no value for this cell.", "")]
+    notes = [
+        table.footnote.replace(f" {MISSING}: not run here.", "").replace(
+            f" ({MISSING}): the paper reports no value for this cell.", ""
+        )
+    ]
     notes.append(f"batch and indiv add no noise: one value each, under 1/ε = 0 ({MISSING} elsewhere).")
     if dataset == "mnist10":
         notes.append(f"({MISSING}): no paper value, the paper has no MNIST experiment.")
@@ -124,9 +176,13 @@ def judge_claims(df, dataset, noise=DP_NOISE):
             for (method, inv), paper in pv.MPL_HAR["values"].items():
                 ours = accuracy(t, method, inv, M)
                 where = "" if method in ("batch", "indiv") else " at 1/ε = 0"
-                out.append(equivalence_verdict(ours - paper, EQUIVALENCE_MARGIN,
-                                               claim=f"{method} accuracy ≈ {paper:.2f}{where} "
-                                                     f"(within ±{EQUIVALENCE_MARGIN:g})"))
+                out.append(
+                    equivalence_verdict(
+                        ours - paper,
+                        EQUIVALENCE_MARGIN,
+                        claim=f"{method} accuracy ≈ {paper:.2f}{where} (within ±{EQUIVALENCE_MARGIN:g})",
+                    )
+                )
         indiv = accuracy(t, "indiv", 0.0, M)
         vote, ind = _by_repeat(accuracy(t, "vote", 0.1, M), indiv)
         out.append(directional_verdict(ind - vote, claim=f"{text['vote_useless']} (vote below indiv)"))
@@ -134,8 +190,9 @@ def judge_claims(df, dataset, noise=DP_NOISE):
             curves = [accuracy(t, method, v, M) for v in invs if v <= 1.0]
             worst = pd.concat(curves, axis=1).min(axis=1)
             w, ind = _by_repeat(worst, indiv)
-            out.append(directional_verdict(w - ind, claim=text[f"{method}_above_indiv"]
-                                           + " (smallest margin over 1/ε ≤ 1)"))
+            out.append(
+                directional_verdict(w - ind, claim=text[f"{method}_above_indiv"] + " (smallest margin over 1/ε ≤ 1)")
+            )
         return out
     small_inv = invs[0]
     for M in Ms:
@@ -143,23 +200,33 @@ def judge_claims(df, dataset, noise=DP_NOISE):
         for method in PRIVATE:
             m, b, i = _by_repeat(accuracy(t, method, small_inv, M), batch, indiv)
             between = np.minimum(b - m, m - i)
-            out.append(directional_verdict(between, claim=f"{method} between indiv and batch at 1/ε = {small_inv:g}, "
-                                                          f"M = {M:,}"))
+            out.append(
+                directional_verdict(
+                    between, claim=f"{method} between indiv and batch at 1/ε = {small_inv:g}, M = {M:,}"
+                )
+            )
     if len(Ms) > 1:
         big, small = Ms[-1], Ms[0]
         for method in ("soft", "avg"):
-            mean_curve = {M: pd.concat([accuracy(t, method, v, M) for v in invs], axis=1).mean(axis=1)
-                          for M in (big, small)}
+            mean_curve = {
+                M: pd.concat([accuracy(t, method, v, M) for v in invs], axis=1).mean(axis=1) for M in (big, small)
+            }
             a, b = _by_repeat(mean_curve[big], mean_curve[small])
-            out.append(directional_verdict(a - b, claim=f"{method}: mean accuracy over 1/ε > 0 higher at "
-                                                        f"M = {big:,} than at M = {small:,}"))
+            out.append(
+                directional_verdict(
+                    a - b, claim=f"{method}: mean accuracy over 1/ε > 0 higher at M = {big:,} than at M = {small:,}"
+                )
+            )
     big = Ms[-1]
     near = [accuracy(t, "soft", v, big) for v in invs if v <= 10.0]
     worst = pd.concat(near, axis=1).min(axis=1)
     w, b = _by_repeat(worst, accuracy(t, "batch", 0.0, big))
-    out.append(directional_verdict(w - b + NEAR_BATCH_MARGIN,
-                                   claim=f"soft within {NEAR_BATCH_MARGIN} of batch for every 1/ε ≤ 10 at "
-                                         f"M = {big:,}"))
+    out.append(
+        directional_verdict(
+            w - b + NEAR_BATCH_MARGIN,
+            claim=f"soft within {NEAR_BATCH_MARGIN} of batch for every 1/ε ≤ 10 at M = {big:,}",
+        )
+    )
     return out
 
 
@@ -167,11 +234,23 @@ def claims_frame(verdicts):
     """The verdicts as the page shows them: claim, outcome, effect and 95 % interval, repeats."""
     rows = []
     for v in verdicts:
-        decide = ("–" if v.outcome != "inconclusive" else "never at this effect" if np.isinf(v.repeats_to_decide)
-                  else f"≈ {int(v.repeats_to_decide)}")
-        rows.append({"claim": v.claim, "verdict": v.outcome, "mean difference": f"{v.effect:+.3f}",
-                     "95 % interval": f"{v.ci_low:+.3f} to {v.ci_high:+.3f}", "splits": v.n,
-                     "splits to decide": decide})
+        decide = (
+            "–"
+            if v.outcome != "inconclusive"
+            else "never at this effect"
+            if np.isinf(v.repeats_to_decide)
+            else f"≈ {int(v.repeats_to_decide)}"
+        )
+        rows.append(
+            {
+                "claim": v.claim,
+                "verdict": v.outcome,
+                "mean difference": f"{v.effect:+.3f}",
+                "95 % interval": f"{v.ci_low:+.3f} to {v.ci_high:+.3f}",
+                "splits": v.n,
+                "splits to decide": decide,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -199,8 +278,9 @@ def plot_accuracy(ax, df, n_parties, noise=DP_NOISE, title=None):
     grid = sorted(t["inv_epsilon"].unique())
     ax.set_xlim(-0.003, 1.5 * float(max(grid)))
     set_grid_ticks(ax, grid)
-    ax.set(xlabel="1/ε (0 = no noise)", ylabel="test accuracy", ylim=(0, 1),
-           title=title or f"M = {n_parties:,} parties")
+    ax.set(
+        xlabel="1/ε (0 = no noise)", ylabel="test accuracy", ylim=(0, 1), title=title or f"M = {n_parties:,} parties"
+    )
     ax.legend(fontsize=8)
     return ax
 
@@ -223,13 +303,17 @@ def absent_data_note(dataset, status):
     body = re.sub(r"`([^`]+)`", r"<code>\1</code>", body)
     Ms = ", ".join(f"{M:,}" for M in DATASETS[dataset]["n_parties"])
     page = PAGES[dataset]
-    will = (f"Once the files are in the data home, <code>{html.escape(reproduce_command(page['page']))}</code> "
-            f"computes the paper-scale results (10 splits × 10 noise draws, M = {Ms} parties) and this page "
-            f"shows them: test accuracy against 1/ε beside the paper's {html.escape(page['figure'])}, the paper's "
-            "statements judged with 95 % intervals, and why the private curves fall where they do. Until then "
-            "it shows no results.")
-    return (f'<div class="admonition warning dpstack-data-absent"><p class="admonition-title">Data absent: '
-            f'no results on this page yet</p><p>{body}</p><p>{will}</p></div>')
+    will = (
+        f"Once the files are in the data home, <code>{html.escape(reproduce_command(page['page']))}</code> "
+        f"computes the paper-scale results (10 splits × 10 noise draws, M = {Ms} parties) and this page "
+        f"shows them: test accuracy against 1/ε beside the paper's {html.escape(page['figure'])}, the paper's "
+        "statements judged with 95 % intervals, and why the private curves fall where they do. Until then "
+        "it shows no results."
+    )
+    return (
+        f'<div class="admonition warning dpstack-data-absent"><p class="admonition-title">Data absent: '
+        f"no results on this page yet</p><p>{body}</p><p>{will}</p></div>"
+    )
 
 
 def _fmt_inv(v):
@@ -252,8 +336,10 @@ def reading(df, dataset, with_hypothesis=True):
     invs = sorted(v for v in t["inv_epsilon"].unique() if v > 0)
     b, i = mean("batch", 0.0), mean("indiv", 0.0)
     zero = ", ".join(f"{m} {mean(m, 0.0):.2f}" for m in PRIVATE)
-    lines = [f"- **Without noise** (M = {big:,}, mean of {n} splits): batch {b:.2f}, indiv {i:.2f}; the private "
-             f"methods' noise-free releases: {zero}."]
+    lines = [
+        f"- **Without noise** (M = {big:,}, mean of {n} splits): batch {b:.2f}, indiv {i:.2f}; the private "
+        f"methods' noise-free releases: {zero}."
+    ]
     if dataset == "har" and PAGES[dataset]["paper_values"]:
         paper = ", ".join(f"{m} {v:.2f}" for (m, _), v in pv.MPL_HAR["values"].items())
         lines[-1] += f" The paper reports {paper}."
@@ -275,15 +361,21 @@ def reading(df, dataset, with_hypothesis=True):
     ratio = soft["noise_norm"] / soft["ws_norm"]
     first = soft["inv_epsilon"][ratio > 1.0]
     if len(first):
-        lines.append(f"- soft's noise norm exceeds ‖w_s‖ from 1/ε = {_fmt_inv(float(first.iloc[0]))} on; at "
-                     f"1/ε = {_fmt_inv(float(soft['inv_epsilon'].iloc[-1]))} it is {float(ratio.iloc[-1]):.0f} × "
-                     "‖w_s‖.")
+        lines.append(
+            f"- soft's noise norm exceeds ‖w_s‖ from 1/ε = {_fmt_inv(float(first.iloc[0]))} on; at "
+            f"1/ε = {_fmt_inv(float(soft['inv_epsilon'].iloc[-1]))} it is {float(ratio.iloc[-1]):.0f} × "
+            "‖w_s‖."
+        )
     dp = verdict_counts(judge_claims(df, dataset))
-    line = (f"- **The paper's statements** with ε-DP noise: {dp['supported']} supported, {dp['contradicted']} "
-            f"contradicted, {dp['inconclusive']} inconclusive")
+    line = (
+        f"- **The paper's statements** with ε-DP noise: {dp['supported']} supported, {dp['contradicted']} "
+        f"contradicted, {dp['inconclusive']} inconclusive"
+    )
     if with_hypothesis:
         ex = verdict_counts(judge_claims(df, dataset, EXP_NOISE))
-        line += (f"; with the dimension-free sampler (not ε-DP): {ex['supported']} supported, "
-                 f"{ex['contradicted']} contradicted, {ex['inconclusive']} inconclusive")
+        line += (
+            f"; with the dimension-free sampler (not ε-DP): {ex['supported']} supported, "
+            f"{ex['contradicted']} contradicted, {ex['inconclusive']} inconclusive"
+        )
     lines.append(line + ".")
     return "\n".join(lines)

@@ -15,21 +15,34 @@ paper seems to (outside the guarantee, labelled in the output). KDD-99's
 scaling is data-independent. With ``protect_aux=True`` (Section 4.5) the
 auxiliary data are protected too and fitting PCA on them is outside.
 """
+
 from __future__ import annotations
 
 import functools
 import re
 
 import numpy as np
-import pandas as pd
 
 from ..mechanisms import clip_rows
 from ..multiparty import fit_methods, split_auxiliary_and_parties
 from .runner import run_cells
 
 __all__ = [
-    "DATASETS", "data_status", "load_mpl_dataset", "mpl_trial", "mpl_cells", "run_mpl", "finish_mpl",
-    "summarize_mpl", "PROFILES", "QUICK_GRID", "noise_to_signal", "DP_NOISE", "EXP_NOISE", "CLASSES", "PRIVATE",
+    "DATASETS",
+    "data_status",
+    "load_mpl_dataset",
+    "mpl_trial",
+    "mpl_cells",
+    "run_mpl",
+    "finish_mpl",
+    "summarize_mpl",
+    "PROFILES",
+    "QUICK_GRID",
+    "noise_to_signal",
+    "DP_NOISE",
+    "EXP_NOISE",
+    "CLASSES",
+    "PRIVATE",
     "INV_EPSILONS",
 ]
 
@@ -73,11 +86,13 @@ def data_status(dataset):
             missing = re.search(r"missing file\(s\) (.*?) in data home", text)
             files.extend((missing.group(1) if missing else text).split(", "))
         files = ", ".join(dict.fromkeys(files))
-        return (f"Data absent: the {dataset.upper()} figure cannot be drawn here. Missing file(s) "
-                f"in the data home ($DPSTACK_DATA, see dpstack.datasets.data_home()): {files}. "
-                f"`python -m dpstack.datasets fetch {_REGISTRY_NAME.get(dataset, dataset)}` downloads them (checked against the "
-                "checksums pinned in dpstack.datasets.REGISTRY); the code below is the one that will "
-                "run once they are there.")
+        return (
+            f"Data absent: the {dataset.upper()} figure cannot be drawn here. Missing file(s) "
+            f"in the data home ($DPSTACK_DATA, see dpstack.datasets.data_home()): {files}. "
+            f"`python -m dpstack.datasets fetch {_REGISTRY_NAME.get(dataset, dataset)}` downloads them (checked against the "
+            "checksums pinned in dpstack.datasets.REGISTRY); the code below is the one that will "
+            "run once they are there."
+        )
     return None
 
 
@@ -85,8 +100,9 @@ def _other_part_errors(dataset):
     """Messages of the test-part loaders, so a missing-data note lists train and test files."""
     from .. import datasets
 
-    tries = {"har": lambda: datasets.load_har(subset="test"),
-             "url": lambda: datasets.load_url(days=range(10, 20))}.get(dataset)
+    tries = {"har": lambda: datasets.load_har(subset="test"), "url": lambda: datasets.load_url(days=range(10, 20))}.get(
+        dataset
+    )
     if tries is None:
         return []
     try:
@@ -118,8 +134,12 @@ def load_mpl_dataset(dataset):
         from ..datasets.preprocessing import kddcup99_scale
 
         tr, te = datasets.load_kddcup99("train"), datasets.load_kddcup99("test")
-        return (kddcup99_scale(tr.data, tr.feature_names), tr.target,
-                kddcup99_scale(te.data, te.feature_names), te.target)
+        return (
+            kddcup99_scale(tr.data, tr.feature_names),
+            tr.target,
+            kddcup99_scale(te.data, te.feature_names),
+            te.target,
+        )
     if dataset == "url":
         tr, te = datasets.load_url(days=range(0, 10)), datasets.load_url(days=range(10, 20))
         return tr.data, tr.target, te.data, te.target
@@ -139,8 +159,20 @@ def _project(X_fit, n_components, *Xs):
     return [clip_rows(np.asarray(pca.transform(X)) * scale, 1.0) for X in Xs]
 
 
-def mpl_trial(dataset, n_parties, party_size, n_aux, inv_epsilons, n_noise, lam=1e-4, fit_on="aux",
-              n_test_indiv=5000, diagnostic_noise=True, seed_sequence=None, **_):
+def mpl_trial(
+    dataset,
+    n_parties,
+    party_size,
+    n_aux,
+    inv_epsilons,
+    n_noise,
+    lam=1e-4,
+    fit_on="aux",
+    n_test_indiv=5000,
+    diagnostic_noise=True,
+    seed_sequence=None,
+    **_,
+):
     """One trial: split, local models, all five methods, noise draws → rows.
 
     With ``diagnostic_noise=True`` every draw is also evaluated with the same
@@ -156,8 +188,9 @@ def mpl_trial(dataset, n_parties, party_size, n_aux, inv_epsilons, n_noise, lam=
     """
     split_ss, noise_ss, test_ss = seed_sequence.spawn(3)
     X_tr, y_tr, X_te, y_te = load_mpl_dataset(dataset)
-    aux_idx, priv_idx, parties = split_auxiliary_and_parties(X_tr.shape[0], n_parties, party_size, n_aux,
-                                                             np.random.default_rng(split_ss))
+    aux_idx, priv_idx, parties = split_auxiliary_and_parties(
+        X_tr.shape[0], n_parties, party_size, n_aux, np.random.default_rng(split_ss)
+    )
     n_comp = DATASETS[dataset]["n_components"]
     outside = ""
     if n_comp is None:
@@ -172,12 +205,27 @@ def mpl_trial(dataset, n_parties, party_size, n_aux, inv_epsilons, n_noise, lam=
     # the fits keep their diagnostics (such objects are not private and are never published); the
     # ε-DP releases are w_s + release_noise(ε), drawn below exactly as fit(epsilon=ε) would.
     classes = np.asarray(CLASSES[dataset])
-    fits = fit_methods(("soft", "vote", "avg", "batch", "indiv"), Xp, yp, parties, Xa, epsilon=np.inf, lam=lam,
-                       classes=classes, diagnostics=True)
+    fits = fit_methods(
+        ("soft", "vote", "avg", "batch", "indiv"),
+        Xp,
+        yp,
+        parties,
+        Xa,
+        epsilon=np.inf,
+        lam=lam,
+        classes=classes,
+        diagnostics=True,
+    )
     y_te = np.asarray(y_te)
     base = dict(noise=DP_NOISE, draw=0, inv_epsilon=np.nan, noise_norm=0.0)
-    rows = [dict(base, method="batch", accuracy=fits["batch"].score(Xt, y_te),
-                 ws_norm=float(np.linalg.norm(fits["batch"].coef_)))]
+    rows = [
+        dict(
+            base,
+            method="batch",
+            accuracy=fits["batch"].score(Xt, y_te),
+            ws_norm=float(np.linalg.norm(fits["batch"].coef_)),
+        )
+    ]
     sub = np.random.default_rng(test_ss).choice(Xt.shape[0], size=min(n_test_indiv, Xt.shape[0]), replace=False)
     rows.append(dict(base, method="indiv", accuracy=fits["indiv"].score(Xt[sub], y_te[sub]), ws_norm=np.nan))
     for method in PRIVATE:
@@ -199,8 +247,17 @@ def mpl_trial(dataset, n_parties, party_size, n_aux, inv_epsilons, n_noise, lam=
                 acc = _accuracies(Xt, y_te, w_s + etas, classes)
                 nn = np.linalg.norm(etas.reshape(len(etas), -1), axis=1)
                 for r, a in enumerate(acc):
-                    rows.append(dict(method=method, noise=noise, inv_epsilon=float(inv), draw=r, accuracy=a,
-                                     ws_norm=ws_norm, noise_norm=float(nn[r])))
+                    rows.append(
+                        dict(
+                            method=method,
+                            noise=noise,
+                            inv_epsilon=float(inv),
+                            draw=r,
+                            accuracy=a,
+                            ws_norm=ws_norm,
+                            noise_norm=float(nn[r]),
+                        )
+                    )
     for row in rows:
         row["steps_outside_guarantee"] = outside
     return rows
@@ -217,8 +274,7 @@ def _accuracies(X, y, coefs, classes):
     return list((pred == y[:, None]).mean(axis=0))
 
 
-def mpl_cells(dataset, profile="quick", n_parties=None, inv_epsilons=INV_EPSILONS, lam=1e-4, fit_on="aux",
-              **overrides):
+def mpl_cells(dataset, profile="quick", n_parties=None, inv_epsilons=INV_EPSILONS, lam=1e-4, fit_on="aux", **overrides):
     """The cells (one per M and split) of one dataset's figure, for :func:`mpl_trial`.
 
     ``profile`` sets the number of splits and noise draws (:data:`PROFILES`); ``n_trials``
@@ -235,14 +291,26 @@ def mpl_cells(dataset, profile="quick", n_parties=None, inv_epsilons=INV_EPSILON
     prof.update({k: overrides.pop(k) for k in list(overrides) if k in prof})
     unknown = sorted(set(overrides) - {"party_size", "n_aux"})
     if unknown:
-        raise TypeError(f"unknown setting(s) {unknown} for run_mpl (known: n_parties, n_trials, n_noise, "
-                        "party_size, n_aux)")
+        raise TypeError(
+            f"unknown setting(s) {unknown} for run_mpl (known: n_parties, n_trials, n_noise, party_size, n_aux)"
+        )
     cfg.update(overrides)
     grid = cfg.pop("n_parties") if n_parties is None else tuple(np.atleast_1d(n_parties))
-    return [dict(dataset=dataset, n_parties=int(M), party_size=int(cfg["party_size"]), n_aux=int(cfg["n_aux"]),
-                 inv_epsilons=[float(v) for v in inv_epsilons], n_noise=int(prof["n_noise"]), lam=float(lam),
-                 fit_on=fit_on, repeat=r)
-            for M in grid for r in range(int(prof["n_trials"]))]
+    return [
+        dict(
+            dataset=dataset,
+            n_parties=int(M),
+            party_size=int(cfg["party_size"]),
+            n_aux=int(cfg["n_aux"]),
+            inv_epsilons=[float(v) for v in inv_epsilons],
+            n_noise=int(prof["n_noise"]),
+            lam=float(lam),
+            fit_on=fit_on,
+            repeat=r,
+        )
+        for M in grid
+        for r in range(int(prof["n_trials"]))
+    ]
 
 
 def finish_mpl(df):
@@ -250,8 +318,18 @@ def finish_mpl(df):
     return df.drop(columns=[c for c in ("inv_epsilons",) if c in df.columns])
 
 
-def run_mpl(dataset, profile="quick", n_parties=None, inv_epsilons=INV_EPSILONS, lam=1e-4, fit_on="aux", seed=0,
-            n_jobs=1, cache=False, **overrides):
+def run_mpl(
+    dataset,
+    profile="quick",
+    n_parties=None,
+    inv_epsilons=INV_EPSILONS,
+    lam=1e-4,
+    fit_on="aux",
+    seed=0,
+    n_jobs=1,
+    cache=False,
+    **overrides,
+):
     """All trials of one dataset's figure as a tidy DataFrame (one row per accuracy).
 
     The book's pages read the committed paper-profile table instead

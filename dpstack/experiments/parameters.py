@@ -6,6 +6,7 @@ make the page vacuous (no draws, a one-point curve, an empty ε grid) or fail mi
 ("'int' object is not iterable") stops the run at once with the parameter's name, so a
 re-run never overwrites a committed notebook with an empty table.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,14 +39,20 @@ def _positive(v):
 
 def _list_of(check, min_len=1, distinct=False):
     def ok(v):
-        return (isinstance(v, (list, tuple)) and len(v) >= min_len and all(check(x) for x in v)
-                and (not distinct or len(set(v)) == len(v)))
+        return (
+            isinstance(v, (list, tuple))
+            and len(v) >= min_len
+            and all(check(x) for x in v)
+            and (not distinct or len(set(v)) == len(v))
+        )
+
     return ok
 
 
 def _importance(v):
-    return (isinstance(v, (list, tuple)) and len(v) >= 1 and all(_real(x) and x >= 0 for x in v)
-            and abs(sum(v) - 1) < 1e-8)
+    return (
+        isinstance(v, (list, tuple)) and len(v) >= 1 and all(_real(x) and x >= 0 for x in v) and abs(sum(v) - 1) < 1e-8
+    )
 
 
 #: parameter name -> (check, what a valid value is)
@@ -58,10 +65,14 @@ RULES = {
     "figure_epsilons": (_list_of(_epsilon), "a non-empty list of numbers > 0"),
     "lam": (_positive, "a finite number > 0"),
     "lams": (_list_of(_positive), "a non-empty list of finite numbers > 0"),
-    "n_grid": (_list_of(lambda x: _int(x) and x >= 4, min_len=2, distinct=True),
-               "a list of at least two distinct sample sizes >= 4 (a curve needs two points)"),
-    "n_parties_grid": (_list_of(lambda x: _int(x) and x >= 1, min_len=2, distinct=True),
-                       "a list of at least two distinct integers >= 1"),
+    "n_grid": (
+        _list_of(lambda x: _int(x) and x >= 4, min_len=2, distinct=True),
+        "a list of at least two distinct sample sizes >= 4 (a curve needs two points)",
+    ),
+    "n_parties_grid": (
+        _list_of(lambda x: _int(x) and x >= 1, min_len=2, distinct=True),
+        "a list of at least two distinct integers >= 1",
+    ),
     "class_counts": (_list_of(lambda x: _int(x) and x >= 2), "a non-empty list of integers >= 2"),
     "n_repeats": (lambda v: _int(v) and v >= 2, "an integer >= 2 (an interval needs two repeats)"),
     "n_draws": (lambda v: _int(v) and v >= 2, "an integer >= 2"),

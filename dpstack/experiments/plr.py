@@ -6,6 +6,7 @@ construction* (64 pixels in [0, 1] have norm at most 8), a data-independent
 scaling, so the clipping inside PLR never triggers and nothing about the
 scaling depends on the private data.
 """
+
 from __future__ import annotations
 
 import functools
@@ -55,8 +56,17 @@ def calibration_grid(epsilons, ns, lams):
         for n in ns:
             for lam in lams:
                 cal = objective_perturbation_calibration(eps, int(n), lam)
-                rows.append(dict(epsilon=eps, n=int(n), lam=lam, epsilon_noise=cal.epsilon_noise,
-                                 delta=cal.delta, noise_scale=cal.noise_scale, branch=cal.branch))
+                rows.append(
+                    dict(
+                        epsilon=eps,
+                        n=int(n),
+                        lam=lam,
+                        epsilon_noise=cal.epsilon_noise,
+                        delta=cal.delta,
+                        noise_scale=cal.noise_scale,
+                        branch=cal.branch,
+                    )
+                )
     return pd.DataFrame(rows)
 
 
@@ -76,11 +86,13 @@ def auc_vs_n_cell(n, epsilon, repeat, lam, digits, n_test, seed_sequence):
     train = pool[:n]
     if np.unique(y[train]).size < 2:
         return dict(auc=np.nan)
-    clf = PrivateLogisticRegression(epsilon=epsilon, lam=lam, random_state=np.random.default_rng(noise_ss),
-                                    classes=[0, 1])
+    clf = PrivateLogisticRegression(
+        epsilon=epsilon, lam=lam, random_state=np.random.default_rng(noise_ss), classes=[0, 1]
+    )
     clf.fit(X[train], y[train])
-    return dict(auc=roc_auc_score(y[test], clf.decision_function(X[test])), delta=clf.delta_,
-                epsilon_noise=clf.epsilon_noise_)
+    return dict(
+        auc=roc_auc_score(y[test], clf.decision_function(X[test])), delta=clf.delta_, epsilon_noise=clf.epsilon_noise_
+    )
 
 
 def auc_vs_n(n_grid, epsilons, n_repeats=10, lam=0.01, digits=(0, 8), n_test=100, seed=0, n_jobs=1, cache=False):
@@ -88,8 +100,12 @@ def auc_vs_n(n_grid, epsilons, n_repeats=10, lam=0.01, digits=(0, 8), n_test=100
 
     Returns one row per (repeat, n, ε) with the AUC, Δ and ε' used.
     """
-    cells = [dict(n=int(n), epsilon=float(eps), repeat=r, lam=lam, digits=list(digits), n_test=n_test)
-             for r in range(n_repeats) for n in n_grid for eps in epsilons]
+    cells = [
+        dict(n=int(n), epsilon=float(eps), repeat=r, lam=lam, digits=list(digits), n_test=n_test)
+        for r in range(n_repeats)
+        for n in n_grid
+        for eps in epsilons
+    ]
     return run_cells(auc_vs_n_cell, cells, seed=seed, n_jobs=n_jobs, cache=cache, desc="PLR AUC vs n")
 
 
@@ -116,6 +132,11 @@ def privacy_loss_draws(epsilon, n, lam=0.01, n_draws=300, digits=(0, 8), seed=0)
         est = PrivateLogisticRegression(epsilon=epsilon, lam=lam, random_state=rng, classes=[0, 1]).fit(XD, yD)
         W = sample_outputs(est, XD, yD, n_draws, random_state=rng)
         loss = exact_privacy_loss(est, XD, yD, XDp, yDp, W)
-        frames.append(pd.DataFrame(dict(pair=name, draw=np.arange(n_draws), loss=loss, epsilon=epsilon,
-                                        n=n, branch=est.calibration_.branch)))
+        frames.append(
+            pd.DataFrame(
+                dict(
+                    pair=name, draw=np.arange(n_draws), loss=loss, epsilon=epsilon, n=n, branch=est.calibration_.branch
+                )
+            )
+        )
     return pd.concat(frames, ignore_index=True)

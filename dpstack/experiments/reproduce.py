@@ -16,6 +16,7 @@ absent is skipped with a message when every page is run, and is an error when na
 ``make reproduce`` runs this with ``--profile paper --n-jobs 2``, then re-executes the pages
 (``--pages`` lists their notebooks).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,9 @@ def _list(profile):
             committed = f"committed {prov['date']} ({prov['n_rows']} rows, {prov['wall_time_s']} s)"
         except results.ResultError as err:
             committed = "not committed" if isinstance(err, results.MissingResultError) else f"unreadable: {err}"
-        print(f"{name:<16} data {'present' if status is None else 'ABSENT '}  {profile}: {committed}  "
-              f"— {exp.description}")
+        print(
+            f"{name:<16} data {'present' if status is None else 'ABSENT '}  {profile}: {committed}  — {exp.description}"
+        )
     return 0
 
 
@@ -64,8 +66,11 @@ def main(argv=None):
     parser.add_argument("--no-cache", action="store_true", help="do not reuse or store cells in the runner's cache")
     parser.add_argument("--list", action="store_true", help="list the registered pages and exit")
     parser.add_argument("--check", action="store_true", help="verify the committed results and exit")
-    parser.add_argument("--pages", action="store_true",
-                        help="print the notebooks of the named (default: every registered) pages and exit")
+    parser.add_argument(
+        "--pages",
+        action="store_true",
+        help="print the notebooks of the named (default: every registered) pages and exit",
+    )
     args = parser.parse_args(argv)
     if args.list:
         return _list(args.profile)
@@ -94,10 +99,15 @@ def main(argv=None):
         frame = results.compute(name, args.profile, seed=args.seed, n_jobs=args.n_jobs, cache=not args.no_cache)
         csv_path, json_path = results.save(frame)
         prov = frame.attrs["provenance"]
-        print(f"done    {name}: {len(frame)} rows from {len(prov['cells'])} cells in {prov['wall_time_s']:.1f} s "
-              f"wall time → {csv_path.parent.name}/{csv_path.name} + {json_path.name}", flush=True)
-    print(f"reproduce: {len(names) - len(failed)} of {len(names)} page(s) in {time.perf_counter() - t_all:.1f} s",
-          flush=True)
+        print(
+            f"done    {name}: {len(frame)} rows from {len(prov['cells'])} cells in {prov['wall_time_s']:.1f} s "
+            f"wall time → {csv_path.parent.name}/{csv_path.name} + {json_path.name}",
+            flush=True,
+        )
+    print(
+        f"reproduce: {len(names) - len(failed)} of {len(names)} page(s) in {time.perf_counter() - t_all:.1f} s",
+        flush=True,
+    )
     return 1 if failed else 0
 
 

@@ -28,6 +28,7 @@ keyword parameters, the cell function (run by :func:`dpstack.experiments.runner.
 seeds, parallelism and the cache are the runner's), an optional function tidying the table, and
 the parameters of each profile.
 """
+
 from __future__ import annotations
 
 import ast
@@ -53,9 +54,28 @@ from .._files import temp_suffix
 from .runner import _dependency_sources, run_cells
 
 __all__ = [
-    "Experiment", "register", "experiments", "get", "ResultError", "ResultIntegrityError", "StaleResultError",
-    "MissingResultError", "results_dir", "result_paths", "module_dependencies", "code_hashes", "write_csv",
-    "read_csv", "save", "load", "load_or_run", "compute", "replay", "check", "reproduce_command", "FORMAT",
+    "Experiment",
+    "register",
+    "experiments",
+    "get",
+    "ResultError",
+    "ResultIntegrityError",
+    "StaleResultError",
+    "MissingResultError",
+    "results_dir",
+    "result_paths",
+    "module_dependencies",
+    "code_hashes",
+    "write_csv",
+    "read_csv",
+    "save",
+    "load",
+    "load_or_run",
+    "compute",
+    "replay",
+    "check",
+    "reproduce_command",
+    "FORMAT",
 ]
 
 FORMAT = "dpstack-result/1"
@@ -92,11 +112,15 @@ class StaleResultError(ResultError):
     def __init__(self, name, profile, changed, command):
         self.name, self.profile, self.changed, self.command = name, profile, list(changed), command
         page = _PROJECT_ROOT / "notebooks" / f"{name}.ipynb"
-        then = f", then re-execute the page: python scripts/run_notebooks.py notebooks/{name}.ipynb" \
-            if page.is_file() else ""
+        then = (
+            f", then re-execute the page: python scripts/run_notebooks.py notebooks/{name}.ipynb"
+            if page.is_file()
+            else ""
+        )
         super().__init__(
             f"the committed result of page {name!r} (profile {profile!r}) is stale: the code it was computed "
-            f"with has changed ({', '.join(self.changed)}). Re-run it with: {command}{then}")
+            f"with has changed ({', '.join(self.changed)}). Re-run it with: {command}{then}"
+        )
 
 
 # ------------------------------------------------------------------------------------------ registry
@@ -179,10 +203,15 @@ def _load_builtins():
     pages = {"mpl_har": "har", "mpl_kdd": "kdd", "mpl_url": "url", "mpl_mnist10": "mnist10"}
     for page, dataset in pages.items():
         quick = dict(dataset=dataset, profile="quick", **mpl.QUICK_GRID.get(dataset, {}))
-        register(page, mpl.mpl_cells, mpl.mpl_trial, finish=mpl.finish_mpl,
-                 profiles={"quick": quick, "paper": dict(dataset=dataset, profile="paper")},
-                 status=functools.partial(mpl.data_status, dataset),
-                 description=f"MPL §6 accuracy against 1/ε on {dataset.upper()} (mpl_trial)")
+        register(
+            page,
+            mpl.mpl_cells,
+            mpl.mpl_trial,
+            finish=mpl.finish_mpl,
+            profiles={"quick": quick, "paper": dict(dataset=dataset, profile="paper")},
+            status=functools.partial(mpl.data_status, dataset),
+            description=f"MPL §6 accuracy against 1/ε on {dataset.upper()} (mpl_trial)",
+        )
 
 
 def experiments():
@@ -242,7 +271,7 @@ def _imports_of(name, path):
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base_parts = package.split(".")
-                base_parts = base_parts[:len(base_parts) - (node.level - 1)]
+                base_parts = base_parts[: len(base_parts) - (node.level - 1)]
                 base = ".".join(base_parts + ([node.module] if node.module else []))
             else:
                 base = node.module or ""
@@ -298,8 +327,11 @@ def code_hashes(exp):
 
 def _changed(recorded, current):
     keys = sorted(set(recorded) | set(current))
-    return [k + ("" if k in recorded and k in current else " (added)" if k in current else " (removed)")
-            for k in keys if recorded.get(k) != current.get(k)]
+    return [
+        k + ("" if k in recorded and k in current else " (added)" if k in current else " (removed)")
+        for k in keys
+        if recorded.get(k) != current.get(k)
+    ]
 
 
 # ------------------------------------------------------------------------------------------ CSV
@@ -313,8 +345,10 @@ def _dtype_name(series):
     if all(isinstance(v, str) for v in series):
         return "str"
     bad = next(v for v in series if not isinstance(v, str))
-    raise TypeError(f"column {series.name!r} holds a {type(bad).__name__} ({bad!r}); a result table holds "
-                    "numbers, booleans and strings only")
+    raise TypeError(
+        f"column {series.name!r} holds a {type(bad).__name__} ({bad!r}); a result table holds "
+        "numbers, booleans and strings only"
+    )
 
 
 def _text(value, dtype):
@@ -373,12 +407,19 @@ def read_csv(text, dtypes):
 # ------------------------------------------------------------------------------------------ provenance
 def _git():
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=_PROJECT_ROOT, capture_output=True, text=True,
-                                timeout=10)
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=_PROJECT_ROOT, check=False, capture_output=True, text=True, timeout=10
+        )
         if commit.returncode != 0:
             return None
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "dpstack"],
-                                cwd=_PROJECT_ROOT, capture_output=True, text=True, timeout=10)
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "dpstack"],
+            cwd=_PROJECT_ROOT,
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         return {"commit": commit.stdout.strip(), "dpstack_modified": bool(status.stdout.strip())}
     except (OSError, subprocess.SubprocessError):
         return None
@@ -398,18 +439,25 @@ def _machine():
     try:
         from threadpoolctl import threadpool_info
 
-        blas = [{k: info.get(k) for k in ("internal_api", "version", "num_threads", "threading_layer")}
-                for info in threadpool_info()]
+        blas = [
+            {k: info.get(k) for k in ("internal_api", "version", "num_threads", "threading_layer")}
+            for info in threadpool_info()
+        ]
     except Exception:  # noqa: BLE001 - provenance is best effort, never a reason to fail
         blas = []
     try:
         load = [round(v, 2) for v in os.getloadavg()]
     except OSError:
         load = None
-    return {"cpu": _cpu_model(), "cpu_count": os.cpu_count(), "platform": platform.platform(),
-            "python": platform.python_version(), "blas": blas, "load_average_at_start": load,
-            "threads_env": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                                                            "MKL_NUM_THREADS")}}
+    return {
+        "cpu": _cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "blas": blas,
+        "load_average_at_start": load,
+        "threads_env": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")},
+    }
 
 
 def _versions():
@@ -418,18 +466,26 @@ def _versions():
 
     import dpstack
 
-    return {"dpstack": dpstack.__version__, "numpy": np.__version__, "scipy": scipy.__version__,
-            "scikit-learn": sklearn.__version__, "pandas": pd.__version__, "python": platform.python_version()}
+    return {
+        "dpstack": dpstack.__version__,
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "scikit-learn": sklearn.__version__,
+        "pandas": pd.__version__,
+        "python": platform.python_version(),
+    }
 
 
 def _canonical(value):
     """JSON text of a parameter or grid, identical for equal values however they were spelled."""
+
     def default(obj):
         if isinstance(obj, np.generic):
             return obj.item()
         if isinstance(obj, np.ndarray):
             return obj.tolist()
         raise TypeError(f"{obj!r} is not JSON-serialisable")
+
     return json.dumps(value, sort_keys=True, default=default, allow_nan=True)
 
 
@@ -442,8 +498,7 @@ def _same_value(a, b):
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True
     try:
-        return bool(np.all(np.asarray(a, dtype=object) == np.asarray(b, dtype=object))) and \
-            np.shape(a) == np.shape(b)
+        return bool(np.all(np.asarray(a, dtype=object) == np.asarray(b, dtype=object))) and np.shape(a) == np.shape(b)
     except Exception:  # noqa: BLE001
         return False
 
@@ -489,10 +544,20 @@ def compute(name, profile="quick", *, seed=0, n_jobs=1, cache=False, **overrides
         raise ValueError(f"finish of {name!r} changed the number of rows ({len(raw)} → {len(frame)})")
     frame = frame.reset_index(drop=True)
     frame.attrs["provenance"] = {
-        "format": FORMAT, "name": name, "profile": profile, "command": reproduce_command(name, profile),
-        "parameters": _jsonable(params), "seed": int(seed), "cells": _jsonable(cells), "rows_per_cell": counts,
-        "code": code_hashes(exp), "versions": _versions(), "git": _git(),
-        "date": started.isoformat(timespec="seconds"), "machine": machine, "n_jobs": int(n_jobs),
+        "format": FORMAT,
+        "name": name,
+        "profile": profile,
+        "command": reproduce_command(name, profile),
+        "parameters": _jsonable(params),
+        "seed": int(seed),
+        "cells": _jsonable(cells),
+        "rows_per_cell": counts,
+        "code": code_hashes(exp),
+        "versions": _versions(),
+        "git": _git(),
+        "date": started.isoformat(timespec="seconds"),
+        "machine": machine,
+        "n_jobs": int(n_jobs),
         "wall_time_s": round(wall, 1),
     }
     return frame
@@ -536,13 +601,18 @@ def provenance(name, profile, root=None):
     try:
         prov = json.loads(json_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise MissingResultError(f"no committed result for page {name!r} at profile {profile!r} "
-                                 f"({json_path.name} absent); compute it with: {reproduce_command(name, profile)}") \
-            from None
+        raise MissingResultError(
+            f"no committed result for page {name!r} at profile {profile!r} "
+            f"({json_path.name} absent); compute it with: {reproduce_command(name, profile)}"
+        ) from None
     except (OSError, ValueError) as err:
         raise ResultIntegrityError(f"the provenance of {name!r} ({profile}) cannot be read: {err}") from None
-    if not isinstance(prov, dict) or prov.get("format") != FORMAT or prov.get("name") != name \
-            or prov.get("profile") != profile:
+    if (
+        not isinstance(prov, dict)
+        or prov.get("format") != FORMAT
+        or prov.get("name") != name
+        or prov.get("profile") != profile
+    ):
         raise ResultIntegrityError(f"{json_path} is not the provenance of {name!r} at profile {profile!r}")
     return prov
 
@@ -559,14 +629,17 @@ def check(name, profile, root=None):
     try:
         data = csv_path.read_bytes()
     except FileNotFoundError:
-        raise ResultIntegrityError(f"{csv_path.name} of page {name!r} is missing beside its provenance; "
-                                   f"re-run: {reproduce_command(name, profile)}") from None
+        raise ResultIntegrityError(
+            f"{csv_path.name} of page {name!r} is missing beside its provenance; "
+            f"re-run: {reproduce_command(name, profile)}"
+        ) from None
     digest = hashlib.sha256(data).hexdigest()
     if digest != prov.get("csv_sha256"):
         raise ResultIntegrityError(
             f"results/{name}/{profile}.csv does not match its provenance (sha256 {digest[:12]}… ≠ recorded "
             f"{str(prov.get('csv_sha256'))[:12]}…): the file was changed after it was computed. Restore it "
-            f"(git checkout) or recompute it with: {reproduce_command(name, profile)}")
+            f"(git checkout) or recompute it with: {reproduce_command(name, profile)}"
+        )
     changed = _changed(prov.get("code", {}), code_hashes(get(name)))
     if changed:
         raise StaleResultError(name, profile, changed, reproduce_command(name, profile))
@@ -585,8 +658,9 @@ def load(name, profile="paper", root=None):
     csv_path, _ = result_paths(name, profile, root)
     frame = read_csv(csv_path.read_text(encoding="utf-8"), prov["columns"])
     if len(frame) != prov.get("n_rows"):
-        raise ResultIntegrityError(f"results/{name}/{profile}.csv has {len(frame)} rows, provenance says "
-                                   f"{prov.get('n_rows')}")
+        raise ResultIntegrityError(
+            f"results/{name}/{profile}.csv has {len(frame)} rows, provenance says {prov.get('n_rows')}"
+        )
     frame.attrs["provenance"] = prov
     return frame
 
@@ -656,15 +730,16 @@ def replay(name, profile="paper", n_cells=2, rng=None, n_jobs=1, root=None):
     fresh = fresh.reset_index(drop=True)
     start = 0
     for i in chosen:
-        stored = frame.iloc[offsets[i]:offsets[i + 1]].reset_index(drop=True)
-        again = fresh.iloc[start:start + counts[i]].reset_index(drop=True)
+        stored = frame.iloc[offsets[i] : offsets[i + 1]].reset_index(drop=True)
+        again = fresh.iloc[start : start + counts[i]].reset_index(drop=True)
         start += counts[i]
         out.append(dict(index=i, cell=cells[i], identical=False, first_difference=None))
         try:
             again = again[list(stored.columns)]
             text_stored, _ = write_csv(stored)
-            text_again, _ = write_csv(again.astype({c: stored[c].dtype for c in stored.columns
-                                                    if stored[c].dtype != object}))
+            text_again, _ = write_csv(
+                again.astype({c: stored[c].dtype for c in stored.columns if stored[c].dtype != object})
+            )
         except (KeyError, TypeError, ValueError) as err:
             out[-1]["first_difference"] = f"columns differ: {err}"
             continue
@@ -673,6 +748,8 @@ def replay(name, profile="paper", n_cells=2, rng=None, n_jobs=1, root=None):
         else:
             a, b = text_stored.splitlines(), text_again.splitlines()
             line = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-            out[-1]["first_difference"] = (f"row {line - 1} of the cell: committed {a[line] if line < len(a) else None!r}, "
-                                           f"recomputed {b[line] if line < len(b) else None!r}")
+            out[-1]["first_difference"] = (
+                f"row {line - 1} of the cell: committed {a[line] if line < len(a) else None!r}, "
+                f"recomputed {b[line] if line < len(b) else None!r}"
+            )
     return out

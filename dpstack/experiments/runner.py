@@ -35,6 +35,7 @@ Design choices, and why:
   the cell recomputed. Writes go to a unique temporary file renamed into place;
   temporary files orphaned by a killed writer are removed by the next run.
 """
+
 from __future__ import annotations
 
 import functools
@@ -218,8 +219,9 @@ def run_cells(func, cells, *, seed=0, n_jobs=1, cache=False, desc=None):
         else:
             todo.append(i)
 
-    with tqdm(total=len(cells), initial=len(cells) - len(todo), desc=desc,
-              disable=progress_disabled(), leave=False) as bar:
+    with tqdm(
+        total=len(cells), initial=len(cells) - len(todo), desc=desc, disable=progress_disabled(), leave=False
+    ) as bar:
         if todo:
             jobs = (delayed(_evaluate)(func, cells[i], seeds[i]) for i in todo)
             outputs = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
@@ -362,8 +364,9 @@ def _dependency_sources(func):
                         pass
             return
         scalars = (bool, int, float, complex, str, bytes, type(None), np.generic)
-        if isinstance(obj, scalars) or (isinstance(obj, (tuple, frozenset))
-                                        and all(isinstance(v, scalars) for v in obj)):
+        if isinstance(obj, scalars) or (
+            isinstance(obj, (tuple, frozenset)) and all(isinstance(v, scalars) for v in obj)
+        ):
             out[f"value:{label}"] = repr(obj)  # immutable constants; lists/dicts are state, not inputs
         elif isinstance(obj, np.ndarray) and obj.dtype != object:  # a data set the cell reads
             digest = hashlib.sha256(f"{obj.dtype.str}{obj.shape}".encode())
@@ -427,8 +430,13 @@ def _versions():
 
     import dpstack
 
-    return {"dpstack": dpstack.__version__, "numpy": np.__version__, "scipy": scipy.__version__,
-            "scikit-learn": sklearn.__version__, "python": platform.python_version()}
+    return {
+        "dpstack": dpstack.__version__,
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "scikit-learn": sklearn.__version__,
+        "python": platform.python_version(),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -452,8 +460,11 @@ def _encode(value):
     if isinstance(value, np.generic) and value.dtype.kind in "biufU":
         return {"__np__": value.dtype.str, "v": _encode(value.item())}
     if isinstance(value, np.ndarray) and value.dtype.kind in "biufU":
-        return {"__nd__": value.dtype.str, "shape": list(value.shape),
-                "data": [_encode(v) for v in value.ravel().tolist()]}
+        return {
+            "__nd__": value.dtype.str,
+            "shape": list(value.shape),
+            "data": [_encode(v) for v in value.ravel().tolist()],
+        }
     if isinstance(value, tuple):
         return {"__tuple__": [_encode(v) for v in value]}
     if isinstance(value, list):
@@ -497,8 +508,13 @@ class _CellStore:
 
     def __init__(self, root, func, seed):
         self.folder = Path(root) / "cells" / _func_name(func).replace("<", "_").replace(">", "_")
-        self.prefix = {"format": _FORMAT, "func": _func_identity(func), "seed": int(seed),
-                       "code": code_version(), "versions": _versions()}
+        self.prefix = {
+            "format": _FORMAT,
+            "func": _func_identity(func),
+            "seed": int(seed),
+            "code": code_version(),
+            "versions": _versions(),
+        }
         self._warned = False
         if self.folder.is_dir():
             remove_orphans(self.folder)
@@ -542,8 +558,9 @@ class _CellStore:
     def save(self, cell, rows):
         key = self._key(cell)
         try:
-            body = json.dumps({"format": _FORMAT, "key": key, "rows": _encode(rows)},
-                              separators=(",", ":"), allow_nan=False).encode("utf-8")
+            body = json.dumps(
+                {"format": _FORMAT, "key": key, "rows": _encode(rows)}, separators=(",", ":"), allow_nan=False
+            ).encode("utf-8")
         except UncacheableValueError as err:
             if not self._warned:
                 warnings.warn(f"results of {self.folder.name} are not cached: {err}", RuntimeWarning, stacklevel=3)
@@ -557,8 +574,9 @@ class _CellStore:
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem + ".", suffix=temp_suffix())
         except OSError as err:
             if not self._warned:
-                warnings.warn(f"results cache {self.folder} is not writable ({err}); not caching",
-                              RuntimeWarning, stacklevel=3)
+                warnings.warn(
+                    f"results cache {self.folder} is not writable ({err}); not caching", RuntimeWarning, stacklevel=3
+                )
                 self._warned = True
             return
         try:

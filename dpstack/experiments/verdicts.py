@@ -20,6 +20,7 @@ D. J. Schuirmann. A comparison of the two one-sided tests procedure and the powe
 assessing the equivalence of average bioavailability. J. Pharmacokinetics and
 Biopharmaceutics 15(6), 1987.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,8 +30,15 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["Verdict", "OUTCOMES", "directional_verdict", "equivalence_verdict", "verdict_frame", "verdict_counts",
-           "verdict_sentence"]
+__all__ = [
+    "Verdict",
+    "OUTCOMES",
+    "directional_verdict",
+    "equivalence_verdict",
+    "verdict_frame",
+    "verdict_counts",
+    "verdict_sentence",
+]
 
 #: the three outcomes, in the order tables list them
 OUTCOMES = ("supported", "contradicted", "inconclusive")
@@ -133,8 +141,10 @@ def equivalence_verdict(diff, margin, claim="", alpha=0.05):
     mean, lo90, hi90 = _interval(d, 1 - 2 * alpha)
     _, lo, hi = _interval(d, 1 - alpha)
     if d.size >= 2 and d.std(ddof=1) > 0:
-        p = max(float(stats.ttest_1samp(d, -margin, alternative="greater").pvalue),
-                float(stats.ttest_1samp(d, margin, alternative="less").pvalue))
+        p = max(
+            float(stats.ttest_1samp(d, -margin, alternative="greater").pvalue),
+            float(stats.ttest_1samp(d, margin, alternative="less").pvalue),
+        )
     else:
         p = 0.0 if abs(mean) < margin and d.size >= 2 else 1.0
     if -margin < lo90 and hi90 < margin:
@@ -144,8 +154,9 @@ def equivalence_verdict(diff, margin, claim="", alpha=0.05):
     else:
         outcome = "inconclusive"
     need = _repeats_needed(d, margin - abs(mean)) if outcome == "inconclusive" else float("nan")
-    return Verdict(claim, "equivalence", int(d.size), mean, lo, hi, p, outcome, margin=float(margin),
-                   repeats_to_decide=need)
+    return Verdict(
+        claim, "equivalence", int(d.size), mean, lo, hi, p, outcome, margin=float(margin), repeats_to_decide=need
+    )
 
 
 def verdict_frame(verdicts):
@@ -167,7 +178,10 @@ def verdict_sentence(v, digits=3):
     else:
         head = "in the claimed direction" if v.outcome == "supported" else "against the claim"
     if v.outcome == "inconclusive":
-        more = ("no number of repeats would decide it at the observed effect" if math.isinf(v.repeats_to_decide)
-                else f"about {int(v.repeats_to_decide)} repeats would decide it")
+        more = (
+            "no number of repeats would decide it at the observed effect"
+            if math.isinf(v.repeats_to_decide)
+            else f"about {int(v.repeats_to_decide)} repeats would decide it"
+        )
         return f"{v.claim}: inconclusive, mean difference {ci}; {more}."
     return f"{v.claim}: {v.outcome}, mean difference {ci}, {head}."

@@ -12,6 +12,7 @@ only with ``diagnostics=True``, and such an object is not private.
   batch, indiv), the sensitivities, the auxiliary/party split;
 * :mod:`.theory` — Theorems 1, 3, 4 and Lemma 2 checked numerically.
 """
+
 from .estimator import METHODS, MultipartyPrivateClassifier, fit_methods, mpl_sensitivity, split_auxiliary_and_parties
 from .logistic import fit_local_logistic, fit_soft_target_logistic, pad_parties
 from .theory import (

@@ -8,6 +8,7 @@ given as ``classes``. With ``protect_aux=True`` (the
 extension of Section 4.5) the feature vector of one auxiliary sample may
 change as well, and the noise grows accordingly.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,8 +29,10 @@ from .logistic import fit_local_logistic, fit_soft_target_logistic
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
 except ImportError:  # pragma: no cover - older scikit-learn
+
     def _validate_data(est, X, reset=True, skip_check_array=False, **kw):
         return est._validate_data(X, reset=reset, cast_to_ndarray=not skip_check_array, **kw)
+
 
 __all__ = ["MultipartyPrivateClassifier", "fit_methods", "mpl_sensitivity", "split_auxiliary_and_parties", "METHODS"]
 
@@ -77,9 +80,11 @@ def mpl_sensitivity(method, n_parties, n_classes, lam, protect_aux=False, n_aux=
     lam = check_positive(lam, "lam")
     M = int(n_parties)
     binary = n_classes == 2
-    per_label = {"vote": 2.0 if binary else math.sqrt(2.0),
-                 "soft": (2.0 if binary else math.sqrt(2.0)) / M,
-                 "avg": (2.0 if binary else 2.0 * math.sqrt(2.0)) / M}
+    per_label = {
+        "vote": 2.0 if binary else math.sqrt(2.0),
+        "soft": (2.0 if binary else math.sqrt(2.0)) / M,
+        "avg": (2.0 if binary else 2.0 * math.sqrt(2.0)) / M,
+    }
     if method not in per_label:
         raise ValueError(f"method must be one of 'vote', 'soft', 'avg' for a sensitivity, got {method!r}")
     s = per_label[method]
@@ -117,7 +122,7 @@ def split_auxiliary_and_parties(n_samples, n_parties, party_size, n_aux, random_
     rng = check_random_state(random_state)
     perm = rng.permutation(n_samples)
     aux_idx = perm[:n_aux]
-    private_idx = perm[n_aux:n_aux + n_parties * party_size]
+    private_idx = perm[n_aux : n_aux + n_parties * party_size]
     parties = np.repeat(np.arange(n_parties), party_size)
     return aux_idx, private_idx, parties
 
@@ -248,12 +253,31 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
     (2.0, 1.0, ['one party'])
     """
 
-    _release_attributes = ("classes_", "n_features_in_", "n_parties_", "coef_", "local_coefs_",
-                           "sensitivity_", "noise_scale_", "privacy_")
+    _release_attributes = (
+        "classes_",
+        "n_features_in_",
+        "n_parties_",
+        "coef_",
+        "local_coefs_",
+        "sensitivity_",
+        "noise_scale_",
+        "privacy_",
+    )
 
-    def __init__(self, method="soft", epsilon=1.0, lam=1e-4, local_lam=None, protect_aux=False,
-                 local_estimator=None, tol=1e-12, max_iter=100, random_state=None, classes=None,
-                 diagnostics=False):
+    def __init__(
+        self,
+        method="soft",
+        epsilon=1.0,
+        lam=1e-4,
+        local_lam=None,
+        protect_aux=False,
+        local_estimator=None,
+        tol=1e-12,
+        max_iter=100,
+        random_state=None,
+        classes=None,
+        diagnostics=False,
+    ):
         self.method = method
         self.epsilon = epsilon
         self.lam = lam
@@ -328,8 +352,10 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
         classes, from_data = resolve_classes(self.classes, y, binary=False, estimator=type(self).__name__)
         if classes.size < 2:
             raise ValueError(
-                f"y holds a single class ({classes!r}) and classes=None: pass the public label set as "
-                "classes=[...]" if from_data else f"classes must hold at least two labels, got {self.classes!r}")
+                f"y holds a single class ({classes!r}) and classes=None: pass the public label set as classes=[...]"
+                if from_data
+                else f"classes must hold at least two labels, got {self.classes!r}"
+            )
         K = classes.size
         y_idx = np.searchsorted(classes, y)
         party_ids, party_idx = _check_parties(parties, n)
@@ -346,23 +372,26 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"X_aux has {X_aux.shape[1]} features, X has {d}")
         private = self.method in ("vote", "soft", "avg")
         n_aux = None if X_aux is None or not needs_aux else X_aux.shape[0]
-        sensitivity = (mpl_sensitivity(self.method, M, K, local_lam if self.method == "avg" else lam,
-                                       self.protect_aux, n_aux) if private else 0.0)
+        sensitivity = (
+            mpl_sensitivity(self.method, M, K, local_lam if self.method == "avg" else lam, self.protect_aux, n_aux)
+            if private
+            else 0.0
+        )
 
         # ---- computation (fit_methods shares the local models and the votes between methods)
         local_coefs = local_estimators = targets = counts = W = None
         n_iter = n_iter_local = None
         if self.method == "batch":
-            W, n_iter = fit_soft_target_logistic(X, _binary_or_softmax(_one_hot(y_idx, K)), lam, self.tol,
-                                                 self.max_iter)
+            W, n_iter = fit_soft_target_logistic(
+                X, _binary_or_softmax(_one_hot(y_idx, K)), lam, self.tol, self.max_iter
+            )
         else:
             if "local" not in cache:
                 if self.local_estimator is None:
                     coefs, it = fit_local_logistic(X, y_idx, party_idx, M, K, local_lam, self.tol, self.max_iter)
                     cache["local"] = (coefs, None, it)
                 else:
-                    cache["local"] = (None, _fit_local_estimators(self.local_estimator, X, y_idx, party_idx, M),
-                                      None)
+                    cache["local"] = (None, _fit_local_estimators(self.local_estimator, X, y_idx, party_idx, M), None)
             local_coefs, local_estimators, n_iter_local = cache["local"]
             if self.method == "avg":
                 W = local_coefs.mean(axis=0)
@@ -378,8 +407,7 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
                     targets = _one_hot(winner, K)
                 else:
                     targets = counts / M
-                W, n_iter = fit_soft_target_logistic(X_aux, _binary_or_softmax(targets), lam, self.tol,
-                                                     self.max_iter)
+                W, n_iter = fit_soft_target_logistic(X_aux, _binary_or_softmax(targets), lam, self.tol, self.max_iter)
         noise_scale = output_perturbation_scale(sensitivity, epsilon)
         noise = None if W is None else _output_noise(W.shape, noise_scale, rng)
 
@@ -405,17 +433,31 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
             self.privacy_.add(f"MPL {self.method} (output perturbation)", part, epsilon, unit)
         else:
             self.privacy_.add_outside(
-                f"{self.method} (non-private reference)", part,
-                "one model trained on all parties' rows pooled" if self.method == "batch" else
-                "the parties' local models themselves, which in this setting never leave their parties",
-                unit=unit)
+                f"{self.method} (non-private reference)",
+                part,
+                "one model trained on all parties' rows pooled"
+                if self.method == "batch"
+                else "the parties' local models themselves, which in this setting never leave their parties",
+                unit=unit,
+            )
         record_classes(self.privacy_, from_data, part, unit)
         record_diagnostics(
-            self, self.privacy_, part, unit,
-            unperturbed_coef=W, noise=noise, noise_norm=None if noise is None else float(np.linalg.norm(noise)),
-            local_coefs=local_coefs, local_estimators=local_estimators, targets=targets, vote_counts=counts,
-            party_ids=party_ids, party_sizes=np.bincount(party_idx, minlength=M), n_iter=n_iter,
-            n_iter_local=n_iter_local)
+            self,
+            self.privacy_,
+            part,
+            unit,
+            unperturbed_coef=W,
+            noise=noise,
+            noise_norm=None if noise is None else float(np.linalg.norm(noise)),
+            local_coefs=local_coefs,
+            local_estimators=local_estimators,
+            targets=targets,
+            vote_counts=counts,
+            party_ids=party_ids,
+            party_sizes=np.bincount(party_idx, minlength=M),
+            n_iter=n_iter,
+            n_iter_local=n_iter_local,
+        )
         return self
 
     # ------------------------------------------------------------ releases
@@ -448,7 +490,8 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"{caller} needs the parties' local models, which are not part of the release of "
                 f"method={self.method!r} (in the multiparty setting they never leave their parties): "
-                "fit with diagnostics=True to keep them (that object is not private)")
+                "fit with diagnostics=True to keep them (that object is not private)"
+            )
         return diag.local_coefs, diag.local_estimators
 
     # ------------------------------------------------------------ predictions
@@ -557,7 +600,7 @@ def _fit_local_estimators(estimator, X, y_idx, parties, M):
     bounds = np.concatenate([[0], np.cumsum(np.bincount(parties, minlength=M))])
     models = []
     for m in range(M):
-        rows = order[bounds[m]:bounds[m + 1]]
+        rows = order[bounds[m] : bounds[m + 1]]
         ym = y_idx[rows]
         if np.unique(ym).size == 1:
             models.append(_ConstantClassifier(int(ym[0])))
@@ -576,7 +619,8 @@ def _dense(X, name):
         raise TypeError(
             f"{name} is a sparse matrix, but MultipartyPrivateClassifier needs dense rows (the local models "
             "and the votes are computed on dense arrays). Project sparse data to a few dense features first, "
-            "e.g. PCA or a truncated SVD fitted on public or auxiliary rows, as the URL experiment does.")
+            "e.g. PCA or a truncated SVD fitted on public or auxiliary rows, as the URL experiment does."
+        )
     return X
 
 
@@ -594,7 +638,8 @@ def _check_labels(y, n):
     if kind not in ("binary", "multiclass"):
         raise ValueError(
             f"y must hold class labels (binary or multiclass), got a target of type {kind!r}"
-            + (" (real values, as for regression)" if kind == "continuous" else ""))
+            + (" (real values, as for regression)" if kind == "continuous" else "")
+        )
     return y
 
 
@@ -647,13 +692,13 @@ def _vote_counts(local_coefs, local_estimators, X_aux, K, chunk=256):
     M = local_coefs.shape[0]
     Wflat = local_coefs.reshape(-1, local_coefs.shape[-1])  # (M·K_out, d)
     for start in range(0, X_aux.shape[0], chunk):
-        Z = X_aux[start:start + chunk] @ Wflat.T
+        Z = X_aux[start : start + chunk] @ Wflat.T
         if local_coefs.shape[1] == 1:
             pos = (Z >= 0).sum(axis=1)
-            counts[start:start + chunk, 1] = pos
-            counts[start:start + chunk, 0] = M - pos
+            counts[start : start + chunk, 1] = pos
+            counts[start : start + chunk, 0] = M - pos
         else:
             idx = np.argmax(Z.reshape(Z.shape[0], M, K), axis=2)
             for k in range(K):
-                counts[start:start + chunk, k] = (idx == k).sum(axis=1)
+                counts[start : start + chunk, k] = (idx == k).sum(axis=1)
     return counts

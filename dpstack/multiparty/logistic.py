@@ -28,6 +28,7 @@ Parametrisation: two classes use one weight vector (sigmoid, ``K_out = 1``,
 the margin is positive for ``classes_[1]``); K ≥ 3 classes use K vectors
 (softmax, ``K_out = K``), as scikit-learn does.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -310,7 +311,7 @@ def fit_soft_target_logistic(X, T, lam, tol=1e-12, max_iter=100):
         if K == 1:
             H = np.zeros((d, d))
             for start in range(0, N, 8192):  # chunks keep the weighted copy in cache
-                A = X[start:start + 8192] * np.sqrt(h[start:start + 8192, 0, 0])[:, None]
+                A = X[start : start + 8192] * np.sqrt(h[start : start + 8192, 0, 0])[:, None]
                 H += A.T @ A
             H /= N
         else:
@@ -321,7 +322,7 @@ def fit_soft_target_logistic(X, T, lam, tol=1e-12, max_iter=100):
             A = (P[:, :, None] * X[:, None, :]).reshape(N, D)
             H = -(A.T @ A)
             for k in range(K):
-                H[k * d:(k + 1) * d, k * d:(k + 1) * d] += (X * P[:, k:k + 1]).T @ X
+                H[k * d : (k + 1) * d, k * d : (k + 1) * d] += (X * P[:, k : k + 1]).T @ X
             H /= N
         H.flat[:: D + 1] += lam
         step = linalg.cho_solve(linalg.cho_factor(H, check_finite=False), grad.ravel(), check_finite=False)

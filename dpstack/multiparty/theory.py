@@ -9,6 +9,7 @@
 * :func:`lemma2_simulation` measures how far the weighted loss of one
   ensemble of M parties is from its M → ∞ limit.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,12 +21,26 @@ from .._validation import check_random_state
 from .estimator import mpl_sensitivity
 from .logistic import fit_local_logistic, fit_soft_target_logistic, soft_target_objective
 
-__all__ = ["sensitivity_by_construction", "theorem4_bound", "excess_risk_simulation", "lemma2_simulation",
-           "make_synthetic_multiparty"]
+__all__ = [
+    "sensitivity_by_construction",
+    "theorem4_bound",
+    "excess_risk_simulation",
+    "lemma2_simulation",
+    "make_synthetic_multiparty",
+]
 
 
-def sensitivity_by_construction(method, n_parties=11, n_classes=2, lam=1.0, n_aux=50, n_features=5,
-                                party_size=10, construction="label_flip", random_state=0):
+def sensitivity_by_construction(
+    method,
+    n_parties=11,
+    n_classes=2,
+    lam=1.0,
+    n_aux=50,
+    n_features=5,
+    party_size=10,
+    construction="label_flip",
+    random_state=0,
+):
     """Measure ‖w_s − w_s'‖ on the worst-case neighbour of the proofs.
 
     vote / soft: the auxiliary rows all equal one unit vector u; M − 1 local
@@ -89,12 +104,21 @@ def sensitivity_by_construction(method, n_parties=11, n_classes=2, lam=1.0, n_au
         raise ValueError(f"method must be 'vote', 'soft' or 'avg', got {method!r}")
     measured = float(np.linalg.norm(W[0] - W[1]))
     claimed = mpl_sensitivity(method, M, K, lam)
-    return {"method": method, "n_classes": K, "n_parties": M, "lam": lam, "construction": construction,
-            "measured": measured, "claimed": claimed, "ratio": measured / claimed}
+    return {
+        "method": method,
+        "n_classes": K,
+        "n_parties": M,
+        "lam": lam,
+        "construction": construction,
+        "measured": measured,
+        "claimed": claimed,
+        "ratio": measured / claimed,
+    }
 
 
-def theorem4_bound(n_features, lam, n_parties, epsilon, n_aux, delta_p=0.05, delta_s=0.05, c=0.25,
-                   w0_norm=0.0, method="soft"):
+def theorem4_bound(
+    n_features, lam, n_parties, epsilon, n_aux, delta_p=0.05, delta_s=0.05, c=0.25, w0_norm=0.0, method="soft"
+):
     """Terms of the bound R(w_p) ≤ R(w0) + noise + sample + (λ/2)‖w0‖² (eq. 22).
 
     noise = 4d²(c+λ)log²(d/δ_p)/(λ²M²ε²) for soft; for vote the same argument
@@ -124,8 +148,18 @@ def _alpha(local_coefs, X):
     return (X @ local_coefs[:, 0, :].T >= 0).mean(axis=1)
 
 
-def excess_risk_simulation(n_parties_grid, epsilons, methods=("soft", "vote"), party_size=10, n_aux=2000,
-                           n_eval=20000, n_features=5, lam=1e-2, n_draws=200, random_state=0):
+def excess_risk_simulation(
+    n_parties_grid,
+    epsilons,
+    methods=("soft", "vote"),
+    party_size=10,
+    n_aux=2000,
+    n_eval=20000,
+    n_features=5,
+    lam=1e-2,
+    n_draws=200,
+    random_state=0,
+):
     """Empirical excess risk R(w_p) − R(w_s) next to the noise term of Theorem 4.
 
     For each M: M parties of ``party_size`` synthetic rows fit local models;
@@ -144,8 +178,8 @@ def excess_risk_simulation(n_parties_grid, epsilons, methods=("soft", "vote"), p
     rows = []
     for M in n_parties_grid:
         X, y = make_synthetic_multiparty(M * party_size + n_aux + n_eval, n_features, rng)
-        Xp, yp = X[:M * party_size], y[:M * party_size]
-        X_aux, X_eval = X[M * party_size:M * party_size + n_aux], X[M * party_size + n_aux:]
+        Xp, yp = X[: M * party_size], y[: M * party_size]
+        X_aux, X_eval = X[M * party_size : M * party_size + n_aux], X[M * party_size + n_aux :]
         local, _ = fit_local_logistic(Xp, yp, np.repeat(np.arange(M), party_size), M, 2, 1e-4)
         a_aux, a_eval = _alpha(local, X_aux), _alpha(local, X_eval)
         for method in methods:
@@ -163,9 +197,15 @@ def excess_risk_simulation(n_parties_grid, epsilons, methods=("soft", "vote"), p
                 # control variate: ∇R(w_s)ᵀη has mean 0 (η is symmetric) but dominates the
                 # Monte-Carlo spread when the noise is small; removing it keeps the mean.
                 excess = risk - base - eta @ grad
-                rows.append({"method": method, "n_parties": M, "epsilon": eps,
-                             "excess_risk": float(np.mean(excess)),
-                             "noise_term": theorem4_bound(n_features, lam, M, eps, n_aux, method=method)["noise_term"]})
+                rows.append(
+                    {
+                        "method": method,
+                        "n_parties": M,
+                        "epsilon": eps,
+                        "excess_risk": float(np.mean(excess)),
+                        "noise_term": theorem4_bound(n_features, lam, M, eps, n_aux, method=method)["noise_term"],
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -175,8 +215,9 @@ def _gamma_ball(dim, scale, size, rng):
     return isotropic_noise(dim, scale, rng, size=size)
 
 
-def lemma2_simulation(n_parties_grid, n_repeats=50, pool_size=20000, party_size=10, n_eval=5000,
-                      n_features=5, random_state=0):
+def lemma2_simulation(
+    n_parties_grid, n_repeats=50, pool_size=20000, party_size=10, n_eval=5000, n_features=5, random_state=0
+):
     """|E_x[l^α(w)] − E_{x,v}[l(v wᵀx)]| for ensembles of M parties (Lemma 2).
 
     A pool of ``pool_size`` local models stands in for the distribution of the
@@ -192,13 +233,13 @@ def lemma2_simulation(n_parties_grid, n_repeats=50, pool_size=20000, party_size=
     """
     rng = check_random_state(random_state)
     X, y = make_synthetic_multiparty(pool_size * party_size + n_eval, n_features, rng)
-    Xp, yp = X[:pool_size * party_size], y[:pool_size * party_size]
-    X_eval = X[pool_size * party_size:]
+    Xp, yp = X[: pool_size * party_size], y[: pool_size * party_size]
+    X_eval = X[pool_size * party_size :]
     local, _ = fit_local_logistic(Xp, yp, np.repeat(np.arange(pool_size), party_size), pool_size, 2, 1e-4)
     w, _ = fit_soft_target_logistic(Xp, yp.astype(float), 1e-4)
     z = X_eval @ w[0]
     l_pos, l_neg = np.logaddexp(0.0, -z), np.logaddexp(0.0, z)
-    votes = (X_eval @ local[:, 0, :].T >= 0)  # (n_eval, pool)
+    votes = X_eval @ local[:, 0, :].T >= 0  # (n_eval, pool)
     Q = votes.mean(axis=1)
     limit = np.mean(Q * l_pos + (1 - Q) * l_neg)
     rows = []
@@ -209,6 +250,7 @@ def lemma2_simulation(n_parties_grid, n_repeats=50, pool_size=20000, party_size=
             weighted = np.mean(alpha * l_pos + (1 - alpha) * l_neg)
             v = alpha >= 0.5
             vote = np.mean(np.where(v, l_pos, l_neg))
-            rows.append({"n_parties": M, "repeat": r, "weighted_gap": abs(weighted - limit),
-                         "vote_gap": abs(vote - limit)})
+            rows.append(
+                {"n_parties": M, "repeat": r, "weighted_gap": abs(weighted - limit), "vote_gap": abs(vote - limit)}
+            )
     return pd.DataFrame(rows)

@@ -10,6 +10,7 @@ image narrower than 1,600 px, another page of the book named in the text without
 finally links to pages or anchors that do not exist. Run by hand on
 an existing build: ``python tests/browser/book_check.py _build/html``.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -159,8 +160,11 @@ def _console_problems(events):
         elif event["method"] == "Runtime.consoleAPICalled" and params["type"] in ("error", "assert"):
             text = " ".join(str(a.get("value", a.get("description", ""))) for a in params["args"])
             problems.append(f"console error: {text[:200]}")
-        elif (event["method"] == "Log.entryAdded" and params["entry"]["level"] == "error"
-              and params["entry"].get("source") != "network"):  # network: reported above
+        elif (
+            event["method"] == "Log.entryAdded"
+            and params["entry"]["level"] == "error"
+            and params["entry"].get("source") != "network"
+        ):  # network: reported above
             problems.append(f"console error: {params['entry']['text'][:200]}")
     return problems
 
@@ -250,8 +254,7 @@ def book_page_names(html_dir, pages):
     """{page: the names it goes by in the text} for the book's pages with a title."""
     names = {}
     for page in pages:
-        if redirect_target(html_dir, page) is not None or page in ("genindex.html", "search.html",
-                                                                    "py-modindex.html"):
+        if redirect_target(html_dir, page) is not None or page in ("genindex.html", "search.html", "py-modindex.html"):
             continue
         title = legibility.page_title((Path(html_dir) / page).read_text(errors="replace"))
         names[page] = legibility.page_names(title, page)
@@ -315,8 +318,6 @@ def main(argv=None):
     import argparse
     import tempfile
 
-    from chromium_cdp import Chromium
-
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("html_dir", type=Path)
     parser.add_argument("--screenshots", type=Path, help="folder for one PNG per page")
@@ -324,8 +325,11 @@ def main(argv=None):
     shots = {}
     if args.screenshots:
         shots = {p: args.screenshots / p.replace("/", "__")[:-5] for p in book_pages(args.html_dir)}
-    with tempfile.TemporaryDirectory() as profile, Chromium(find_chromium(), profile) as browser, \
-            serve(args.html_dir) as base_url:
+    with (
+        tempfile.TemporaryDirectory() as profile,
+        Chromium(find_chromium(), profile) as browser,
+        serve(args.html_dir) as base_url,
+    ):
         problems, probes = check_book(browser, base_url, args.html_dir, screenshots=shots)
     print(f"{len(probes)} pages checked")
     if problems:

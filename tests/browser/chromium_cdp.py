@@ -4,6 +4,7 @@ Chromium started with ``--remote-debugging-pipe`` reads protocol messages from f
 descriptor 3 and writes its answers and events to descriptor 4, each message a JSON text
 followed by a NUL byte. That needs neither chromedriver nor a websocket library.
 """
+
 from __future__ import annotations
 
 import base64
@@ -19,9 +20,18 @@ BROWSER_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome
 # A fresh, quiet, offline browser: no first-run pages, no update or sync traffic, and every
 # host name other than 127.0.0.1 unresolvable, so a page cannot silently load a remote asset.
 FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--disable-extensions", "--disable-default-apps", "--mute-audio", "--hide-scrollbars",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--mute-audio",
+    "--hide-scrollbars",
     "--disable-dev-shm-usage",  # containers often give /dev/shm only 64 MB
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 )
@@ -59,10 +69,19 @@ class Chromium:
 
         self._log = open(log_path, "wb")
         self.process = subprocess.Popen(
-            [binary, *FLAGS, f"--user-data-dir={user_data_dir}", f"--window-size={width},{height}",
-             "--remote-debugging-pipe", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=self._log, stderr=self._log,
-            pass_fds=(3, 4), preexec_fn=use_pipe_as_fd_3_and_4,
+            [
+                binary,
+                *FLAGS,
+                f"--user-data-dir={user_data_dir}",
+                f"--window-size={width},{height}",
+                "--remote-debugging-pipe",
+                "about:blank",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=self._log,
+            pass_fds=(3, 4),
+            preexec_fn=use_pipe_as_fd_3_and_4,
         )
         os.close(to_browser_r)
         os.close(from_browser_w)
@@ -142,8 +161,7 @@ class Chromium:
     def events_since(self, mark, method=None):
         with self._cond:
             found = self.events[mark:]
-        return [e for e in found if e.get("sessionId") == self.session
-                and (method is None or e["method"] == method)]
+        return [e for e in found if e.get("sessionId") == self.session and (method is None or e["method"] == method)]
 
     def wait_for_event(self, method, since, timeout=60):
         deadline = time.monotonic() + timeout
@@ -169,8 +187,9 @@ class Chromium:
 
     def evaluate(self, expression, timeout=60):
         """Value of a JavaScript expression (promises are awaited), as JSON-able data."""
-        result = self.page("Runtime.evaluate", {"expression": expression, "awaitPromise": True,
-                                                "returnByValue": True}, timeout=timeout)
+        result = self.page(
+            "Runtime.evaluate", {"expression": expression, "awaitPromise": True, "returnByValue": True}, timeout=timeout
+        )
         if "exceptionDetails" in result:
             details = result["exceptionDetails"]
             text = details.get("exception", {}).get("description") or details.get("text")
@@ -179,13 +198,17 @@ class Chromium:
 
     def set_width(self, width, settle_ms=500):
         """Lay the page out in a window ``width`` CSS pixels wide (media queries follow)."""
-        self.page("Emulation.setDeviceMetricsOverride",
-                  {"width": int(width), "height": self.height, "deviceScaleFactor": 1, "mobile": False})
+        self.page(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": int(width), "height": self.height, "deviceScaleFactor": 1, "mobile": False},
+        )
         self.width = int(width)
         # Two animation frames (the new layout is computed and painted), then the theme's
         # transitions (the sidebar sliding away) end: a screenshot earlier catches them midway.
-        self.evaluate("new Promise(done => requestAnimationFrame(() => requestAnimationFrame("
-                      "() => setTimeout(done, settle_ms))))".replace("settle_ms", str(int(settle_ms))))
+        self.evaluate(
+            "new Promise(done => requestAnimationFrame(() => requestAnimationFrame("
+            "() => setTimeout(done, settle_ms))))".replace("settle_ms", str(int(settle_ms)))
+        )
 
     def screenshot(self, path, max_height=20000):
         """Write a PNG of the whole page (up to ``max_height`` CSS pixels tall).

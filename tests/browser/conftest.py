@@ -1,4 +1,5 @@
 """Fixtures for the browser test: the built book, a local web server, headless Chromium."""
+
 from __future__ import annotations
 
 import os
@@ -6,14 +7,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from book_check import JUPYTER_BOOK, ROOT
 from chromium_cdp import Chromium, find_chromium
 
 
 def pytest_configure(config):
-    config.addinivalue_line(
-        "markers", "browser: builds the book and opens every page in headless Chromium")
+    config.addinivalue_line("markers", "browser: builds the book and opens every page in headless Chromium")
 
 
 def build_book(source_dir, *extra_args):
@@ -22,9 +21,8 @@ def build_book(source_dir, *extra_args):
     ``--all``: an incremental build re-reads only changed pages, so it would not repeat the
     warnings of unchanged ones and -W would pass on a book that has them.
     """
-    command = [*JUPYTER_BOOK, "build", str(source_dir), "--all", "--warningiserror", "--keep-going",
-               *extra_args]
-    done = subprocess.run(command, capture_output=True, text=True)
+    command = [*JUPYTER_BOOK, "build", str(source_dir), "--all", "--warningiserror", "--keep-going", *extra_args]
+    done = subprocess.run(command, check=False, capture_output=True, text=True)
     if done.returncode != 0:
         tail = "\n".join((done.stdout + done.stderr).splitlines()[-60:])
         pytest.fail(f"the book does not build without warnings:\n{tail}", pytrace=False)
@@ -37,8 +35,11 @@ def chromium_path():
     if path is None:
         if os.environ.get("DPSTACK_SKIP_BROWSER") == "1":
             pytest.skip("no Chromium and DPSTACK_SKIP_BROWSER=1")
-        pytest.fail("the browser test needs Chromium: `apt-get install -y chromium` (Debian/Ubuntu), "
-                    "or set CHROMIUM=/path/to/chrome", pytrace=False)
+        pytest.fail(
+            "the browser test needs Chromium: `apt-get install -y chromium` (Debian/Ubuntu), "
+            "or set CHROMIUM=/path/to/chrome",
+            pytrace=False,
+        )
     return path
 
 

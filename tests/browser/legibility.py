@@ -23,6 +23,7 @@ and applied to every built page by the browser test (``book_check.py``):
   read in a terminal where no link can be written). As on the web, the first link is enough:
   a page the article links to anywhere may be named elsewhere in it as plain text.
 """
+
 from __future__ import annotations
 
 import html.parser
@@ -74,20 +75,32 @@ def table_problems(tables, width=NARROW_WIDTH):
     for table in tables:
         if table["width"] > table["room"] + 1 and not table["scrolls"]:
             where = f" in section “{table['section']}”" if table.get("section") else ""
-            problems.append(f"table cut off at {width} px{where} (starts “{table.get('label', '')}”): "
-                            f"{table['width']} px wide, {max(table['room'], 0)} px of room, no sideways scroll")
+            problems.append(
+                f"table cut off at {width} px{where} (starts “{table.get('label', '')}”): "
+                f"{table['width']} px wide, {max(table['room'], 0)} px of room, no sideways scroll"
+            )
     return problems
 
 
 class _Page(html.parser.HTMLParser):
     """Walks the article of a page: images, its first heading, and prose text outside links."""
 
-    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-            "track", "wbr"}
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
     HIDDEN = {"script", "style", "template", "noscript", "math", "svg", "mjx-container", "title"}
     NOT_PROSE = {"a", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "nav"}
-    NOT_PROSE_CLASSES = {"highlight", "cell_input", "cell_output", "math", "headerlink", "toctree-wrapper",
-                         "prev-next-area", "bd-sidebar-secondary", "bd-toc", "sig", "py"}
+    NOT_PROSE_CLASSES = {
+        "highlight",
+        "cell_input",
+        "cell_output",
+        "math",
+        "headerlink",
+        "toctree-wrapper",
+        "prev-next-area",
+        "bd-sidebar-secondary",
+        "bd-toc",
+        "sig",
+        "py",
+    }
 
     def __init__(self, root="article"):
         super().__init__(convert_charrefs=True)
@@ -118,8 +131,12 @@ class _Page(html.parser.HTMLParser):
         if tag == self.root:
             article = self.seen_article = True
         hidden = hidden or tag in self.HIDDEN
-        not_prose = (not_prose or tag in self.NOT_PROSE or bool(classes & self.NOT_PROSE_CLASSES)
-                     or (attrs.get("id") or "").startswith("module-"))
+        not_prose = (
+            not_prose
+            or tag in self.NOT_PROSE
+            or bool(classes & self.NOT_PROSE_CLASSES)
+            or (attrs.get("id") or "").startswith("module-")
+        )
         code = code or tag in ("code", "kbd", "samp", "tt")
         if tag == "h1" and article and self.heading is None and self._heading_parts is None:
             self._heading_parts = []
@@ -156,8 +173,7 @@ class _Page(html.parser.HTMLParser):
 
 
 def parse(page_html):
-    root = "article" if re.search(r"<article\b", page_html) else "main" if re.search(r"<main\b", page_html) \
-        else "body"
+    root = "article" if re.search(r"<article\b", page_html) else "main" if re.search(r"<main\b", page_html) else "body"
     page = _Page(root)
     page.feed(page_html)
     page.close()

@@ -19,6 +19,7 @@ the page's HTML, restricted to the article, so the sidebar is checked once per p
 at most) and by a fast unit test over the sources (``tests/test_outside_words.py``: book/*.md,
 the notebooks' markdown cells, dpstack's docstrings and comments).
 """
+
 from __future__ import annotations
 
 import html.parser
@@ -31,11 +32,16 @@ PATTERNS = [
     ("path outside the repository", re.compile(r"(?<![\w-])shared/|(?<![\w.:/])/work/", re.I)),
     ("data manifest outside the repository", re.compile(r"\bMANIFEST\.md\b|\b(?:data|its|shared)\s+manifest\b", re.I)),
     ("copy of a paper outside the repository", re.compile(r"\b00\d_[0-9a-f]{16}\.txt\b", re.I)),
-    ("tracker issue", re.compile(
-        r"\bissues?\s*#?\d+\b"                                  # issue 7, issue #7, issues 3
-        r"|\bthe\s+issue(?:'s|’s)"                                # the issue's 'Figure 4'
-        r"|\bthe\s+issue\s+(?:calls|says|asks|wants|lists|names)\b"  # the issue calls it ...
-        r"|\b(?:issue|bug)\s+tracker\b|\btracker\s+issue\b", re.I)),
+    (
+        "tracker issue",
+        re.compile(
+            r"\bissues?\s*#?\d+\b"  # issue 7, issue #7, issues 3
+            r"|\bthe\s+issue(?:'s|’s)"  # the issue's 'Figure 4'
+            r"|\bthe\s+issue\s+(?:calls|says|asks|wants|lists|names)\b"  # the issue calls it ...
+            r"|\b(?:issue|bug)\s+tracker\b|\btracker\s+issue\b",
+            re.I,
+        ),
+    ),
     ("workflow jargon", re.compile(r"\btest\s+doubles?\b", re.I)),
 ]
 
@@ -60,8 +66,7 @@ class _ArticleText(html.parser.HTMLParser):
     """The text a reader sees in a page's article (``<main>``, else ``<body>``), without scripts."""
 
     SKIP = {"script", "style", "template", "noscript"}
-    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-            "track", "wbr"}
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
@@ -105,4 +110,6 @@ def article_text(page_html):
 
 def page_problems(page_html):
     """Problems for the browser report: one line per outside word found on the page."""
-    return [f"names something outside the book ({name}): …{excerpt}…" for name, excerpt in find(article_text(page_html))]
+    return [
+        f"names something outside the book ({name}): …{excerpt}…" for name, excerpt in find(article_text(page_html))
+    ]
