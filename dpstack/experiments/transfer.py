@@ -75,10 +75,10 @@ RUIJIN_ROW_SCALE = 10.0
 #: so |λ grid| must be a multiple of |η grid| (quick: 8 λ, 2 η; paper: 10 λ, 5 η).
 TRANSFER_PROFILES = {
     "quick": dict(n_repeats=3, k_repeats=3, epsilons=(0.5, 2.0, 8.0),
-                  lam_grid=(1e-6, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 1e3),
+                  lam_grid=(1e-6, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 1e4),
                   eta_grid=(0.2, 0.8), k_grid=(1, 3, 5, 10, 25), branches=tuple(range(1, 17)), ruijin_repeats=2),
     "paper": dict(n_repeats=10, k_repeats=30, epsilons=(0.5, 1.0, 2.0, 4.0, 8.0),
-                  lam_grid=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1e3),
+                  lam_grid=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1e4),
                   eta_grid=(0.1, 0.3, 0.5, 0.7, 0.9),
                   k_grid=(1, 2, 3, 5, 7, 10, 15, 25, 50), branches=tuple(range(1, 17)), ruijin_repeats=10),
 }
