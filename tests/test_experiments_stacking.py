@@ -364,3 +364,77 @@ def test_transfer_scores_the_validated_model_unless_refit_is_asked():
     # the same selection, then a refit on the whole training part: a different model
     assert (refit["lam"], refit["lam_high"], refit["eta"]) == (plain["lam"], plain["lam_high"], plain["eta"])
     assert refit["auc_fit"] == plain["auc_fit"] and refit["auc"] != plain["auc"]
+
+
+# --- the λ grids: no method limited by the range ---------------------------------------------------
+
+def test_edge_share_counts_the_chosen_lambda_at_either_edge_per_group():
+    grid = (1e-4, 1e-2, 1.0)
+    df = pd.DataFrame([
+        *[dict(method="PLR", epsilon=0.5, repeat=r, lam=v, lam_high=np.nan) for r, v in enumerate([1.0, 1.0, 1e-2, 1e-4])],
+        *[dict(method="PLR", epsilon=np.inf, repeat=r, lam=v, lam_high=np.nan) for r, v in enumerate([1e-2, 1e-2])],
+        *[dict(method="PST-F(W)", epsilon=0.5, repeat=r, lam=v, lam_high=h)
+          for r, (v, h) in enumerate([(1e-2, 1.0), (1e-2, 1e-2), (1.0 + 1e-12, 1e-4)])],
+    ])
+    out = est.edge_share(df, grid).set_index(["method", "epsilon"])
+    assert out.loc[("PLR", 0.5), ["n", "lam_bottom", "lam_top", "lam_edge"]].tolist() == [4, 0.25, 0.5, 0.75]
+    assert out.loc[("PLR", np.inf), "lam_edge"] == 0 and np.isnan(out.loc[("PLR", np.inf), "lam_high_edge"])
+    w = out.loc[("PST-F(W)", 0.5)]
+    assert w["lam_top"] == pytest.approx(1 / 3) and w["lam_bottom"] == 0  # 1 + 1e-12 is the top (a float)
+    assert w["lam_high_edge"] == pytest.approx(2 / 3)
+    # the edges are the grid's range, not the values the rows happen to hold
+    assert est.edge_share(df, (1e-6, 1e3))["lam_edge"].eq(0).all()
+    assert est.edge_share(df, grid, by="method").set_index("method").loc["PLR", "n"] == 6
+    assert etr.edge_share is est.edge_share
+    with pytest.raises(ValueError, match="lam_grid"):
+        est.edge_share(df, [])
+    with pytest.raises(ValueError, match="lam"):
+        est.edge_share(df.drop(columns="lam"), grid)
+
+
+def _margin(cell, grid):
+    """Validation AUC gained by adding two decades to each side of ``grid`` (common noise across λ)."""
+    lo, hi = min(grid), max(grid)
+    wider = [*grid, lo / 100, lo / 10, hi * 10, hi * 100]
+    return cell(wider)["val_auc"] - cell(list(grid))["val_auc"]
+
+
+@pytest.mark.parametrize("profile", ["quick", "paper"])
+def test_the_default_lambda_grids_leave_a_margin_on_both_sides(profile):
+    """On the small task the validation AUC peaks inside the range (small ε: high λ; ε = ∞: low λ).
+
+    Widening the profiles' grids by two decades on each side must not find a better validation
+    AUC for the one-level methods (the old grids 1e-4 to 1 gain up to 0.02 here)."""
+    options = {"equal_budget": False}  # the grid itself: the range is under test, not the budget
+    gains = []
+    for r in range(3):
+        for e in (0.25, np.inf):
+            def plr(g, e=e, r=r):
+                return est.stacking_cell("SYNTH", "PLR", e, r, lam_grid=g, options=options,
+                                         seed_sequence=np.random.SeedSequence([0, r]))[0]
+            gains.append(("PLR", e, r, _margin(plr, est.PROFILES[profile]["lam_grid"])))
+    for m in ("Direct", "SourceD", "SimComb"):
+        for r in range(2):
+            for e in (0.5, np.inf):
+                def one(g, e=e, r=r, m=m):
+                    return etr.transfer_cell("SYNTH", m, e, r, lam_grid=g, eta_grid=[0.2, 0.8], options=options,
+                                             seed_sequence=np.random.SeedSequence([0, r]))
+                gains.append((m, e, r, _margin(one, etr.TRANSFER_PROFILES[profile]["lam_grid"])))
+    worse = [g for g in gains if g[3] > 1e-4]
+    assert not worse, worse
+    # every grid of a profile spans the same range
+    assert (min(est.PROFILES[profile]["lam_grid"]), max(est.PROFILES[profile]["lam_grid"])) == est.LAM_RANGE
+    assert (min(etr.TRANSFER_PROFILES[profile]["lam_grid"]), max(etr.TRANSFER_PROFILES[profile]["lam_grid"])) \
+        == est.LAM_RANGE
+
+
+@pytest.mark.parametrize("profile", ["quick", "paper"])
+def test_the_profiles_fill_the_equal_budget(profile):
+    """The wider grids keep every method at the same number of candidates (SimComb needs |λ| · |η| to divide)."""
+    p = etr.TRANSFER_PROFILES[profile]
+    sizes = {m: len(etr.transfer_candidates(m, p["lam_grid"], p["eta_grid"])) for m in etr.TRANSFER_METHODS}
+    budget = etr.tuning_budget(p["lam_grid"], None, None, len(p["eta_grid"]))
+    assert sizes["Direct"] == sizes["SourceD"] == sizes["SimComb"] == budget
+    assert sizes["PPTL-FS(W)"] + len(p["lam_grid"]) == budget
+    g = est.PROFILES[profile]["lam_grid"]
+    assert len(est.budget_grid(g, est.tuning_budget(g))) == 2 * len(g)

@@ -89,3 +89,15 @@ def test_centres_differ_but_a_small_branch_benefits_from_the_main_centre(cohort)
     auc_own = roc_auc_score(branch.target[test], own.decision_function(branch.data[test]))
     auc_main = roc_auc_score(branch.target[test], big.decision_function(branch.data[test]))
     assert auc_main > auc_own + 0.03
+
+
+def test_pptl_table3_sizes_are_the_cohort_sizes():
+    """PPTL Table 3 as printed: centres 3-18 are the branches, centres 1 + 2 the main centre."""
+    from dpstack.experiments import paper_values as pv
+
+    table = pv.centre_sizes_frame()
+    assert table["centre"].tolist() == list(range(1, 19)) and table["source"].str.contains("Table 3").all()
+    branches = table[table["branch"] > 0]
+    assert {f"branch_{b}": n for b, n in zip(branches["branch"], branches["paper_n"])} == {
+        k: v for k, v in RUIJIN_SIZES.items() if k != "main"}
+    assert table.loc[table["branch"] == 0, "paper_n"].sum() == RUIJIN_SIZES["main"]

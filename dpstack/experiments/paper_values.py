@@ -23,8 +23,8 @@ from __future__ import annotations
 import pandas as pd
 
 __all__ = [
-    "PPTL_TABLE1", "PPTL_TABLE2", "PPTL_TABLE4", "PST_TABLE2", "PST_MAIN_CENTRE_PLR",
-    "PST_TABLE1_SIZES", "PST_CLAIMS", "PPTL_CLAIMS", "PST_TO_PPTL", "table_frame",
+    "PPTL_TABLE1", "PPTL_TABLE2", "PPTL_TABLE3", "PPTL_TABLE4", "centre_sizes_frame", "PST_TABLE2",
+    "PST_MAIN_CENTRE_PLR", "PST_TABLE1_SIZES", "PST_CLAIMS", "PPTL_CLAIMS", "PST_TO_PPTL", "table_frame",
 ]
 
 EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
@@ -53,6 +53,16 @@ PPTL_TABLE2 = {
         "SourceD": [(0.6067, 0.0678), (0.6298, 0.0420), (0.6546, 0.0330), (0.6489, 0.0462), (0.7349, 0.0320)],
         "Direct": [(0.5112, 0.0733), (0.5476, 0.0882), (0.6216, 0.0815), (0.6649, 0.0552), (0.7231, 0.0381)],
     },
+}
+
+#: PPTL §4.1, Table 3: sample sizes of the 18 RUIJIN centres, as printed. Centres 1 and 2 together
+#: are the source (the main centre of PST, 7,882 + 4,820 = 12,702); centres 3-18 are the targets,
+#: PST branches #1-#16 (PST Table 4 prints the same sizes under those names).
+PPTL_TABLE3 = {
+    "source": "PPTL §4.1, Table 3 (sample sizes of the RUIJIN centres; centres 1-2 = source, 3-18 = PST branches #1-#16)",
+    "centres": tuple(range(1, 19)),
+    "sizes": (7882, 4820, 4334, 4739, 6121, 2327, 5619, 6360, 4966, 5793, 6215, 3659, 5579, 2316, 4285, 6017, 6482,
+              4493),
 }
 
 #: PPTL §4.3, Table 4: test AUC on centres 3-18 at ε_s = ε_t = 1 (keys: PST branch numbers 1-16).
@@ -196,6 +206,14 @@ PPTL_CLAIMS = {
         ],
     },
 }
+
+
+def centre_sizes_frame(table=None):
+    """PPTL Table 3 as a tidy DataFrame: ``centre`` (PPTL's id), ``branch`` (PST's number; 0 for the two
+    source centres), ``paper_n`` (the printed size) and ``source``."""
+    table = PPTL_TABLE3 if table is None else table
+    return pd.DataFrame([dict(centre=c, branch=max(c - 2, 0), paper_n=n, source=table["source"])
+                         for c, n in zip(table["centres"], table["sizes"])])
 
 
 def table_frame(table, column="epsilon"):

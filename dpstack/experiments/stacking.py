@@ -50,7 +50,8 @@ __all__ = [
     "check_claim", "claims_table", "summarise", "require_data", "fig1_claims", "fig2_claims", "fig3_claims",
     "fig4_claims", "chosen_lam", "high_level_signal", "swing_diagnostics", "alpha_label", "eps_axis",
     "set_eps_ticks", "ABLATION_VARIANTS", "synthetic_weights", "OLD_DEFAULT_OPTIONS", "FACTOR_VARIANTS",
-    "LAM_HIGH_RULES", "PST_FACTOR_VARIANTS", "tuning_budget", "budget_grid", "factor_effects",
+    "LAM_HIGH_RULES", "PST_FACTOR_VARIANTS", "tuning_budget", "budget_grid", "factor_effects", "edge_share",
+    "LAM_RANGE", "OLD_LAM_GRIDS",
 ]
 
 STACKING_METHODS = ("PLR", "PST-S", "PST-F(U)", "PST-F(W)")
@@ -76,14 +77,29 @@ DEFAULT_OPTIONS = {"row_bound": "clip", "row_scale": 1.0, "meta_features": "cent
 OLD_DEFAULT_OPTIONS = {**DEFAULT_OPTIONS, "lam_high": "tied", "high_intercept": True, "equal_budget": False,
                        "refit": True}
 
+#: The range every λ grid of the experiments spans (PST and PPTL, every method and level).
+#: Wide enough that the chosen λ is interior in most repeats: the validation AUC of PLR is flat
+#: below about 1e-4 at finite ε (there λ + Δ is the fixed ridge of the ε' ≤ 0 branch of objective
+#: perturbation) and all but flat above about 10-100 (the solution's direction tends to that of
+#: mean(y·x) plus the noise; it still rises by ~1e-4 up to 1e3 on MNIST at ε = 0.25), and its
+#: optimum lies between, except without noise (ε = ∞), where it lies near 1e-5. The grids before
+#: this range (1e-4 to 1) left PLR and the one-level transfer methods at their top value in most
+#: repeats at small ε; :func:`edge_share` measures it.
+LAM_RANGE = (1e-6, 1e4)
+
 #: Repeats and grids. "paper": the papers' repeats (10; 30 for the K sweeps) and denser grids.
 PROFILES = {
-    "quick": dict(n_repeats=4, k_repeats=3, epsilons=(0.25, 1.0, 4.0, np.inf), lam_grid=(1e-4, 1e-3, 1e-2, 1e-1, 1.0),
+    "quick": dict(n_repeats=4, k_repeats=3, epsilons=(0.25, 1.0, 4.0, np.inf),
+                  lam_grid=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1e4),
                   k_grid=(1, 3, 5, 10, 20), alphas=(0.5, 0.9, 1.0, 1.1, 2.0), datasets=("MNIST", "NEWS20")),
     "paper": dict(n_repeats=10, k_repeats=30, epsilons=(0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, np.inf),
-                  lam_grid=(1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 1.0), k_grid=(1, 2, 3, 5, 7, 10, 15, 20, 30, 50),
+                  lam_grid=(1e-6, 1e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0, 10.0, 100.0, 1e3, 1e4),
+                  k_grid=(1, 2, 3, 5, 7, 10, 15, 20, 30, 50),
                   alphas=(0.3, 0.5, 0.7, 0.9, 1.0, 1.1, 1.5, 2.0), datasets=("MNIST", "NEWS20")),
 }
+
+#: The grids before the range was widened (kept to measure what the widening changes).
+OLD_LAM_GRIDS = {"quick": (1e-4, 1e-3, 1e-2, 1e-1, 1.0), "paper": (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 1.0)}
 
 
 def _profile(profile):
@@ -682,6 +698,68 @@ def chosen_lam(df, index, columns="method"):
 
     keys = [*np.atleast_1d(index), *np.atleast_1d(columns)]
     return df.groupby(keys).apply(pick, include_groups=False).unstack(list(np.atleast_1d(columns)))
+
+
+def edge_share(df, lam_grid, by=("method", "epsilon"), rtol=1e-6):
+    """Share of repeats whose chosen λ lies at an edge of the λ grid's range, per group of ``by``.
+
+    A λ chosen at the smallest or largest value of its grid may be limited by the grid, not by
+    the method: a wider grid could have given a better model. Every method of a table tunes
+    over the same range (:func:`budget_grid` keeps it), so ``lam_grid`` (the profile's grid)
+    tells the edges for all of them.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Tidy results with ``lam`` (the chosen λ, of the low level for the stacked methods) and
+        optionally ``lam_high`` (λ_h of C-hl; NaN for one-level methods and rows without one).
+    lam_grid : sequence of float
+        The grid the rows were tuned over; only its smallest and largest values are used.
+    by : str or sequence of str
+        The group columns (those absent from ``df`` are skipped).
+    rtol : float
+        Relative tolerance of "equal to an edge".
+
+    Returns
+    -------
+    DataFrame, one row per group: ``n`` (rows), ``lam_bottom``, ``lam_top`` and ``lam_edge`` (shares
+    of rows with λ at the smallest value, the largest value, either), and ``lam_high_edge`` (share
+    of the rows with a λ_h whose λ_h is at an edge; NaN if the group has none).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"method": ["PLR"] * 4, "epsilon": 1.0, "lam": [1.0, 1.0, 0.1, 1e-4]})
+    >>> edge_share(df, (1e-4, 1e-2, 1.0))[["n", "lam_bottom", "lam_top", "lam_edge"]].to_numpy().tolist()
+    [[4.0, 0.25, 0.5, 0.75]]
+    """
+    grid = np.asarray([float(v) for v in lam_grid], dtype=float)
+    if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
+        raise ValueError(f"lam_grid must be a non-empty sequence of positive finite numbers, got {lam_grid!r}")
+    if "lam" not in df.columns:
+        raise ValueError(f"df has no column 'lam' (columns: {list(df.columns)})")
+    lo, hi = grid.min(), grid.max()
+    keys = [k for k in np.atleast_1d(by) if k in df.columns]
+
+    def at(values, edge):
+        v = values.astype(float)
+        return np.isclose(v, edge, rtol=rtol, atol=0.0)
+
+    def one(part):
+        lam = part["lam"].astype(float)
+        bottom, top = at(lam, lo), at(lam, hi)
+        out = dict(n=float(len(part)), lam_bottom=float(bottom.mean()), lam_top=float(top.mean()),
+                   lam_edge=float((bottom | top).mean()), lam_high_edge=np.nan)
+        if "lam_high" in part.columns:
+            h = part["lam_high"].astype(float)
+            h = h[np.isfinite(h)]
+            if len(h):
+                out["lam_high_edge"] = float((at(h, lo) | at(h, hi)).mean())
+        return pd.Series(out)
+
+    if not keys:
+        return one(df).to_frame().T
+    return df.groupby(keys, sort=True).apply(one, include_groups=False).reset_index()
 
 
 def high_level_signal(est, X, y):

@@ -41,7 +41,7 @@ from ..metrics import roc_auc_score
 from ..stacking import bound_rows
 from ..transfer import PrivateTransferStacking, SimComb
 from .runner import run_cells
-from .stacking import (  # noqa: F401 (check_claim, claims_table, summarise re-exported)
+from .stacking import (  # noqa: F401 (check_claim, claims_table, summarise, edge_share re-exported)
     DEFAULT_OPTIONS,
     _check_rule,
     _lam_high,
@@ -49,6 +49,7 @@ from .stacking import (  # noqa: F401 (check_claim, claims_table, summarise re-e
     budget_grid,
     check_claim,
     claims_table,
+    edge_share,
     summarise,
     tuning_budget,
 )
@@ -58,7 +59,7 @@ __all__ = [
     "transfer_cell", "run_transfer", "pptl_table1", "ruijin_branches", "ruijin_epsilon", "transfer_groups",
     "transfer_ablation", "check_claim", "claims_table", "summarise", "require_data", "beside_paper",
     "table1_claims", "branches_claims", "average_ranks", "groups_claims", "transfer_swing_diagnostics",
-    "transfer_candidates",
+    "transfer_candidates", "edge_share", "OLD_TRANSFER_LAM_GRIDS",
 ]
 
 TRANSFER_METHODS = ("PPTL-FS(W)", "PPTL-FS(R)", "SimComb", "SourceD", "Direct")
@@ -68,13 +69,22 @@ PST_NAMES = {"PPTL-FS(W)": "PST-H(W)", "PPTL-FS(R)": "PST-H(U)", "SimComb": "PPH
 #: Public constant dividing the RUIJIN-like rows before clipping (most rows have norm 6-10).
 RUIJIN_ROW_SCALE = 10.0
 
+#: Repeats and grids. Every λ grid spans :data:`~dpstack.experiments.stacking.LAM_RANGE` (the same
+#: range as the PST grids), densest where the chosen λ falls (1e-3 to 10 on MNIST and the
+#: RUIJIN-like cohort). With the equal tuning budget SimComb tunes budget / |η grid| values of λ,
+#: so |λ grid| must be a multiple of |η grid| (quick: 8 λ, 2 η; paper: 10 λ, 5 η).
 TRANSFER_PROFILES = {
-    "quick": dict(n_repeats=3, k_repeats=3, epsilons=(0.5, 2.0, 8.0), lam_grid=(1e-3, 1e-2, 1e-1, 1.0),
+    "quick": dict(n_repeats=3, k_repeats=3, epsilons=(0.5, 2.0, 8.0),
+                  lam_grid=(1e-6, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 1e4),
                   eta_grid=(0.2, 0.8), k_grid=(1, 3, 5, 10, 25), branches=tuple(range(1, 17)), ruijin_repeats=2),
     "paper": dict(n_repeats=10, k_repeats=30, epsilons=(0.5, 1.0, 2.0, 4.0, 8.0),
-                  lam_grid=(1e-4, 1e-3, 1e-2, 1e-1, 1.0), eta_grid=(0.1, 0.3, 0.5, 0.7, 0.9),
+                  lam_grid=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1e4),
+                  eta_grid=(0.1, 0.3, 0.5, 0.7, 0.9),
                   k_grid=(1, 2, 3, 5, 7, 10, 15, 25, 50), branches=tuple(range(1, 17)), ruijin_repeats=10),
 }
+
+#: The grids before the range was widened (kept to measure what the widening changes).
+OLD_TRANSFER_LAM_GRIDS = {"quick": (1e-3, 1e-2, 1e-1, 1.0), "paper": (1e-4, 1e-3, 1e-2, 1e-1, 1.0)}
 
 
 def _profile(profile):
