@@ -2,6 +2,7 @@
 
 Everything runs on the offline synthetic tasks (``dataset="SYNTH"``), so no data files are needed.
 """
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,8 +15,12 @@ LAM = [1e-2, 1e-1]
 
 
 def _stack_cells(methods=est.STACKING_METHODS, eps=(1.0, np.inf), repeats=2, **extra):
-    return [dict(dataset="SYNTH", method=m, epsilon=float(e), repeat=r, lam_grid=LAM, **extra)
-            for r in range(repeats) for m in methods for e in eps]
+    return [
+        dict(dataset="SYNTH", method=m, epsilon=float(e), repeat=r, lam_grid=LAM, **extra)
+        for r in range(repeats)
+        for m in methods
+        for e in eps
+    ]
 
 
 def test_stacking_driver_rows_and_columns():
@@ -58,8 +63,11 @@ def test_ablation_private_max_variant_runs_and_is_labelled():
 
 
 def _transfer_cells(methods=etr.TRANSFER_METHODS, repeats=2, **extra):
-    return [dict(dataset="SYNTH", method=m, epsilon=1.0, repeat=r, lam_grid=LAM, eta_grid=[0.5], **extra)
-            for r in range(repeats) for m in methods]
+    return [
+        dict(dataset="SYNTH", method=m, epsilon=1.0, repeat=r, lam_grid=LAM, eta_grid=[0.5], **extra)
+        for r in range(repeats)
+        for m in methods
+    ]
 
 
 def test_transfer_driver_rows_columns_and_tuned_values():
@@ -96,6 +104,7 @@ def test_profiles_are_validated():
 
 # --- the claim test on inputs where the answer is known ---------------------------------------------
 
+
 def _paired(diffs, base=0.8):
     rows = []
     for r, d in enumerate(diffs):
@@ -129,14 +138,16 @@ def test_check_claim_matches_scipy_and_handles_ties():
 
 
 def test_check_claim_pairs_on_keys_and_filters():
-    df = pd.concat([_paired([0.02, 0.03, 0.01]).assign(epsilon=1.0),
-                    _paired([-0.02, -0.03, -0.01]).assign(epsilon=2.0)])
+    df = pd.concat(
+        [_paired([0.02, 0.03, 0.01]).assign(epsilon=1.0), _paired([-0.02, -0.03, -0.01]).assign(epsilon=2.0)]
+    )
     assert est.check_claim(df, "A", "B", where={"epsilon": 1.0})["verdict"] == "agrees"
     assert est.check_claim(df, "A", "B", where={"epsilon": [2.0]})["verdict"] == "disagrees (reversed)"
     assert est.check_claim(df, "A", "B", pair_on=("repeat", "epsilon"))["n_pairs"] == 6
 
 
 # --- the transcribed paper values ------------------------------------------------------------------
+
 
 def test_pst_table2_equals_pptl_table4_under_the_name_map():
     for pst, pptl in pv.PST_TO_PPTL.items():
@@ -158,6 +169,7 @@ def test_paper_tables_are_complete_and_tidy():
 
 
 # --- claim sets and helpers on constructed results -------------------------------------------------
+
 
 def _fig1_frame(gap):
     """PST-F(W) > PST-F(U) > PLR > PST-S by ``gap`` at every ε, AUC rising with ε, small noise."""
@@ -233,16 +245,31 @@ def test_experiment_functions_pass_the_public_label_set(monkeypatch):
     leaks = []
     monkeypatch.setattr(dpstack.base, "warnings", types.SimpleNamespace(warn=lambda msg, *a, **k: leaks.append(msg)))
     est.run_stacking(_stack_cells(repeats=1, eps=(1.0,)))
-    est.ablation(dataset="SYNTH", methods=("PLR", "PST-S", "PST-F(W)"), n_repeats=1,
-                 variants={"private_max": {"row_bound": "private_max"}, "intercepts": {"low_intercept": True}})
+    est.ablation(
+        dataset="SYNTH",
+        methods=("PLR", "PST-S", "PST-F(W)"),
+        n_repeats=1,
+        variants={"private_max": {"row_bound": "private_max"}, "intercepts": {"low_intercept": True}},
+    )
     etr.run_transfer(_transfer_cells(methods=etr.TRANSFER_METHODS + ("PLR(main)",), repeats=1))
     eplr.auc_vs_n([40], [1.0], n_repeats=1)
     eplr.privacy_loss_draws(1.0, 30, n_draws=2)
-    excess_loss_curve(np.ones(4), [50], [np.arange(2), np.arange(2, 4)], [0.5, 0.5], n_repeats=1, n_test=200,
-                      n_reference=500)
+    excess_loss_curve(
+        np.ones(4), [50], [np.arange(2), np.arange(2, 4)], [0.5, 0.5], n_repeats=1, n_test=200, n_reference=500
+    )
     est.swing_diagnostics("SYNTH", "PST-F(W)", n_seeds=1)
-    etr.run_transfer([dict(dataset="SYNTH", method="PPTL-FS(R)", epsilon=1.0, lam_grid=LAM, eta_grid=[0.5],
-                           options={"row_bound": "private_max"})])
+    etr.run_transfer(
+        [
+            dict(
+                dataset="SYNTH",
+                method="PPTL-FS(R)",
+                epsilon=1.0,
+                lam_grid=LAM,
+                eta_grid=[0.5],
+                options={"row_bound": "private_max"},
+            )
+        ]
+    )
     assert leaks == []
 
 
@@ -255,6 +282,7 @@ def test_high_level_signal_needs_diagnostics():
 
 # --- fair tuning: λ per level, the same budget for every method, the chosen λ reported -----------------
 
+
 def test_per_level_lambda_is_chosen_for_each_level_on_validation():
     """λ_h is the validation argmax over the high grid with the chosen low level fixed, whatever λ_l is."""
     from dpstack.metrics import roc_auc_score
@@ -262,9 +290,8 @@ def test_per_level_lambda_is_chosen_for_each_level_on_validation():
     grid, high_grid = [1e-3, 1e-1, 1.0], [1e-4, 1e-2, 1.0]
     seen = set()
     for r in range(4):
-        ss = lambda: np.random.SeedSequence(0, spawn_key=(r,))  # noqa: E731 (a fresh sequence per call)
-        row = est.stacking_cell("SYNTH", "PST-F(U)", 1.0, lam_grid=grid, lam_high_grid=high_grid,
-                                seed_sequence=ss())[0]
+        ss = lambda r=r: np.random.SeedSequence(0, spawn_key=(r,))  # noqa: E731 (a fresh sequence per call)
+        row = est.stacking_cell("SYNTH", "PST-F(U)", 1.0, lam_grid=grid, lam_high_grid=high_grid, seed_sequence=ss())[0]
         assert row["lam"] in grid and row["lam_high"] in high_grid and row["n_candidates"] == 6
         # recompute stage 1 (λ_h = λ_l) and stage 2 (λ_h over its grid, the chosen low level fixed)
         X, y, X_test, y_test, _ = est.load_task("SYNTH")
@@ -272,12 +299,17 @@ def test_per_level_lambda_is_chosen_for_each_level_on_validation():
         perm = np.random.default_rng(split_ss).permutation(len(y))
         val, fit = perm[:300], perm[300:]
         seed = int(np.random.default_rng(noise_ss).integers(2**63 - 1))
-        stage1 = [est._estimator("PST-F(U)", 1.0, lam, 5, None, None, seed, lam_high=lam).fit(X[fit], y[fit])
-                  for lam in grid]
+        stage1 = [
+            est._estimator("PST-F(U)", 1.0, lam, 5, None, None, seed, lam_high=lam).fit(X[fit], y[fit]) for lam in grid
+        ]
         low = stage1[int(np.argmax([roc_auc_score(y[val], m.decision_function(X[val])) for m in stage1]))]
         assert row["lam"] == low.lam
-        stage2 = [est._estimator("PST-F(U)", 1.0, low.lam, 5, None, None, seed, lam_high=h).fit(
-            X[fit], y[fit], low_level=low.low_level_) for h in high_grid]
+        stage2 = [
+            est._estimator("PST-F(U)", 1.0, low.lam, 5, None, None, seed, lam_high=h).fit(
+                X[fit], y[fit], low_level=low.low_level_
+            )
+            for h in high_grid
+        ]
         vals = [roc_auc_score(y[val], m.decision_function(X[val])) for m in stage2]
         assert row["lam_high"] == high_grid[int(np.argmax(vals))]
         assert row["val_auc"] == pytest.approx(max(vals))
@@ -287,8 +319,9 @@ def test_per_level_lambda_is_chosen_for_each_level_on_validation():
 
 
 def test_tied_lambda_uses_the_low_level_lambda_at_the_high_level():
-    row = est.stacking_cell("SYNTH", "PST-F(W)", 1.0, lam_grid=LAM, options={"lam_high": "tied"},
-                            seed_sequence=np.random.SeedSequence(0))[0]
+    row = est.stacking_cell(
+        "SYNTH", "PST-F(W)", 1.0, lam_grid=LAM, options={"lam_high": "tied"}, seed_sequence=np.random.SeedSequence(0)
+    )[0]
     assert row["lam_high"] == row["lam"] and row["n_candidates"] == len(LAM)
 
 
@@ -305,8 +338,10 @@ def test_every_method_of_a_figure_gets_the_same_tuning_budget():
 
 
 def test_transfer_methods_get_the_same_tuning_budget():
-    cells = [dict(dataset="SYNTH", method=m, epsilon=1.0, repeat=0, lam_grid=LAM, eta_grid=[0.2, 0.8])
-             for m in etr.TRANSFER_METHODS]
+    cells = [
+        dict(dataset="SYNTH", method=m, epsilon=1.0, repeat=0, lam_grid=LAM, eta_grid=[0.2, 0.8])
+        for m in etr.TRANSFER_METHODS
+    ]
     df = etr.run_transfer(cells)
     assert (df["n_candidates"] == len(LAM) * 2 + len(LAM)).all(), df[["method", "n_candidates"]]
     for m in etr.TRANSFER_METHODS:
@@ -335,8 +370,11 @@ def test_chosen_lambda_of_both_levels_and_eta_are_reported():
 
 
 def test_factor_effects_pairs_on_repeats():
-    rows = [dict(method="M", variant=v, repeat=r, auc=0.8 + (0.05 if v == "b" else 0) + 0.01 * r)
-            for r in range(5) for v in ("a", "b")]
+    rows = [
+        dict(method="M", variant=v, repeat=r, auc=0.8 + (0.05 if v == "b" else 0) + 0.01 * r)
+        for r in range(5)
+        for v in ("a", "b")
+    ]
     fx = est.factor_effects(pd.DataFrame(rows), baseline="a").set_index("variant")
     assert fx.loc["b", "diff"] == pytest.approx(0.05) and fx.loc["b", "diff_low"] == pytest.approx(0.05)
     assert fx.loc["a", "diff"] == 0 and fx.loc["b", "min"] == pytest.approx(0.85)
@@ -355,8 +393,9 @@ def test_new_defaults_do_not_collapse_where_the_old_ones_did():
 
 
 def test_transfer_scores_the_validated_model_unless_refit_is_asked():
-    cell = dict(dataset="SYNTH", method="PPTL-FS(W)", epsilon=1.0, lam_grid=LAM, eta_grid=[0.5],
-                lam_high_grid=[1e-3, 1.0])
+    cell = dict(
+        dataset="SYNTH", method="PPTL-FS(W)", epsilon=1.0, lam_grid=LAM, eta_grid=[0.5], lam_high_grid=[1e-3, 1.0]
+    )
     plain = etr.transfer_cell(**cell, seed_sequence=np.random.SeedSequence(2))
     assert plain["auc"] == plain["auc_fit"] and plain["lam_high"] in (1e-3, 1.0)
     assert plain["n_candidates"] == len(LAM) + 2
@@ -368,14 +407,22 @@ def test_transfer_scores_the_validated_model_unless_refit_is_asked():
 
 # --- the λ grids: no method limited by the range ---------------------------------------------------
 
+
 def test_edge_share_counts_the_chosen_lambda_at_either_edge_per_group():
     grid = (1e-4, 1e-2, 1.0)
-    df = pd.DataFrame([
-        *[dict(method="PLR", epsilon=0.5, repeat=r, lam=v, lam_high=np.nan) for r, v in enumerate([1.0, 1.0, 1e-2, 1e-4])],
-        *[dict(method="PLR", epsilon=np.inf, repeat=r, lam=v, lam_high=np.nan) for r, v in enumerate([1e-2, 1e-2])],
-        *[dict(method="PST-F(W)", epsilon=0.5, repeat=r, lam=v, lam_high=h)
-          for r, (v, h) in enumerate([(1e-2, 1.0), (1e-2, 1e-2), (1.0 + 1e-12, 1e-4)])],
-    ])
+    df = pd.DataFrame(
+        [
+            *[
+                dict(method="PLR", epsilon=0.5, repeat=r, lam=v, lam_high=np.nan)
+                for r, v in enumerate([1.0, 1.0, 1e-2, 1e-4])
+            ],
+            *[dict(method="PLR", epsilon=np.inf, repeat=r, lam=v, lam_high=np.nan) for r, v in enumerate([1e-2, 1e-2])],
+            *[
+                dict(method="PST-F(W)", epsilon=0.5, repeat=r, lam=v, lam_high=h)
+                for r, (v, h) in enumerate([(1e-2, 1.0), (1e-2, 1e-2), (1.0 + 1e-12, 1e-4)])
+            ],
+        ]
+    )
     out = est.edge_share(df, grid).set_index(["method", "epsilon"])
     assert out.loc[("PLR", 0.5), ["n", "lam_bottom", "lam_top", "lam_edge"]].tolist() == [4, 0.25, 0.5, 0.75]
     assert out.loc[("PLR", np.inf), "lam_edge"] == 0 and np.isnan(out.loc[("PLR", np.inf), "lam_high_edge"])
@@ -409,23 +456,38 @@ def test_the_default_lambda_grids_leave_a_margin_on_both_sides(profile):
     gains = []
     for r in range(3):
         for e in (0.25, np.inf):
+
             def plr(g, e=e, r=r):
-                return est.stacking_cell("SYNTH", "PLR", e, r, lam_grid=g, options=options,
-                                         seed_sequence=np.random.SeedSequence([0, r]))[0]
+                return est.stacking_cell(
+                    "SYNTH", "PLR", e, r, lam_grid=g, options=options, seed_sequence=np.random.SeedSequence([0, r])
+                )[0]
+
             gains.append(("PLR", e, r, _margin(plr, est.PROFILES[profile]["lam_grid"])))
     for m in ("Direct", "SourceD", "SimComb"):
         for r in range(2):
             for e in (0.5, np.inf):
+
                 def one(g, e=e, r=r, m=m):
-                    return etr.transfer_cell("SYNTH", m, e, r, lam_grid=g, eta_grid=[0.2, 0.8], options=options,
-                                             seed_sequence=np.random.SeedSequence([0, r]))
+                    return etr.transfer_cell(
+                        "SYNTH",
+                        m,
+                        e,
+                        r,
+                        lam_grid=g,
+                        eta_grid=[0.2, 0.8],
+                        options=options,
+                        seed_sequence=np.random.SeedSequence([0, r]),
+                    )
+
                 gains.append((m, e, r, _margin(one, etr.TRANSFER_PROFILES[profile]["lam_grid"])))
     worse = [g for g in gains if g[3] > 1e-4]
     assert not worse, worse
     # every grid of a profile spans the same range
     assert (min(est.PROFILES[profile]["lam_grid"]), max(est.PROFILES[profile]["lam_grid"])) == est.LAM_RANGE
-    assert (min(etr.TRANSFER_PROFILES[profile]["lam_grid"]), max(etr.TRANSFER_PROFILES[profile]["lam_grid"])) \
-        == est.LAM_RANGE
+    assert (
+        min(etr.TRANSFER_PROFILES[profile]["lam_grid"]),
+        max(etr.TRANSFER_PROFILES[profile]["lam_grid"]),
+    ) == est.LAM_RANGE
 
 
 @pytest.mark.parametrize("profile", ["quick", "paper"])

@@ -1,4 +1,5 @@
 """The RUIJIN-like cohort generator: sizes, importances, determinism, the assumed structure."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,7 +25,8 @@ def test_sizes_are_pst_table_4(cohort):
     assert sizes["main"] == 12702 and len(sizes) == 17
     assert sizes["branch_4"] == 2327 and sizes["branch_12"] == 2316
     assert sum(RUIJIN_SIZES.values()) - RUIJIN_SIZES["main"] + 7882 + 4820 == sum(
-        [7882, 4820, 4334, 4739, 6121, 2327, 5619, 6360, 4966, 5793, 6215, 3659, 5579, 2316, 4285, 6017, 6482, 4493])
+        [7882, 4820, 4334, 4739, 6121, 2327, 5619, 6360, 4966, 5793, 6215, 3659, 5579, 2316, 4285, 6017, 6482, 4493]
+    )
 
 
 def test_fifty_features_with_table_3_importances_summing_to_one(cohort):
@@ -99,5 +101,6 @@ def test_pptl_table3_sizes_are_the_cohort_sizes():
     assert table["centre"].tolist() == list(range(1, 19)) and table["source"].str.contains("Table 3").all()
     branches = table[table["branch"] > 0]
     assert {f"branch_{b}": n for b, n in zip(branches["branch"], branches["paper_n"])} == {
-        k: v for k, v in RUIJIN_SIZES.items() if k != "main"}
+        k: v for k, v in RUIJIN_SIZES.items() if k != "main"
+    }
     assert table.loc[table["branch"] == 0, "paper_n"].sum() == RUIJIN_SIZES["main"]

@@ -1,4 +1,5 @@
 """PPTL-FS / PST-H and SimComb (dpstack.transfer): transfer centre, streams, ledger, errors."""
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -46,7 +47,9 @@ def test_pptl_fs_shapes_ledger_and_guarantees():
 def test_target_blocks_are_centred_at_the_source_blocks():
     Xs, ys = _domain(600, 0)
     Xt, yt = _domain(300, 1)
-    m = PrivateTransferStacking(n_groups=2, eta=0.3, random_state=0, classes=[0, 1]).fit(Xt, yt, X_source=Xs, y_source=ys)
+    m = PrivateTransferStacking(n_groups=2, eta=0.3, random_state=0, classes=[0, 1]).fit(
+        Xt, yt, X_source=Xs, y_source=ys
+    )
     w0 = np.concatenate([0.7 * w for w in m.source_.block_coefs_])
     np.testing.assert_allclose(m.low_level_.w0, w0)
     # same groups and bounds on both sides
@@ -57,13 +60,16 @@ def test_target_blocks_are_centred_at_the_source_blocks():
 def test_eta_one_ignores_the_source_and_eta_zero_follows_it():
     Xt, yt = _domain(300, 1)
     sources = [_domain(600, 0), _domain(600, 5, flip=True)]
-    fits = [PrivateTransferStacking(n_groups=2, eta=1.0, random_state=3, classes=[0, 1]).fit(Xt, yt, X_source=Xs, y_source=ys)
-            for Xs, ys in sources]
+    fits = [
+        PrivateTransferStacking(n_groups=2, eta=1.0, random_state=3, classes=[0, 1]).fit(
+            Xt, yt, X_source=Xs, y_source=ys
+        )
+        for Xs, ys in sources
+    ]
     np.testing.assert_allclose(fits[0].low_level_.coef_, fits[1].low_level_.coef_)
     # η = 0 with a large λ_t and no target noise: the target blocks stay at the source blocks
     Xs, ys = sources[1]
-    m = PrivateTransferStacking(epsilon_target=np.inf, n_groups=2, eta=0.0, lam=1e4, random_state=3,
-                                classes=[0, 1])
+    m = PrivateTransferStacking(epsilon_target=np.inf, n_groups=2, eta=0.0, lam=1e4, random_state=3, classes=[0, 1])
     m.fit(Xt, yt, X_source=Xs, y_source=ys)
     np.testing.assert_allclose(m.low_level_.coef_, m.source_.coef_, atol=1e-4)
 
@@ -88,15 +94,18 @@ def test_source_and_target_noise_streams_are_independent():
     assert not np.allclose(sc.source_.w_, sc.target_.w_)
 
 
-@pytest.mark.parametrize("kwargs, call, message", [
-    (dict(), "no_source", "fit the source first"),
-    (dict(eta=-0.1), "fit", "eta"),
-    (dict(n_groups=11), "fit", "cannot exceed"),
-    (dict(groups=[[0, 1], [1, 2]]), "fit", "disjoint"),
-    (dict(groups=[[0, 1], [2]], group_importance=[0.2, 0.7]), "fit", "sum to 1"),
-    (dict(), "mismatch", "features"),
-    (dict(), "no_y_source", "X_source and y_source must be given together"),
-])
+@pytest.mark.parametrize(
+    "kwargs, call, message",
+    [
+        (dict(), "no_source", "fit the source first"),
+        (dict(eta=-0.1), "fit", "eta"),
+        (dict(n_groups=11), "fit", "cannot exceed"),
+        (dict(groups=[[0, 1], [1, 2]]), "fit", "disjoint"),
+        (dict(groups=[[0, 1], [2]], group_importance=[0.2, 0.7]), "fit", "sum to 1"),
+        (dict(), "mismatch", "features"),
+        (dict(), "no_y_source", "X_source and y_source must be given together"),
+    ],
+)
 def test_transfer_errors(kwargs, call, message):
     Xs, ys = _domain(300, 0)
     Xt, yt = _domain(200, 1)
@@ -115,15 +124,18 @@ def test_transfer_errors(kwargs, call, message):
 def test_simcomb_ledger_direct_and_sourced():
     Xs, ys = _domain(600, 0)
     Xt, yt = _domain(300, 1)
-    sc = SimComb(epsilon_source=1.0, epsilon_target=4.0, eta=0.2, random_state=0, classes=[0, 1]).fit(Xt, yt, X_source=Xs, y_source=ys)
+    sc = SimComb(epsilon_source=1.0, epsilon_target=4.0, eta=0.2, random_state=0, classes=[0, 1]).fit(
+        Xt, yt, X_source=Xs, y_source=ys
+    )
     assert sc.privacy_.per_part() == {"D_s": 1.0, "D_t": 4.0}
     assert domain_guarantees(sc.privacy_) == {"source": 1.0, "target": 4.0}
     np.testing.assert_allclose(sc.target_.w0, 0.8 * sc.source_.w_)
     # SourceD is the source model on the target rows
-    np.testing.assert_allclose(sc.decision_function(Xt, model="source"),
-                               sc.source_.decision_function(bound_rows(Xt)))
+    np.testing.assert_allclose(sc.decision_function(Xt, model="source"), sc.source_.decision_function(bound_rows(Xt)))
     # Direct: with η = 1 the target PLR is plain PLR on the target (same problem, its own noise)
-    direct = SimComb(epsilon_target=np.inf, eta=1.0, random_state=0, classes=[0, 1]).fit(Xt, yt, X_source=Xs, y_source=ys)
+    direct = SimComb(epsilon_target=np.inf, eta=1.0, random_state=0, classes=[0, 1]).fit(
+        Xt, yt, X_source=Xs, y_source=ys
+    )
     plr = PrivateLogisticRegression(epsilon=np.inf, classes=[0, 1]).fit(bound_rows(Xt), yt)
     np.testing.assert_allclose(direct.target_.w_, plr.w_, atol=1e-8)
     with pytest.raises(ValueError, match="model"):
@@ -133,15 +145,19 @@ def test_simcomb_ledger_direct_and_sourced():
 def test_private_max_scaling_is_flagged_in_both_transfer_methods():
     Xs, ys = _domain(300, 0)
     Xt, yt = _domain(200, 1)
-    for est in (PrivateTransferStacking(row_bound="private_max", random_state=0, classes=[0, 1]),
-                SimComb(row_bound="private_max", random_state=0, classes=[0, 1])):
+    for est in (
+        PrivateTransferStacking(row_bound="private_max", random_state=0, classes=[0, 1]),
+        SimComb(row_bound="private_max", random_state=0, classes=[0, 1]),
+    ):
         # one PrivacyLeakWarning per domain (the source's scaling and the target's)
         with pytest.warns(PrivacyLeakWarning, match="NOT differentially private") as record:
             est.fit(Xt, yt, X_source=Xs, y_source=ys)
         assert sum(issubclass(w.category, PrivacyLeakWarning) for w in record) == 2
         assert domain_guarantees(est.privacy_) == {"source": np.inf, "target": np.inf}
-        assert {(e.mechanism, e.part) for e in est.privacy_.outside_steps} == {(PRIVATE_MAX_STEP, "D_s"),
-                                                                             (PRIVATE_MAX_STEP, "D_t")}
+        assert {(e.mechanism, e.part) for e in est.privacy_.outside_steps} == {
+            (PRIVATE_MAX_STEP, "D_s"),
+            (PRIVATE_MAX_STEP, "D_t"),
+        }
         assert est.privacy_.mechanism_total() == 1.0
     # with a public bound the same fits keep their budgets
     ok = SimComb(row_bound="normalize", random_state=0, classes=[0, 1]).fit(Xt, yt, X_source=Xs, y_source=ys)
@@ -149,6 +165,7 @@ def test_private_max_scaling_is_flagged_in_both_transfer_methods():
 
 
 # --- the privacy boundary ---------------------------------------------------------------------------
+
 
 def _fitted_names(est):
     return {k for k in vars(est) if k.endswith("_") and not k.startswith("_")}
@@ -162,8 +179,9 @@ def test_default_object_carries_only_its_release(cls):
     est = cls(random_state=0, classes=[0, 1], **kw).fit(Xt, yt, X_source=Xs, y_source=ys)
     assert _fitted_names(est) == set(est._release_attributes)
     assert est.block_max_ is None and est.source_block_max_ is None
-    assert est.privacy_.per_part() == ({"D_s": 1.0, "D_t/D_t0": 1.0, "D_t/D_t1": 1.0} if kw
-                                       else {"D_s": 1.0, "D_t": 1.0})
+    assert est.privacy_.per_part() == (
+        {"D_s": 1.0, "D_t/D_t0": 1.0, "D_t/D_t1": 1.0} if kw else {"D_s": 1.0, "D_t": 1.0}
+    )
     diag = clone(est).set_params(diagnostics=True).fit(Xt, yt, X_source=Xs, y_source=ys)
     assert _fitted_names(diag) - _fitted_names(est) == {"diagnostics_"}
     np.testing.assert_array_equal(diag.decision_function(Xt), est.decision_function(Xt))
@@ -183,7 +201,8 @@ def test_label_set_is_resolved_once_at_the_source_and_recorded(cls):
         est = cls(random_state=0).fit(Xt, yt, X_source=Xs, y_source=ys)
     assert sum(issubclass(w.category, PrivacyLeakWarning) for w in record) == 1
     assert [(e.mechanism, e.part) for e in est.privacy_.outside_steps] == [
-        ("label set read from the data (classes=None)", "D_s")]
+        ("label set read from the data (classes=None)", "D_s")
+    ]
     assert domain_guarantees(est.privacy_) == {"source": np.inf, "target": 1.0}
 
 
@@ -198,6 +217,7 @@ def test_a_target_with_one_class_keeps_the_output_shape(cls):
 
 
 # --- composition hook -----------------------------------------------------------------------------
+
 
 def test_target_level_1_is_post_processing_of_the_level_0_release():
     Xs, ys = _domain(600, 0)
@@ -222,6 +242,7 @@ def test_target_level_1_is_post_processing_of_the_level_0_release():
 
 
 # --- state that survives a bad call ---------------------------------------------------------------
+
 
 def test_wrong_target_features_keep_the_source_and_the_refit_works():
     Xs, ys = _domain(600, 0)
@@ -266,17 +287,20 @@ def test_simcomb_before_fit_raises_not_fitted():
     assert source_only.predict(X, model="source").shape == (20,)
 
 
-@pytest.mark.parametrize("cls, kwargs, exc, message", [
-    (PrivateTransferStacking, dict(lam="x"), TypeError, "lam must be"),
-    (PrivateTransferStacking, dict(lam=[0.1, 0.1]), ValueError, "lam has 2 entries but there are K = 5"),
-    (PrivateTransferStacking, dict(lam_source=[0.1, 0.1]), ValueError, "lam_source has 2 entries"),
-    (PrivateTransferStacking, dict(eta=[0.1, 0.1]), ValueError, "eta has 2 entries"),
-    (PrivateTransferStacking, dict(row_bound="private_max", row_scale="a"), TypeError, "row_scale"),
-    (PrivateTransferStacking, dict(low_fraction=0.995), ValueError, "low_fraction=0.995 leaves too few"),
-    (SimComb, dict(lam="x"), TypeError, "lam must be"),
-    (SimComb, dict(row_bound="private_max", row_scale="a"), TypeError, "row_scale"),
-    (SimComb, dict(eta="half"), TypeError, "eta"),
-])
+@pytest.mark.parametrize(
+    "cls, kwargs, exc, message",
+    [
+        (PrivateTransferStacking, dict(lam="x"), TypeError, "lam must be"),
+        (PrivateTransferStacking, dict(lam=[0.1, 0.1]), ValueError, "lam has 2 entries but there are K = 5"),
+        (PrivateTransferStacking, dict(lam_source=[0.1, 0.1]), ValueError, "lam_source has 2 entries"),
+        (PrivateTransferStacking, dict(eta=[0.1, 0.1]), ValueError, "eta has 2 entries"),
+        (PrivateTransferStacking, dict(row_bound="private_max", row_scale="a"), TypeError, "row_scale"),
+        (PrivateTransferStacking, dict(low_fraction=0.995), ValueError, "low_fraction=0.995 leaves too few"),
+        (SimComb, dict(lam="x"), TypeError, "lam must be"),
+        (SimComb, dict(row_bound="private_max", row_scale="a"), TypeError, "row_scale"),
+        (SimComb, dict(eta="half"), TypeError, "eta"),
+    ],
+)
 def test_errors_name_the_parameter(cls, kwargs, exc, message):
     Xs, ys = _domain(300, 0)
     Xt, yt = _domain(200, 1)
@@ -287,22 +311,32 @@ def test_errors_name_the_parameter(cls, kwargs, exc, message):
 def test_a_new_source_drops_the_target_fitted_on_the_old_one():
     Xs, ys = _domain(300, 0)
     Xt, yt = _domain(200, 1)
-    for est in (PrivateTransferStacking(n_groups=2, random_state=0, classes=[0, 1]),
-                SimComb(random_state=0, classes=[0, 1])):
+    for est in (
+        PrivateTransferStacking(n_groups=2, random_state=0, classes=[0, 1]),
+        SimComb(random_state=0, classes=[0, 1]),
+    ):
         est.fit(Xt, yt, X_source=Xs, y_source=ys).fit_source(Xs[::-1], ys[::-1])
         assert not {"privacy_", "high_level_", "low_level_", "target_"} & _fitted_names(est)
 
 
 # --- export of the release ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("est", [
-    PrivateTransferStacking(n_groups=3, eta=[0.2, 0.5, 0.9], low_intercept=True, random_state=0,
-                            classes=["no", "yes"], diagnostics=True),
-    PrivateTransferStacking(feature_importance=np.arange(10, 0, -1.0), combiner="vote", random_state=1,
-                            classes=["no", "yes"]),
-    SimComb(eta=0.3, fit_intercept=True, row_bound="normalize", random_state=0, classes=["no", "yes"],
-            diagnostics=True),
-], ids=["PPTL-FS(U)", "PPTL-FS(W) vote", "SimComb"])
+
+@pytest.mark.parametrize(
+    "est",
+    [
+        PrivateTransferStacking(
+            n_groups=3, eta=[0.2, 0.5, 0.9], low_intercept=True, random_state=0, classes=["no", "yes"], diagnostics=True
+        ),
+        PrivateTransferStacking(
+            feature_importance=np.arange(10, 0, -1.0), combiner="vote", random_state=1, classes=["no", "yes"]
+        ),
+        SimComb(
+            eta=0.3, fit_intercept=True, row_bound="normalize", random_state=0, classes=["no", "yes"], diagnostics=True
+        ),
+    ],
+    ids=["PPTL-FS(U)", "PPTL-FS(W) vote", "SimComb"],
+)
 def test_release_round_trip_predicts_identically(est, tmp_path):
     from dpstack.release import load_release, save_release
 
@@ -315,15 +349,17 @@ def test_release_round_trip_predicts_identically(est, tmp_path):
     np.testing.assert_array_equal(model.predict(Xt), est.predict(Xt))
     np.testing.assert_array_equal(model.decision_function(Xt), est.decision_function(Xt))
     if isinstance(est, SimComb):
-        np.testing.assert_array_equal(model.decision_function(Xt, model="source"),
-                                      est.decision_function(Xt, model="source"))
+        np.testing.assert_array_equal(
+            model.decision_function(Xt, model="source"), est.decision_function(Xt, model="source")
+        )
     else:
         np.testing.assert_array_equal(model.decision_function_source(Xt), est.decision_function_source(Xt))
         for name, scores in est.decision_functions(Xt).items():
             np.testing.assert_array_equal(model.decision_functions(Xt)[name], scores)
         for combiner in ("stack", "vote", "weighted_vote", 1):
-            np.testing.assert_array_equal(model.predict_proba(Xt, combiner=combiner),
-                                          est.predict_proba(Xt, combiner=combiner))
+            np.testing.assert_array_equal(
+                model.predict_proba(Xt, combiner=combiner), est.predict_proba(Xt, combiner=combiner)
+            )
     assert domain_guarantees(model.privacy_) == {"source": 1.0, "target": 1.0}
 
 

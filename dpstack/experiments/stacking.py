@@ -29,6 +29,7 @@ chosen λ of each level (``lam``, ``lam_high``), its validation AUC, the number 
 candidates evaluated and the best test AUC among them (``auc_oracle``: the selection's cost); :func:`check_claim` turns the repeats into a
 paired test of an ordering claim.
 """
+
 from __future__ import annotations
 
 import functools
@@ -45,13 +46,44 @@ from ..stacking import PrivateStackingClassifier, bound_rows
 from .runner import run_cells
 
 __all__ = [
-    "PROFILES", "STACKING_METHODS", "DEFAULT_OPTIONS", "load_task", "stacking_cell", "run_stacking",
-    "fig1_epsilon", "synthetic_task", "fig2_groups", "fig3_importance", "fig4_combiners", "ablation",
-    "check_claim", "claims_table", "summarise", "require_data", "fig1_claims", "fig2_claims", "fig3_claims",
-    "fig4_claims", "chosen_lam", "high_level_signal", "swing_diagnostics", "alpha_label", "eps_axis",
-    "set_eps_ticks", "ABLATION_VARIANTS", "synthetic_weights", "OLD_DEFAULT_OPTIONS", "FACTOR_VARIANTS",
-    "LAM_HIGH_RULES", "PST_FACTOR_VARIANTS", "tuning_budget", "budget_grid", "factor_effects", "edge_share",
-    "LAM_RANGE", "OLD_LAM_GRIDS",
+    "PROFILES",
+    "STACKING_METHODS",
+    "DEFAULT_OPTIONS",
+    "load_task",
+    "stacking_cell",
+    "run_stacking",
+    "fig1_epsilon",
+    "synthetic_task",
+    "fig2_groups",
+    "fig3_importance",
+    "fig4_combiners",
+    "ablation",
+    "check_claim",
+    "claims_table",
+    "summarise",
+    "require_data",
+    "fig1_claims",
+    "fig2_claims",
+    "fig3_claims",
+    "fig4_claims",
+    "chosen_lam",
+    "high_level_signal",
+    "swing_diagnostics",
+    "alpha_label",
+    "eps_axis",
+    "set_eps_ticks",
+    "ABLATION_VARIANTS",
+    "synthetic_weights",
+    "OLD_DEFAULT_OPTIONS",
+    "FACTOR_VARIANTS",
+    "LAM_HIGH_RULES",
+    "PST_FACTOR_VARIANTS",
+    "tuning_budget",
+    "budget_grid",
+    "factor_effects",
+    "edge_share",
+    "LAM_RANGE",
+    "OLD_LAM_GRIDS",
 ]
 
 STACKING_METHODS = ("PLR", "PST-S", "PST-F(U)", "PST-F(W)")
@@ -67,15 +99,29 @@ LAM_HIGH_RULES = ("per_level", "tied")
 #: setting on the whole training part before scoring it. Off by default: a refit draws fresh noise
 #: that no validation has seen, and at small ε the stacked methods' high level then flips sign in
 #: some repeats (the ablation page measures it).
-DEFAULT_OPTIONS = {"row_bound": "clip", "row_scale": 1.0, "meta_features": "centred", "lam_high": "per_level",
-                   "lam_blocks": "same", "low_intercept": False, "high_intercept": False,
-                   "lam_grid_points": None, "equal_budget": True, "refit": False}
+DEFAULT_OPTIONS = {
+    "row_bound": "clip",
+    "row_scale": 1.0,
+    "meta_features": "centred",
+    "lam_high": "per_level",
+    "lam_blocks": "same",
+    "low_intercept": False,
+    "high_intercept": False,
+    "lam_grid_points": None,
+    "equal_budget": True,
+    "refit": False,
+}
 
 #: The defaults before the fairness review: λ tied between the levels, an intercept in the high
 #: level, (transfer) Direct/SourceD tuned over fewer candidates than the stacked methods, and the
 #: chosen setting refitted on the whole training part.
-OLD_DEFAULT_OPTIONS = {**DEFAULT_OPTIONS, "lam_high": "tied", "high_intercept": True, "equal_budget": False,
-                       "refit": True}
+OLD_DEFAULT_OPTIONS = {
+    **DEFAULT_OPTIONS,
+    "lam_high": "tied",
+    "high_intercept": True,
+    "equal_budget": False,
+    "refit": True,
+}
 
 #: The range every λ grid of the experiments spans (PST and PPTL, every method and level).
 #: Wide enough that the chosen λ is interior in most repeats: the validation AUC of PLR is flat
@@ -89,13 +135,24 @@ LAM_RANGE = (1e-6, 1e4)
 
 #: Repeats and grids. "paper": the papers' repeats (10; 30 for the K sweeps) and denser grids.
 PROFILES = {
-    "quick": dict(n_repeats=4, k_repeats=3, epsilons=(0.25, 1.0, 4.0, np.inf),
-                  lam_grid=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1e4),
-                  k_grid=(1, 3, 5, 10, 20), alphas=(0.5, 0.9, 1.0, 1.1, 2.0), datasets=("MNIST", "NEWS20")),
-    "paper": dict(n_repeats=10, k_repeats=30, epsilons=(0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, np.inf),
-                  lam_grid=(1e-6, 1e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0, 10.0, 100.0, 1e3, 1e4),
-                  k_grid=(1, 2, 3, 5, 7, 10, 15, 20, 30, 50),
-                  alphas=(0.3, 0.5, 0.7, 0.9, 1.0, 1.1, 1.5, 2.0), datasets=("MNIST", "NEWS20")),
+    "quick": dict(
+        n_repeats=4,
+        k_repeats=3,
+        epsilons=(0.25, 1.0, 4.0, np.inf),
+        lam_grid=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1e4),
+        k_grid=(1, 3, 5, 10, 20),
+        alphas=(0.5, 0.9, 1.0, 1.1, 2.0),
+        datasets=("MNIST", "NEWS20"),
+    ),
+    "paper": dict(
+        n_repeats=10,
+        k_repeats=30,
+        epsilons=(0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, np.inf),
+        lam_grid=(1e-6, 1e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1, 1.0, 10.0, 100.0, 1e3, 1e4),
+        k_grid=(1, 2, 3, 5, 7, 10, 15, 20, 30, 50),
+        alphas=(0.3, 0.5, 0.7, 0.9, 1.0, 1.1, 1.5, 2.0),
+        datasets=("MNIST", "NEWS20"),
+    ),
 }
 
 #: The grids before the range was widened (kept to measure what the widening changes).
@@ -182,16 +239,32 @@ def _estimator(method, epsilon, lam, n_groups, importance, options, seed, diagno
     if lam_high is None:
         lam_high = _lam_high(opts, lam)
     if method == "PLR":
-        return PrivateLogisticRegression(epsilon=epsilon, lam=lam, fit_intercept=opts["low_intercept"],
-                                         random_state=seed, classes=[0, 1], diagnostics=diagnostics)
+        return PrivateLogisticRegression(
+            epsilon=epsilon,
+            lam=lam,
+            fit_intercept=opts["low_intercept"],
+            random_state=seed,
+            classes=[0, 1],
+            diagnostics=diagnostics,
+        )
     partition = "samples" if method == "PST-S" else "features"
     return PrivateStackingClassifier(
-        epsilon=epsilon, partition=partition, n_groups=n_groups, feature_importance=importance, lam=lam,
-        lam_blocks=opts["lam_blocks"] if partition == "features" else "same", lam_high=lam_high,
-        row_bound=opts["row_bound"], row_scale=opts["row_scale"],
+        epsilon=epsilon,
+        partition=partition,
+        n_groups=n_groups,
+        feature_importance=importance,
+        lam=lam,
+        lam_blocks=opts["lam_blocks"] if partition == "features" else "same",
+        lam_high=lam_high,
+        row_bound=opts["row_bound"],
+        row_scale=opts["row_scale"],
         meta_features=opts["meta_features"],
-        low_intercept=opts["low_intercept"], high_intercept=opts["high_intercept"], random_state=seed,
-        classes=[0, 1], diagnostics=diagnostics)
+        low_intercept=opts["low_intercept"],
+        high_intercept=opts["high_intercept"],
+        random_state=seed,
+        classes=[0, 1],
+        diagnostics=diagnostics,
+    )
 
 
 def budget_grid(grid, n_points):
@@ -247,9 +320,22 @@ def _best(val_aucs):
     return int(np.nanargmax(np.where(np.isnan(val_aucs), -np.inf, val_aucs)))
 
 
-def stacking_cell(dataset, method, epsilon, repeat=0, n_groups=5, alpha=None, lam_grid=(1e-3, 1e-2, 1e-1),
-                  options=None, combiners=False, val_fraction=1 / 3, data_seed=0, lam_high_grid=None, *,
-                  seed_sequence):
+def stacking_cell(
+    dataset,
+    method,
+    epsilon,
+    repeat=0,
+    n_groups=5,
+    alpha=None,
+    lam_grid=(1e-3, 1e-2, 1e-1),
+    options=None,
+    combiners=False,
+    val_fraction=1 / 3,
+    data_seed=0,
+    lam_high_grid=None,
+    *,
+    seed_sequence,
+):
     """One (dataset, method, ε, repeat): tune λ on validation, return the test AUC row(s).
 
     The split of the training set (fit / validation) depends only on the repeat's
@@ -299,8 +385,16 @@ def stacking_cell(dataset, method, epsilon, repeat=0, n_groups=5, alpha=None, la
         grid = budget_grid(lam_grid, tuning_budget(lam_grid, high_grid, opts))
 
     def fitted(lam, lam_high=None, low_level=None):
-        est = _estimator(method, epsilon, lam, n_groups, importance, opts, noise_seed,
-                         lam_high=lam_high if lam_high is not None else _lam_high(opts, lam))
+        est = _estimator(
+            method,
+            epsilon,
+            lam,
+            n_groups,
+            importance,
+            opts,
+            noise_seed,
+            lam_high=lam_high if lam_high is not None else _lam_high(opts, lam),
+        )
         with warnings.catch_warnings():
             # the private_max variant warns at every fit; its row says it is not private. Only that
             # warning is silenced: any other PrivacyLeakWarning still reaches the caller.
@@ -320,18 +414,23 @@ def stacking_cell(dataset, method, epsilon, repeat=0, n_groups=5, alpha=None, la
         val_aucs = np.array([_auc(y[val], t[2][name]) for t in cands])
         test_aucs = np.array([_auc(y_test, t[3][name]) for t in cands])
         best = _best(val_aucs)
-        return dict(combiner=name, auc=test_aucs[best], val_auc=val_aucs[best], lam=lam_of(best),
-                    lam_high=lam_high_of(best), n_candidates=len(cands),
-                    auc_oracle=float(np.nanmax(test_aucs)) if np.any(np.isfinite(test_aucs)) else np.nan,
-                    auc_sd_over_lam=float(np.nanstd(test_aucs)))
+        return dict(
+            combiner=name,
+            auc=test_aucs[best],
+            val_auc=val_aucs[best],
+            lam=lam_of(best),
+            lam_high=lam_high_of(best),
+            n_candidates=len(cands),
+            auc_oracle=float(np.nanmax(test_aucs)) if np.any(np.isfinite(test_aucs)) else np.nan,
+            auc_sd_over_lam=float(np.nanstd(test_aucs)),
+        )
 
     rows = []
     for name in trials[0][2]:
         if method == "PLR" or name != "C-hl":
             rows.append(row(name, trials, lambda i: trials[i][0], lambda i: np.nan))
         elif rule != "per_level":
-            rows.append(row(name, trials, lambda i: trials[i][0],
-                            lambda i: float(trials[i][1].lam_high)))
+            rows.append(row(name, trials, lambda i: trials[i][0], lambda i: float(trials[i][1].lam_high)))
         else:
             first = row(name, trials, lambda i: trials[i][0], lambda i: float(trials[i][1].lam_high))
             chosen = trials[[t[0] for t in trials].index(first["lam"])]
@@ -339,11 +438,14 @@ def stacking_cell(dataset, method, epsilon, repeat=0, n_groups=5, alpha=None, la
             for h in high_grid:
                 est = fitted(chosen[0], lam_high=h, low_level=chosen[1].low_level_)
                 high.append((h, est, _scores(est, method, X[val], False), _scores(est, method, X_test, False)))
-            r = row(name, high, lambda i: chosen[0], lambda i: high[i][0])
+            r = row(name, high, lambda i, chosen=chosen: chosen[0], lambda i, high=high: high[i][0])
             # the candidates of both stages count, and the oracle sees both
             tests = [_auc(y_test, t[3]["C-hl"]) for t in trials + high]
-            r.update(n_candidates=len(trials) + len(high), auc_oracle=float(np.nanmax(tests)),
-                     auc_sd_over_lam=float(np.nanstd(tests)))
+            r.update(
+                n_candidates=len(trials) + len(high),
+                auc_oracle=float(np.nanmax(tests)),
+                auc_sd_over_lam=float(np.nanstd(tests)),
+            )
             rows.append(r)
     return rows
 
@@ -353,8 +455,7 @@ def _bound_plr_rows(X, X_test, fit, method, row_scale=1.0):
     row_max = None
     if method == "private_max":  # NOT private: the scale is the largest row norm of the private fit set
         row_max = float(np.sqrt((X[fit] ** 2).sum(axis=1)).max()) / row_scale
-    return (bound_rows(X, method, row_scale, row_max=row_max),
-            bound_rows(X_test, method, row_scale, row_max=row_max))
+    return (bound_rows(X, method, row_scale, row_max=row_max), bound_rows(X_test, method, row_scale, row_max=row_max))
 
 
 def run_stacking(cells, seed=0, n_jobs=1, cache=False):
@@ -365,51 +466,83 @@ def run_stacking(cells, seed=0, n_jobs=1, cache=False):
 
 def _cells(profile, datasets, methods, epsilons, repeats, **extra):
     p = _profile(profile)
-    return [dict(dataset=d, method=m, epsilon=float(e), repeat=r, lam_grid=list(p["lam_grid"]), **extra)
-            for r in range(repeats) for d in datasets for m in methods for e in epsilons]
+    return [
+        dict(dataset=d, method=m, epsilon=float(e), repeat=r, lam_grid=list(p["lam_grid"]), **extra)
+        for r in range(repeats)
+        for d in datasets
+        for m in methods
+        for e in epsilons
+    ]
 
 
-def fig1_epsilon(profile="quick", datasets=None, methods=STACKING_METHODS, epsilons=None, n_repeats=None,
-                 seed=0, n_jobs=1, cache=False):
+def fig1_epsilon(
+    profile="quick",
+    datasets=None,
+    methods=STACKING_METHODS,
+    epsilons=None,
+    n_repeats=None,
+    seed=0,
+    n_jobs=1,
+    cache=False,
+):
     """PST Figure 1: test AUC against ε for PLR, PST-S, PST-F(U), PST-F(W) on MNIST and NEWS20."""
     p = _profile(profile)
-    cells = _cells(profile, datasets or p["datasets"], methods, epsilons or p["epsilons"],
-                   n_repeats or p["n_repeats"])
+    cells = _cells(profile, datasets or p["datasets"], methods, epsilons or p["epsilons"], n_repeats or p["n_repeats"])
     return run_stacking(cells, seed, n_jobs, cache)
 
 
-def fig2_groups(profile="quick", datasets=None, k_grid=None, epsilon=1.0, n_repeats=None, seed=0, n_jobs=1,
-                cache=False):
+def fig2_groups(
+    profile="quick", datasets=None, k_grid=None, epsilon=1.0, n_repeats=None, seed=0, n_jobs=1, cache=False
+):
     """PST Figure 2 [IJCAI Fig. 2(a)-(b)]: test AUC against K at ε = 1 for PST-F(U) and PST-F(W) (PLR as reference)."""
     p = _profile(profile)
     reps = n_repeats or p["k_repeats"]
-    cells = [dict(dataset=d, method=m, epsilon=float(epsilon), repeat=r, n_groups=int(k), lam_grid=list(p["lam_grid"]))
-             for r in range(reps) for d in (datasets or p["datasets"]) for k in (k_grid or p["k_grid"])
-             for m in ("PST-F(U)", "PST-F(W)")]
-    cells += [dict(dataset=d, method="PLR", epsilon=float(epsilon), repeat=r, n_groups=1, lam_grid=list(p["lam_grid"]))
-              for r in range(reps) for d in (datasets or p["datasets"])]
+    cells = [
+        dict(dataset=d, method=m, epsilon=float(epsilon), repeat=r, n_groups=int(k), lam_grid=list(p["lam_grid"]))
+        for r in range(reps)
+        for d in (datasets or p["datasets"])
+        for k in (k_grid or p["k_grid"])
+        for m in ("PST-F(U)", "PST-F(W)")
+    ]
+    cells += [
+        dict(dataset=d, method="PLR", epsilon=float(epsilon), repeat=r, n_groups=1, lam_grid=list(p["lam_grid"]))
+        for r in range(reps)
+        for d in (datasets or p["datasets"])
+    ]
     return run_stacking(cells, seed, n_jobs, cache)
 
 
-def fig3_importance(profile="quick", datasets=None, alphas=None, epsilon=1.0, n_repeats=None, seed=0, n_jobs=1,
-                    cache=False):
+def fig3_importance(
+    profile="quick", datasets=None, alphas=None, epsilon=1.0, n_repeats=None, seed=0, n_jobs=1, cache=False
+):
     """PST Figure 3 [IJCAI Fig. 2(c)-(d)]: PST-F(W) with v_i = α^i against α; PST-F(U) (α-free) as reference."""
     p = _profile(profile)
     reps = n_repeats or p["n_repeats"]
     ds = datasets or p["datasets"]
-    cells = [dict(dataset=d, method="PST-F(W)", epsilon=float(epsilon), repeat=r, alpha=float(a),
-                  lam_grid=list(p["lam_grid"])) for r in range(reps) for d in ds for a in (alphas or p["alphas"])]
-    cells += [dict(dataset=d, method="PST-F(U)", epsilon=float(epsilon), repeat=r, lam_grid=list(p["lam_grid"]))
-              for r in range(reps) for d in ds]
+    cells = [
+        dict(
+            dataset=d, method="PST-F(W)", epsilon=float(epsilon), repeat=r, alpha=float(a), lam_grid=list(p["lam_grid"])
+        )
+        for r in range(reps)
+        for d in ds
+        for a in (alphas or p["alphas"])
+    ]
+    cells += [
+        dict(dataset=d, method="PST-F(U)", epsilon=float(epsilon), repeat=r, lam_grid=list(p["lam_grid"]))
+        for r in range(reps)
+        for d in ds
+    ]
     return run_stacking(cells, seed, n_jobs, cache)
 
 
 def fig4_combiners(profile="quick", dataset="NEWS20", epsilon=1.0, n_repeats=None, seed=0, n_jobs=1, cache=False):
     """PST Figure 4 [IJCAI Fig. 3]: C-0 … C-4, C-mv, C-wmv, C-hl of PST-F(U) and PST-F(W)."""
     p = _profile(profile)
-    cells = [dict(dataset=dataset, method=m, epsilon=float(epsilon), repeat=r, combiners=True,
-                  lam_grid=list(p["lam_grid"])) for r in range(n_repeats or p["n_repeats"])
-             for m in ("PST-F(U)", "PST-F(W)")]
+    cells = [
+        dict(dataset=dataset, method=m, epsilon=float(epsilon), repeat=r, combiners=True, lam_grid=list(p["lam_grid"]))
+        for r in range(n_repeats or p["n_repeats"])
+        for m in ("PST-F(U)", "PST-F(W)")
+    ]
     return run_stacking(cells, seed, n_jobs, cache)
 
 
@@ -474,18 +607,39 @@ def factor_effects(df, baseline="old defaults", by="variant", value="auc", pair_
             half = stats.t.ppf(0.5 + confidence / 2, n - 1) * x.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan
             joined = pd.concat([vals.rename("a"), base.rename("b")], axis=1, join="inner").dropna()
             d = (joined["a"] - joined["b"]).to_numpy(dtype=float)
-            dh = (stats.t.ppf(0.5 + confidence / 2, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)
-                  if d.size > 1 else np.nan)
-            out.append(dict(method=m, variant=v, n=n, mean=x.mean() if n else np.nan,
-                            ci_low=x.mean() - half if n else np.nan, ci_high=x.mean() + half if n else np.nan,
-                            min=x.min() if n else np.nan, diff=d.mean() if d.size else np.nan,
-                            diff_low=d.mean() - dh if d.size else np.nan,
-                            diff_high=d.mean() + dh if d.size else np.nan))
+            dh = (
+                stats.t.ppf(0.5 + confidence / 2, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)
+                if d.size > 1
+                else np.nan
+            )
+            out.append(
+                dict(
+                    method=m,
+                    variant=v,
+                    n=n,
+                    mean=x.mean() if n else np.nan,
+                    ci_low=x.mean() - half if n else np.nan,
+                    ci_high=x.mean() + half if n else np.nan,
+                    min=x.min() if n else np.nan,
+                    diff=d.mean() if d.size else np.nan,
+                    diff_low=d.mean() - dh if d.size else np.nan,
+                    diff_high=d.mean() + dh if d.size else np.nan,
+                )
+            )
     return pd.DataFrame(out)
 
 
-def ablation(profile="quick", dataset="MNIST", methods=("PLR", "PST-F(U)", "PST-F(W)"), epsilons=(1.0,),
-             variants=None, n_repeats=None, seed=0, n_jobs=1, cache=False):
+def ablation(
+    profile="quick",
+    dataset="MNIST",
+    methods=("PLR", "PST-F(U)", "PST-F(W)"),
+    epsilons=(1.0,),
+    variants=None,
+    n_repeats=None,
+    seed=0,
+    n_jobs=1,
+    cache=False,
+):
     """The open choices (row bounding, meta-features, λ per level, intercepts), one at a time.
 
     ``variants`` maps a name to options (default :data:`ABLATION_VARIANTS`; :data:`FACTOR_VARIANTS`
@@ -494,9 +648,21 @@ def ablation(profile="quick", dataset="MNIST", methods=("PLR", "PST-F(U)", "PST-
     """
     p = _profile(profile)
     variants = ABLATION_VARIANTS if variants is None else variants
-    cells = [dict(dataset=dataset, method=m, epsilon=float(e), repeat=r, options=_resolve_points(variants[v], p),
-                  variant=v, lam_grid=list(p["lam_grid"]))
-             for r in range(n_repeats or p["n_repeats"]) for v in variants for m in methods for e in epsilons]
+    cells = [
+        dict(
+            dataset=dataset,
+            method=m,
+            epsilon=float(e),
+            repeat=r,
+            options=_resolve_points(variants[v], p),
+            variant=v,
+            lam_grid=list(p["lam_grid"]),
+        )
+        for r in range(n_repeats or p["n_repeats"])
+        for v in variants
+        for m in methods
+        for e in epsilons
+    ]
     return run_cells(_ablation_cell, cells, seed=seed, n_jobs=n_jobs, cache=cache, desc="PST ablation")
 
 
@@ -515,8 +681,19 @@ def _ablation_cell(variant, **cell):
 
 # --- claims ----------------------------------------------------------------------------------------
 
-def check_claim(df, better, worse, by="method", value="auc", pair_on=("repeat",), where=None,
-                alternative="greater", alpha=0.05, claim=None):
+
+def check_claim(
+    df,
+    better,
+    worse,
+    by="method",
+    value="auc",
+    pair_on=("repeat",),
+    where=None,
+    alternative="greater",
+    alpha=0.05,
+    claim=None,
+):
     """Paired one-sided t-test of "``better`` has larger ``value`` than ``worse``" at level 1 − alpha.
 
     Rows of ``df`` with ``df[by] == better`` and ``df[by] == worse`` are matched on
@@ -558,8 +735,13 @@ def check_claim(df, better, worse, by="method", value="auc", pair_on=("repeat",)
     else:
         verdict = "disagrees (no significant difference)"
     rel = ">" if alternative == "greater" else "<"
-    return dict(claim=claim or f"{better} {rel} {worse}", n_pairs=n,
-                mean_diff=float(np.mean(diff)) if n else np.nan, p_value=p_fwd, verdict=verdict)
+    return dict(
+        claim=claim or f"{better} {rel} {worse}",
+        n_pairs=n,
+        mean_diff=float(np.mean(diff)) if n else np.nan,
+        p_value=p_fwd,
+        verdict=verdict,
+    )
 
 
 def claims_table(results):
@@ -597,19 +779,45 @@ def fig1_claims(df):
         fin = _finite(part)
         lo, hi = fin["epsilon"].min(), fin["epsilon"].max()
         for m in STACKING_METHODS:
-            out.append(dict(dataset=d, **check_claim(fin, hi, lo, by="epsilon", where={"method": m},
-                                                     claim=f"{m}: AUC at ε={hi:g} > at ε={lo:g}")))
-        per_eps = [check_claim(fin, "PLR", "PST-S", pair_on=("repeat",), where={"epsilon": e})
-                   for e in sorted(fin["epsilon"].unique())]
+            out.append(
+                dict(
+                    dataset=d,
+                    **check_claim(
+                        fin, hi, lo, by="epsilon", where={"method": m}, claim=f"{m}: AUC at ε={hi:g} > at ε={lo:g}"
+                    ),
+                )
+            )
+        per_eps = [
+            check_claim(fin, "PLR", "PST-S", pair_on=("repeat",), where={"epsilon": e})
+            for e in sorted(fin["epsilon"].unique())
+        ]
         some = [r for r in per_eps if r["verdict"] == "agrees"]
         best = some[0] if some else min(per_eps, key=lambda r: r["p_value"])
-        out.append(dict(dataset=d, **{**best, "claim": "PST-S can be inferior to PLR (PLR > PST-S at some ε)",
-                                      "verdict": "agrees" if some else best["verdict"]}))
+        out.append(
+            dict(
+                dataset=d,
+                **{
+                    **best,
+                    "claim": "PST-S can be inferior to PLR (PLR > PST-S at some ε)",
+                    "verdict": "agrees" if some else best["verdict"],
+                },
+            )
+        )
         for better in ("PST-F(W)", "PST-F(U)"):
             for worse in ("PST-S", "PLR"):
                 out.append(dict(dataset=d, **check_claim(fin, better, worse, pair_on=("repeat", "epsilon"))))
-        out.append(dict(dataset=d, **check_claim(fin, "PST-F(W)", "PST-F(U)", pair_on=("repeat", "epsilon"),
-                                                 claim="PST-F(W) is the best: PST-F(W) > PST-F(U)")))
+        out.append(
+            dict(
+                dataset=d,
+                **check_claim(
+                    fin,
+                    "PST-F(W)",
+                    "PST-F(U)",
+                    pair_on=("repeat", "epsilon"),
+                    claim="PST-F(W) is the best: PST-F(W) > PST-F(U)",
+                ),
+            )
+        )
     return claims_table(out)
 
 
@@ -621,13 +829,18 @@ def fig2_claims(df):
         means = part.groupby("n_groups")["auc"].mean()
         k_best = int(means.loc[ks[1:-1]].idxmax())
         for end in (ks[0], ks[-1]):
-            out.append(dict(dataset=d, method=m, **check_claim(
-                part, k_best, end, by="n_groups", claim=f"peak: K={k_best} > K={end}")))
+            out.append(
+                dict(
+                    dataset=d,
+                    method=m,
+                    **check_claim(part, k_best, end, by="n_groups", claim=f"peak: K={k_best} > K={end}"),
+                )
+            )
     return claims_table(out)
 
 
 def alpha_label(row):
-    """"W(α=0.5)" for PST-F(W) rows with an α, else the method name."""
+    """ "W(α=0.5)" for PST-F(W) rows with an α, else the method name."""
     a = row.get("alpha")
     return f"W(α={a:g})" if row["method"] == "PST-F(W)" and a is not None and np.isfinite(a) else row["method"]
 
@@ -642,8 +855,18 @@ def fig3_claims(df):
         for a in small:
             out.append(dict(dataset=d, **check_claim(part, f"W(α={a:g})", "PST-F(U)", by="label")))
         for a in large:
-            out.append(dict(dataset=d, **check_claim(part, f"W(α={small[-1]:g})", f"W(α={a:g})", by="label",
-                                                     claim=f"AUC decreases for α > 1: α={small[-1]:g} > α={a:g}")))
+            out.append(
+                dict(
+                    dataset=d,
+                    **check_claim(
+                        part,
+                        f"W(α={small[-1]:g})",
+                        f"W(α={a:g})",
+                        by="label",
+                        claim=f"AUC decreases for α > 1: α={small[-1]:g} > α={a:g}",
+                    ),
+                )
+            )
         if len(small) >= 2:  # "not sensitive": no significant difference either way
             r = check_claim(part, f"W(α={small[0]:g})", f"W(α={small[-1]:g})", by="label")
             two_sided = min(1.0, 2 * min(r["p_value"], 1 - r["p_value"]))
@@ -689,6 +912,7 @@ def chosen_lam(df, index, columns="method"):
     levels as ``"λ_l / λ_h"`` (the most frequent pair); PLR and the low-level combiners
     show their one λ.
     """
+
     def pick(part):
         if "lam_high" not in part or not np.isfinite(part["lam_high"].astype(float)).any():
             return f"{part['lam'].mode().min():g}"
@@ -748,8 +972,13 @@ def edge_share(df, lam_grid, by=("method", "epsilon"), rtol=1e-6):
     def one(part):
         lam = part["lam"].astype(float)
         bottom, top = at(lam, lo), at(lam, hi)
-        out = dict(n=float(len(part)), lam_bottom=float(bottom.mean()), lam_top=float(top.mean()),
-                   lam_edge=float((bottom | top).mean()), lam_high_edge=np.nan)
+        out = dict(
+            n=float(len(part)),
+            lam_bottom=float(bottom.mean()),
+            lam_top=float(top.mean()),
+            lam_edge=float((bottom | top).mean()),
+            lam_high_edge=np.nan,
+        )
         if "lam_high" in part.columns:
             h = part["lam_high"].astype(float)
             h = h[np.isfinite(h)]
@@ -776,19 +1005,26 @@ def high_level_signal(est, X, y):
 
     diag = getattr(est, "diagnostics_", None)
     if diag is None:
-        raise ValueError("high_level_signal needs an estimator fitted with diagnostics=True "
-                         "(the rows of D_h and the high level's noise are diagnostics)")
+        raise ValueError(
+            "high_level_signal needs an estimator fitted with diagnostics=True "
+            "(the rows of D_h and the high level's noise are diagnostics)"
+        )
     rows = diag.high_index
     M = meta_features(est.decision_function_low(X[rows]), est.meta_features)
     ys = np.where(y[rows] == est.classes_[1], 1.0, -1.0)
     signal = float(np.linalg.norm((ys[:, None] * M).mean(axis=0)) / 2)
     noise = float(diag.high_level.noise_norm / rows.size)
-    return dict(meta_rms=float(np.sqrt((M ** 2).sum(axis=1).mean())), signal=signal, noise=noise,
-                high_coef_norm=float(np.linalg.norm(est.high_level_.coef_)))
+    return dict(
+        meta_rms=float(np.sqrt((M**2).sum(axis=1).mean())),
+        signal=signal,
+        noise=noise,
+        high_coef_norm=float(np.linalg.norm(est.high_level_.coef_)),
+    )
 
 
-def swing_diagnostics(dataset="MNIST", method="PST-F(U)", epsilon=0.25, lam=0.1, n_seeds=20, options=None,
-                      lam_high=None):
+def swing_diagnostics(
+    dataset="MNIST", method="PST-F(U)", epsilon=0.25, lam=0.1, n_seeds=20, options=None, lam_high=None
+):
     """Refit one PST-F configuration with ``n_seeds`` noise seeds on the whole training set.
 
     Returns one row per seed: test AUC of C-hl, of the best single low-level model and
@@ -799,10 +1035,26 @@ def swing_diagnostics(dataset="MNIST", method="PST-F(U)", epsilon=0.25, lam=0.1,
     rows = []
     for s in range(n_seeds):
         # an analysis of the noise: diagnostics=True keeps the high level's noise and the rows of D_h
-        est = _estimator(method, epsilon, lam, 5, _importance(method, None, variance), options, s,
-                         diagnostics=True, lam_high=lam if lam_high is None else lam_high).fit(X, y)
+        est = _estimator(
+            method,
+            epsilon,
+            lam,
+            5,
+            _importance(method, None, variance),
+            options,
+            s,
+            diagnostics=True,
+            lam_high=lam if lam_high is None else lam_high,
+        ).fit(X, y)
         d = est.decision_functions(X_test)
         singles = [_auc(y_test, v) for k, v in d.items() if k not in ("C-mv", "C-wmv", "C-hl")]
-        rows.append(dict(seed=s, auc_hl=_auc(y_test, d["C-hl"]), auc_best_single=max(singles),
-                         auc_wmv=_auc(y_test, d["C-wmv"]), **high_level_signal(est, X, y)))
+        rows.append(
+            dict(
+                seed=s,
+                auc_hl=_auc(y_test, d["C-hl"]),
+                auc_best_single=max(singles),
+                auc_wmv=_auc(y_test, d["C-wmv"]),
+                **high_level_signal(est, X, y),
+            )
+        )
     return pd.DataFrame(rows)

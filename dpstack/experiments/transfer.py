@@ -27,6 +27,7 @@ Protocol (PPTL §4.2; the method is described in :mod:`dpstack.transfer`):
 The source is one private release per repeat: it is fitted once per (repeat, λ, ε_s,
 method) and reused for every branch (cached in-process), as the main centre would.
 """
+
 from __future__ import annotations
 
 import copy
@@ -41,7 +42,7 @@ from ..metrics import roc_auc_score
 from ..stacking import bound_rows
 from ..transfer import PrivateTransferStacking, SimComb
 from .runner import run_cells
-from .stacking import (  # noqa: F401 (check_claim, claims_table, summarise, edge_share re-exported)
+from .stacking import (
     DEFAULT_OPTIONS,
     _check_rule,
     _lam_high,
@@ -55,17 +56,43 @@ from .stacking import (  # noqa: F401 (check_claim, claims_table, summarise, edg
 )
 
 __all__ = [
-    "TRANSFER_METHODS", "PST_NAMES", "TRANSFER_PROFILES", "RUIJIN_ROW_SCALE", "load_transfer_task",
-    "transfer_cell", "run_transfer", "pptl_table1", "ruijin_branches", "ruijin_epsilon", "transfer_groups",
-    "transfer_ablation", "check_claim", "claims_table", "summarise", "require_data", "beside_paper",
-    "table1_claims", "branches_claims", "average_ranks", "groups_claims", "transfer_swing_diagnostics",
-    "transfer_candidates", "edge_share", "OLD_TRANSFER_LAM_GRIDS",
+    "TRANSFER_METHODS",
+    "PST_NAMES",
+    "TRANSFER_PROFILES",
+    "RUIJIN_ROW_SCALE",
+    "load_transfer_task",
+    "transfer_cell",
+    "run_transfer",
+    "pptl_table1",
+    "ruijin_branches",
+    "ruijin_epsilon",
+    "transfer_groups",
+    "transfer_ablation",
+    "check_claim",
+    "claims_table",
+    "summarise",
+    "require_data",
+    "beside_paper",
+    "table1_claims",
+    "branches_claims",
+    "average_ranks",
+    "groups_claims",
+    "transfer_swing_diagnostics",
+    "transfer_candidates",
+    "edge_share",
+    "OLD_TRANSFER_LAM_GRIDS",
 ]
 
 TRANSFER_METHODS = ("PPTL-FS(W)", "PPTL-FS(R)", "SimComb", "SourceD", "Direct")
 #: PST Table 2's names for the same methods.
-PST_NAMES = {"PPTL-FS(W)": "PST-H(W)", "PPTL-FS(R)": "PST-H(U)", "SimComb": "PPHTL", "Direct": "PLR(target)",
-             "SourceD": "SourceD", "PLR(main)": "PLR(main)"}
+PST_NAMES = {
+    "PPTL-FS(W)": "PST-H(W)",
+    "PPTL-FS(R)": "PST-H(U)",
+    "SimComb": "PPHTL",
+    "Direct": "PLR(target)",
+    "SourceD": "SourceD",
+    "PLR(main)": "PLR(main)",
+}
 #: Public constant dividing the RUIJIN-like rows before clipping (most rows have norm 6-10).
 RUIJIN_ROW_SCALE = 10.0
 
@@ -74,13 +101,26 @@ RUIJIN_ROW_SCALE = 10.0
 #: RUIJIN-like cohort). With the equal tuning budget SimComb tunes budget / |η grid| values of λ,
 #: so |λ grid| must be a multiple of |η grid| (quick: 8 λ, 2 η; paper: 10 λ, 5 η).
 TRANSFER_PROFILES = {
-    "quick": dict(n_repeats=3, k_repeats=3, epsilons=(0.5, 2.0, 8.0),
-                  lam_grid=(1e-6, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 1e4),
-                  eta_grid=(0.2, 0.8), k_grid=(1, 3, 5, 10, 25), branches=tuple(range(1, 17)), ruijin_repeats=2),
-    "paper": dict(n_repeats=10, k_repeats=30, epsilons=(0.5, 1.0, 2.0, 4.0, 8.0),
-                  lam_grid=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1e4),
-                  eta_grid=(0.1, 0.3, 0.5, 0.7, 0.9),
-                  k_grid=(1, 2, 3, 5, 7, 10, 15, 25, 50), branches=tuple(range(1, 17)), ruijin_repeats=10),
+    "quick": dict(
+        n_repeats=3,
+        k_repeats=3,
+        epsilons=(0.5, 2.0, 8.0),
+        lam_grid=(1e-6, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 1e4),
+        eta_grid=(0.2, 0.8),
+        k_grid=(1, 3, 5, 10, 25),
+        branches=tuple(range(1, 17)),
+        ruijin_repeats=2,
+    ),
+    "paper": dict(
+        n_repeats=10,
+        k_repeats=30,
+        epsilons=(0.5, 1.0, 2.0, 4.0, 8.0),
+        lam_grid=(1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1e4),
+        eta_grid=(0.1, 0.3, 0.5, 0.7, 0.9),
+        k_grid=(1, 2, 3, 5, 7, 10, 15, 25, 50),
+        branches=tuple(range(1, 17)),
+        ruijin_repeats=10,
+    ),
 }
 
 #: The grids before the range was widened (kept to measure what the widening changes).
@@ -191,17 +231,34 @@ def transfer_candidates(method, lam_grid, eta_grid, lam_high_grid=None, options=
         if not opts["equal_budget"]:
             return [(lam, eta) for lam in low for eta in eta_grid]
         if budget % len(eta_grid):
-            raise ValueError(f"equal tuning budget: SimComb tunes λ × η, so the stacked methods' budget ({budget}) "
-                             f"must be a multiple of the size of eta_grid ({len(eta_grid)}); give lam_high_grid "
-                             f"a size that is a multiple of {len(eta_grid)}")
+            raise ValueError(
+                f"equal tuning budget: SimComb tunes λ × η, so the stacked methods' budget ({budget}) "
+                f"must be a multiple of the size of eta_grid ({len(eta_grid)}); give lam_high_grid "
+                f"a size that is a multiple of {len(eta_grid)}"
+            )
         return [(lam, eta) for lam in budget_grid(lam_grid, budget // len(eta_grid)) for eta in eta_grid]
     grid = budget_grid(lam_grid, budget) if opts["equal_budget"] else low
     return [(lam, 1.0) for lam in grid]
 
 
-def transfer_cell(dataset, method, epsilon, repeat=0, branch=None, n_groups=5, lam_grid=(1e-3, 1e-2, 1e-1),
-                  eta_grid=(0.2, 0.8), options=None, test_fraction=0.2, val_fraction=1 / 3, data_seed=0,
-                  refit=None, lam_high_grid=None, *, seed_sequence):
+def transfer_cell(
+    dataset,
+    method,
+    epsilon,
+    repeat=0,
+    branch=None,
+    n_groups=5,
+    lam_grid=(1e-3, 1e-2, 1e-1),
+    eta_grid=(0.2, 0.8),
+    options=None,
+    test_fraction=0.2,
+    val_fraction=1 / 3,
+    data_seed=0,
+    refit=None,
+    lam_high_grid=None,
+    *,
+    seed_sequence,
+):
     """One (dataset, branch, method, ε_s = ε_t = ε, repeat): tune (λ, η, λ_h), refit, return the target test AUC.
 
     Seeds: the source/target train-test splits and the source's noise depend only on
@@ -238,8 +295,7 @@ def transfer_cell(dataset, method, epsilon, repeat=0, branch=None, n_groups=5, l
     split_ss, source_ss, target_ss = seed_sequence.spawn(3)
     rng = np.random.default_rng(split_ss)
     s_train, s_test = _split(len(ys), rng, test_fraction)
-    t_train, t_test = _split(len(yt), np.random.default_rng([*split_ss.generate_state(2), branch or 0]),
-                             test_fraction)
+    t_train, t_test = _split(len(yt), np.random.default_rng([*split_ss.generate_state(2), branch or 0]), test_fraction)
     perm = np.random.default_rng(target_ss.spawn(1)[0]).permutation(t_train)
     n_val = int(round(val_fraction * t_train.size))
     t_val, t_fit = np.sort(perm[:n_val]), np.sort(perm[n_val:])
@@ -253,34 +309,82 @@ def transfer_cell(dataset, method, epsilon, repeat=0, branch=None, n_groups=5, l
         fit_rows = t_train if final else t_fit
         if method == "PLR(main)":  # the source's own PLR, tuned and scored on the source
             fit_s = s_train if final else s_train[n_s_val:]
-            plr = PrivateLogisticRegression(epsilon=epsilon, lam=lam, fit_intercept=opts["low_intercept"],
-                                            random_state=source_seed, classes=[0, 1])
+            plr = PrivateLogisticRegression(
+                epsilon=epsilon, lam=lam, fit_intercept=opts["low_intercept"], random_state=source_seed, classes=[0, 1]
+            )
             return plr.fit(bound_rows(Xs[fit_s], opts["row_bound"], row_scale), ys[fit_s])
         if method in ("SimComb", "SourceD", "Direct"):
             # random_state = source_seed at the source fit, target_seed at the target fit: the
             # source release is the same for every branch of a repeat, the target noise is the branch's own
-            est = SimComb(epsilon_source=epsilon, epsilon_target=epsilon, lam_source=lam, lam=lam,
-                          eta=1.0 if method == "Direct" else eta, fit_intercept=opts["low_intercept"],
-                          row_bound=opts["row_bound"], row_scale=row_scale, random_state=source_seed,
-                          classes=[0, 1])
-            key = ("simcomb", dataset, data_seed, epsilon, lam, opts["row_bound"], row_scale, opts["low_intercept"],
-                   source_seed, s_train.size)
+            est = SimComb(
+                epsilon_source=epsilon,
+                epsilon_target=epsilon,
+                lam_source=lam,
+                lam=lam,
+                eta=1.0 if method == "Direct" else eta,
+                fit_intercept=opts["low_intercept"],
+                row_bound=opts["row_bound"],
+                row_scale=row_scale,
+                random_state=source_seed,
+                classes=[0, 1],
+            )
+            key = (
+                "simcomb",
+                dataset,
+                data_seed,
+                epsilon,
+                lam,
+                opts["row_bound"],
+                row_scale,
+                opts["low_intercept"],
+                source_seed,
+                s_train.size,
+            )
             model = _fitted_source(key, est, Xs[s_train], ys[s_train])
             if method == "SourceD":
                 return model
             return model.set_params(eta=est.eta, random_state=target_seed).fit(Xt[fit_rows], yt[fit_rows])
         est = PrivateTransferStacking(
-            epsilon_source=epsilon, epsilon_target=epsilon, n_groups=n_groups,
-            feature_importance=importance if method == "PPTL-FS(W)" else None, lam_source=lam, lam=lam,
-            lam_blocks=opts["lam_blocks"], lam_high=lam_high, eta=eta, row_bound=opts["row_bound"],
+            epsilon_source=epsilon,
+            epsilon_target=epsilon,
+            n_groups=n_groups,
+            feature_importance=importance if method == "PPTL-FS(W)" else None,
+            lam_source=lam,
+            lam=lam,
+            lam_blocks=opts["lam_blocks"],
+            lam_high=lam_high,
+            eta=eta,
+            row_bound=opts["row_bound"],
             row_scale=row_scale,
-            meta_features=opts["meta_features"], low_intercept=opts["low_intercept"],
-            high_intercept=opts["high_intercept"], random_state=source_seed, classes=[0, 1])
-        key = ("pptl", method, dataset, data_seed, epsilon, lam, n_groups, opts["row_bound"], row_scale,
-               opts["low_intercept"], opts["lam_blocks"], source_seed, s_train.size)
+            meta_features=opts["meta_features"],
+            low_intercept=opts["low_intercept"],
+            high_intercept=opts["high_intercept"],
+            random_state=source_seed,
+            classes=[0, 1],
+        )
+        key = (
+            "pptl",
+            method,
+            dataset,
+            data_seed,
+            epsilon,
+            lam,
+            n_groups,
+            opts["row_bound"],
+            row_scale,
+            opts["low_intercept"],
+            opts["lam_blocks"],
+            source_seed,
+            s_train.size,
+        )
         model = _fitted_source(key, est, Xs[s_train], ys[s_train])
-        model.set_params(eta=eta, lam_high=lam_high, meta_features=opts["meta_features"],
-                         high_intercept=opts["high_intercept"], random_state=target_seed)
+        model.set_params(
+            eta=eta,
+            lam_high=lam_high,
+            meta_features=opts["meta_features"],
+            high_intercept=opts["high_intercept"],
+            random_state=target_seed,
+        )
         return model.fit(Xt[fit_rows], yt[fit_rows], low_level=low_level)
 
     def auc_on(model, part):
@@ -306,27 +410,53 @@ def transfer_cell(dataset, method, epsilon, repeat=0, branch=None, n_groups=5, l
         for lam, eta in candidates:
             lam_high = _lam_high(opts, lam) if stacked else np.nan
             model = fit_model(lam, eta, lam_high, final=False)
-            trials.append(dict(lam=lam, eta=eta, lam_high=lam_high, model=model, val=auc_on(model, "val"),
-                               test=auc_on(model, "test")))
+            trials.append(
+                dict(
+                    lam=lam,
+                    eta=eta,
+                    lam_high=lam_high,
+                    model=model,
+                    val=auc_on(model, "val"),
+                    test=auc_on(model, "test"),
+                )
+            )
         chosen = best_of(trials)
         if chosen is None:
-            return dict(auc=np.nan, val_auc=np.nan, lam=np.nan, lam_high=np.nan, eta=np.nan,
-                        n_candidates=len(trials), auc_fit=np.nan, auc_oracle=np.nan)
+            return dict(
+                auc=np.nan,
+                val_auc=np.nan,
+                lam=np.nan,
+                lam_high=np.nan,
+                eta=np.nan,
+                n_candidates=len(trials),
+                auc_fit=np.nan,
+                auc_oracle=np.nan,
+            )
         if stacked and rule == "per_level":
             second = []
             for h in high_grid:
-                model = fit_model(chosen["lam"], chosen["eta"], h, final=False,
-                                  low_level=chosen["model"].low_level_)
-                second.append(dict(chosen, lam_high=h, model=model, val=auc_on(model, "val"),
-                                   test=auc_on(model, "test")))
+                model = fit_model(chosen["lam"], chosen["eta"], h, final=False, low_level=chosen["model"].low_level_)
+                second.append(
+                    dict(chosen, lam_high=h, model=model, val=auc_on(model, "val"), test=auc_on(model, "test"))
+                )
             chosen = best_of(second) or chosen
             trials += second
-        auc = (auc_on(fit_model(chosen["lam"], chosen["eta"], chosen["lam_high"], final=True), "test")
-               if refit else chosen["test"])
+        auc = (
+            auc_on(fit_model(chosen["lam"], chosen["eta"], chosen["lam_high"], final=True), "test")
+            if refit
+            else chosen["test"]
+        )
     tests = np.array([t["test"] for t in trials])
-    return dict(auc=auc, val_auc=chosen["val"], lam=chosen["lam"], lam_high=float(chosen["lam_high"]),
-                eta=chosen["eta"], n_candidates=len(trials), auc_fit=chosen["test"],
-                auc_oracle=float(np.nanmax(tests)) if np.any(np.isfinite(tests)) else np.nan)
+    return dict(
+        auc=auc,
+        val_auc=chosen["val"],
+        lam=chosen["lam"],
+        lam_high=float(chosen["lam_high"]),
+        eta=chosen["eta"],
+        n_candidates=len(trials),
+        auc_fit=chosen["test"],
+        auc_oracle=float(np.nanmax(tests)) if np.any(np.isfinite(tests)) else np.nan,
+    )
 
 
 def run_transfer(cells, seed=0, n_jobs=1, cache=False):
@@ -338,17 +468,30 @@ def _grid(p):
     return dict(lam_grid=list(p["lam_grid"]), eta_grid=list(p["eta_grid"]))
 
 
-def pptl_table1(profile="quick", methods=TRANSFER_METHODS, epsilons=None, n_repeats=None, seed=0, n_jobs=1,
-                cache=False):
+def pptl_table1(
+    profile="quick", methods=TRANSFER_METHODS, epsilons=None, n_repeats=None, seed=0, n_jobs=1, cache=False
+):
     """PPTL Table 1 / Figure 3a: MNIST transfer 0/8 → 0/9 at ε_s = ε_t = ε."""
     p = _profile(profile)
-    cells = [dict(dataset="MNIST", method=m, epsilon=float(e), repeat=r, **_grid(p))
-             for r in range(n_repeats or p["n_repeats"]) for e in (epsilons or p["epsilons"]) for m in methods]
+    cells = [
+        dict(dataset="MNIST", method=m, epsilon=float(e), repeat=r, **_grid(p))
+        for r in range(n_repeats or p["n_repeats"])
+        for e in (epsilons or p["epsilons"])
+        for m in methods
+    ]
     return run_transfer(cells, seed, n_jobs, cache)
 
 
-def ruijin_branches(profile="quick", methods=TRANSFER_METHODS + ("PLR(main)",), branches=None, epsilon=1.0,
-                    n_repeats=None, seed=0, n_jobs=1, cache=False):
+def ruijin_branches(
+    profile="quick",
+    methods=TRANSFER_METHODS + ("PLR(main)",),
+    branches=None,
+    epsilon=1.0,
+    n_repeats=None,
+    seed=0,
+    n_jobs=1,
+    cache=False,
+):
     """PST Table 2 = PPTL Table 4 on the synthetic RUIJIN-like cohort: every branch at ε = 1."""
     p = _profile(profile)
     branches = branches or p["branches"]
@@ -358,42 +501,89 @@ def ruijin_branches(profile="quick", methods=TRANSFER_METHODS + ("PLR(main)",), 
             for m in methods:
                 if m == "PLR(main)" and b != branches[0]:
                     continue  # the main centre's own PLR does not depend on the branch
-                cells.append(dict(dataset="RUIJIN", branch=int(b), method=m, epsilon=float(epsilon), repeat=r,
-                                  **_grid(p)))
+                cells.append(
+                    dict(dataset="RUIJIN", branch=int(b), method=m, epsilon=float(epsilon), repeat=r, **_grid(p))
+                )
     return run_transfer(cells, seed, n_jobs, cache)
 
 
-def ruijin_epsilon(profile="quick", branch=1, methods=TRANSFER_METHODS, epsilons=None, n_repeats=None, seed=0,
-                   n_jobs=1, cache=False):
+def ruijin_epsilon(
+    profile="quick", branch=1, methods=TRANSFER_METHODS, epsilons=None, n_repeats=None, seed=0, n_jobs=1, cache=False
+):
     """PPTL Table 2 / Figure 3b: one branch (PST #1 = PPTL centre 3) against ε."""
     p = _profile(profile)
-    cells = [dict(dataset="RUIJIN", branch=int(branch), method=m, epsilon=float(e), repeat=r, **_grid(p))
-             for r in range(n_repeats or p["n_repeats"]) for e in (epsilons or p["epsilons"]) for m in methods]
+    cells = [
+        dict(dataset="RUIJIN", branch=int(branch), method=m, epsilon=float(e), repeat=r, **_grid(p))
+        for r in range(n_repeats or p["n_repeats"])
+        for e in (epsilons or p["epsilons"])
+        for m in methods
+    ]
     return run_transfer(cells, seed, n_jobs, cache)
 
 
-def transfer_groups(profile="quick", datasets=("RUIJIN", "MNIST"), k_grid=None, branch=1, epsilon=1.0,
-                    n_repeats=None, seed=0, n_jobs=1, cache=False):
+def transfer_groups(
+    profile="quick",
+    datasets=("RUIJIN", "MNIST"),
+    k_grid=None,
+    branch=1,
+    epsilon=1.0,
+    n_repeats=None,
+    seed=0,
+    n_jobs=1,
+    cache=False,
+):
     """PPTL Figure 4: PPTL-FS(W) and PPTL-FS(R) against K at ε = 1 (30 repeats in the paper)."""
     p = _profile(profile)
-    cells = [dict(dataset=d, branch=int(branch) if d == "RUIJIN" else None, method=m, epsilon=float(epsilon),
-                  repeat=r, n_groups=int(k), **_grid(p))
-             for r in range(n_repeats or p["k_repeats"]) for d in datasets for k in (k_grid or p["k_grid"])
-             for m in ("PPTL-FS(W)", "PPTL-FS(R)")]
+    cells = [
+        dict(
+            dataset=d,
+            branch=int(branch) if d == "RUIJIN" else None,
+            method=m,
+            epsilon=float(epsilon),
+            repeat=r,
+            n_groups=int(k),
+            **_grid(p),
+        )
+        for r in range(n_repeats or p["k_repeats"])
+        for d in datasets
+        for k in (k_grid or p["k_grid"])
+        for m in ("PPTL-FS(W)", "PPTL-FS(R)")
+    ]
     return run_transfer(cells, seed, n_jobs, cache)
 
 
-def transfer_ablation(profile="quick", dataset="MNIST", variants=None, methods=TRANSFER_METHODS, epsilon=1.0,
-                      n_repeats=None, seed=0, n_jobs=1, cache=False):
+def transfer_ablation(
+    profile="quick",
+    dataset="MNIST",
+    variants=None,
+    methods=TRANSFER_METHODS,
+    epsilon=1.0,
+    n_repeats=None,
+    seed=0,
+    n_jobs=1,
+    cache=False,
+):
     """The open choices for the transfer methods, one at a time (see :data:`stacking.ABLATION_VARIANTS`;
     :data:`stacking.FACTOR_VARIANTS` for the factors of the high level's collapse)."""
     from .stacking import ABLATION_VARIANTS, _resolve_points
 
     p = _profile(profile)
     variants = ABLATION_VARIANTS if variants is None else variants
-    cells = [dict(dataset=dataset, branch=1 if dataset == "RUIJIN" else None, method=m, epsilon=float(epsilon),
-                  repeat=r, options=_resolve_points(variants[v], p, len(p["eta_grid"])), variant=v, **_grid(p))
-             for r in range(n_repeats or p["n_repeats"]) for v in variants for m in methods]
+    cells = [
+        dict(
+            dataset=dataset,
+            branch=1 if dataset == "RUIJIN" else None,
+            method=m,
+            epsilon=float(epsilon),
+            repeat=r,
+            options=_resolve_points(variants[v], p, len(p["eta_grid"])),
+            variant=v,
+            **_grid(p),
+        )
+        for r in range(n_repeats or p["n_repeats"])
+        for v in variants
+        for m in methods
+    ]
     return run_cells(_ablation_cell, cells, seed=seed, n_jobs=n_jobs, cache=cache, desc="transfer ablation")
 
 
@@ -402,6 +592,7 @@ def _ablation_cell(variant, **cell):
 
 
 # --- paper beside ours, claims ----------------------------------------------------------------------
+
 
 def require_data():
     """Load (and cache) the MNIST transfer tasks; stop with one clear message if MNIST is absent."""
@@ -432,21 +623,31 @@ def beside_paper(df, table, key="epsilon", names=None):
 def _worst_of(results, claim):
     """One row for a claim made of several tests: agrees only if all agree; shows the weakest test."""
     worst = max(results, key=lambda r: (r["verdict"] != "agrees", r["p_value"] if np.isfinite(r["p_value"]) else 1))
-    return {**worst, "claim": claim, "verdict": "agrees" if all(r["verdict"] == "agrees" for r in results)
-            else worst["verdict"]}
+    return {
+        **worst,
+        "claim": claim,
+        "verdict": "agrees" if all(r["verdict"] == "agrees" for r in results) else worst["verdict"],
+    }
 
 
 def table1_claims(df):
     """PPTL Table 1's claims (MNIST; pairs repeat × ε unless stated)."""
     lo, hi = df["epsilon"].min(), df["epsilon"].max()
-    out = [check_claim(df, hi, lo, by="epsilon", where={"method": m}, claim=f"{m}: AUC at ε={hi:g} > at ε={lo:g}")
-           for m in TRANSFER_METHODS]
+    out = [
+        check_claim(df, hi, lo, by="epsilon", where={"method": m}, claim=f"{m}: AUC at ε={hi:g} > at ε={lo:g}")
+        for m in TRANSFER_METHODS
+    ]
     pair = ("repeat", "epsilon")
     out += [check_claim(df, "SimComb", m, pair_on=pair) for m in ("SourceD", "Direct")]
-    out.append(check_claim(df, "PPTL-FS(R)", "SimComb", where={"epsilon": lo},
-                           claim=f"at small ε (={lo:g}) PPTL-FS(R) > SimComb"))
-    out += [check_claim(df, "PPTL-FS(W)", m, pair_on=pair, claim=f"PPTL-FS(W) is the best: > {m}")
-            for m in TRANSFER_METHODS[1:]]
+    out.append(
+        check_claim(
+            df, "PPTL-FS(R)", "SimComb", where={"epsilon": lo}, claim=f"at small ε (={lo:g}) PPTL-FS(R) > SimComb"
+        )
+    )
+    out += [
+        check_claim(df, "PPTL-FS(W)", m, pair_on=pair, claim=f"PPTL-FS(W) is the best: > {m}")
+        for m in TRANSFER_METHODS[1:]
+    ]
     return claims_table(out)
 
 
@@ -458,18 +659,29 @@ def branches_claims(df):
     means = df.groupby(["branch", "method"])["auc"].mean().unstack()
     n_not = int((means["SimComb"] <= means["Direct"]).sum())
     r = check_claim(df, "SimComb", "Direct", pair_on=pair)
-    out.append({**r, "claim": f"PPHTL may not beat PLR(target) ({n_not} of {len(means)} branches: "
-                              "PPHTL ≤ PLR(target))",
-                "verdict": "agrees" if n_not > 0 or r["verdict"] != "agrees" else "disagrees (PPHTL always better)"})
+    out.append(
+        {
+            **r,
+            "claim": f"PPHTL may not beat PLR(target) ({n_not} of {len(means)} branches: PPHTL ≤ PLR(target))",
+            "verdict": "agrees" if n_not > 0 or r["verdict"] != "agrees" else "disagrees (PPHTL always better)",
+        }
+    )
     out.append(check_claim(df, "PPTL-FS(R)", "SimComb", pair_on=pair, claim="PST-H(U) > PPHTL"))
     per_branch = [check_claim(df, "PPTL-FS(R)", "Direct", where={"branch": b}) for b in sorted(df["branch"].unique())]
     n_ok = sum(r["verdict"] == "agrees" for r in per_branch)
     pooled = check_claim(df, "PPTL-FS(R)", "Direct", pair_on=pair)
-    out.append({**pooled, "claim": f"PST-H(U) consistently > PLR(target) (pooled; significant in {n_ok} of "
-                                   f"{len(per_branch)} branches)"})
+    out.append(
+        {
+            **pooled,
+            "claim": f"PST-H(U) consistently > PLR(target) (pooled; significant in {n_ok} of "
+            f"{len(per_branch)} branches)",
+        }
+    )
     out.append(check_claim(df, "PPTL-FS(R)", "SourceD", pair_on=pair, claim="PPTL-FS(R) > SourceD"))
-    out += [check_claim(df, "PPTL-FS(W)", m, pair_on=pair, claim=f"PST-H(W) is the best: > {PST_NAMES[m]}")
-            for m in TRANSFER_METHODS[1:]]
+    out += [
+        check_claim(df, "PPTL-FS(W)", m, pair_on=pair, claim=f"PST-H(W) is the best: > {PST_NAMES[m]}")
+        for m in TRANSFER_METHODS[1:]
+    ]
     return claims_table(out)
 
 
@@ -492,19 +704,37 @@ def groups_claims(df):
         out.append(dict(dataset=d, **_worst_of(tests, f"{m}: peak at K={k_best} beats K={ks[0]} and K={ks[-1]}")))
     for d, part in df.groupby("dataset", sort=False):
         w, r = peaks[d, "PPTL-FS(W)"], peaks[d, "PPTL-FS(R)"]
-        out.append(dict(dataset=d, claim=f"peak K of W ({w}) ≤ peak K of R ({r})", n_pairs=np.nan,
-                        mean_diff=np.nan, p_value=np.nan, verdict="agrees" if w <= r else "disagrees"))
-        rev = [check_claim(part, "PPTL-FS(R)", "PPTL-FS(W)", where={"n_groups": k})
-               for k in sorted(part["n_groups"].unique())]
+        out.append(
+            dict(
+                dataset=d,
+                claim=f"peak K of W ({w}) ≤ peak K of R ({r})",
+                n_pairs=np.nan,
+                mean_diff=np.nan,
+                p_value=np.nan,
+                verdict="agrees" if w <= r else "disagrees",
+            )
+        )
+        rev = [
+            check_claim(part, "PPTL-FS(R)", "PPTL-FS(W)", where={"n_groups": k})
+            for k in sorted(part["n_groups"].unique())
+        ]
         n_sig = sum(x["verdict"] == "agrees" for x in rev)
-        out.append(dict(dataset=d, claim=f"R not significantly better than W at any K ({n_sig} K with R > W)",
-                        n_pairs=rev[0]["n_pairs"], mean_diff=np.nan, p_value=min(x["p_value"] for x in rev),
-                        verdict="agrees" if n_sig == 0 else "disagrees"))
+        out.append(
+            dict(
+                dataset=d,
+                claim=f"R not significantly better than W at any K ({n_sig} K with R > W)",
+                n_pairs=rev[0]["n_pairs"],
+                mean_diff=np.nan,
+                p_value=min(x["p_value"] for x in rev),
+                verdict="agrees" if n_sig == 0 else "disagrees",
+            )
+        )
     return claims_table(out)
 
 
-def transfer_swing_diagnostics(method="PPTL-FS(W)", epsilon=1.0, lam=1.0, eta=0.1, n_seeds=20, options=None,
-                               data_seed=0, lam_high=None):
+def transfer_swing_diagnostics(
+    method="PPTL-FS(W)", epsilon=1.0, lam=1.0, eta=0.1, n_seeds=20, options=None, data_seed=0, lam_high=None
+):
     """PPTL-FS on the MNIST transfer task (80 % of the target for training), refitted with ``n_seeds`` seeds.
 
     ``lam_high``: λ of the level-1 model (default: ``lam``, as with tied λ).
@@ -522,16 +752,32 @@ def transfer_swing_diagnostics(method="PPTL-FS(W)", epsilon=1.0, lam=1.0, eta=0.
     for s in range(n_seeds):
         # an analysis of the noise: diagnostics=True keeps the high level's noise and the rows of D_t1
         est = PrivateTransferStacking(
-            epsilon_source=epsilon, epsilon_target=epsilon, feature_importance=importance if method == "PPTL-FS(W)"
-            else None, lam_source=lam, lam=lam, lam_high=lam if lam_high is None else lam_high,
-            eta=eta, meta_features=opts["meta_features"], row_bound=opts["row_bound"],
-            high_intercept=opts["high_intercept"], random_state=s,
-            classes=[0, 1], diagnostics=True)
+            epsilon_source=epsilon,
+            epsilon_target=epsilon,
+            feature_importance=importance if method == "PPTL-FS(W)" else None,
+            lam_source=lam,
+            lam=lam,
+            lam_high=lam if lam_high is None else lam_high,
+            eta=eta,
+            meta_features=opts["meta_features"],
+            row_bound=opts["row_bound"],
+            high_intercept=opts["high_intercept"],
+            random_state=s,
+            classes=[0, 1],
+            diagnostics=True,
+        )
         est.fit(Xt[train], yt[train], X_source=Xs, y_source=ys)
         d = est.decision_functions(Xt[test])
         singles = [_auc(yt[test], v) for k, v in d.items() if k not in ("C-mv", "C-wmv", "C-hl")]
-        rows.append(dict(seed=s, auc_hl=_auc(yt[test], d["C-hl"]), auc_best_single=max(singles),
-                         auc_wmv=_auc(yt[test], d["C-wmv"]), **high_level_signal(est, Xt[train], yt[train])))
+        rows.append(
+            dict(
+                seed=s,
+                auc_hl=_auc(yt[test], d["C-hl"]),
+                auc_best_single=max(singles),
+                auc_wmv=_auc(yt[test], d["C-wmv"]),
+                **high_level_signal(est, Xt[train], yt[train]),
+            )
+        )
     import pandas as pd
 
     return pd.DataFrame(rows)
