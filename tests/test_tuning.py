@@ -350,6 +350,10 @@ def test_end_to_end_rows_certify_epsilon_and_the_papers_protocol_does_not(monkey
         assert rows[rows.method == "PLR"].lam.isin(pst.budget_grid(grid, 2 * len(grid))).all()
         stacked = rows[rows.method == "PST-F(W)"]
         assert stacked.lam.isin(grid).all() and stacked.lam_high.isin(grid).all()
+        assert (rows.n_candidates == 2 * len(grid)).all()
+    # the end-to-end protocol searches its own candidates: PST 2 λ; PPTL-FS(W) 2 λ × 1 η; Direct 2 λ
+    assert (ours.n_candidates == 2).all()
+    assert (df[(df.protocol == "papers' protocol") & (df.experiment == "PPTL Table 1")].n_candidates == 6).all()
     assert (ours.pca_fitted_on == "public held-out images").all()
     table = EE.compare(df)
     assert len(table) == 2 * 2 + 2 * 1

@@ -43,6 +43,7 @@ the ledger certifies (∞ for the papers' protocol and the middle one).
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 import pandas as pd
@@ -179,6 +180,11 @@ def _pst_template(method, epsilon, importance, n_groups):
     )
 
 
+def _n_candidates(tuner):
+    """Number of candidates the tuner fitted, read from its ledger (one part T_g per candidate)."""
+    return len({m.group(1) for part in tuner.privacy_.per_part() if (m := re.search(r"/T_(\d+)", part))})
+
+
 def _lam_grid(method, lam_grid):
     """The end-to-end λ candidates; stacking ties the high level's λ to the low level's (one selection)."""
     if method == "PLR":
@@ -256,7 +262,7 @@ def pst_end_to_end_cell(
         auc=_auc(y_test, tuner.decision_function(X_test)),
         lam=lam,
         lam_high=np.nan if method == "PLR" else lam,
-        n_candidates=len(lam_grid),
+        n_candidates=_n_candidates(tuner),
         epsilon_total=tuner.privacy_.total(),
         n_per_candidate=len(y) // (len(lam_grid) + 1),
     )
@@ -338,7 +344,7 @@ def transfer_end_to_end_cell(
     Returns
     -------
     dict with ``auc``, ``lam``, ``lam_high`` (= λ for PPTL-FS(W), NaN otherwise), ``eta``,
-    ``epsilon_total``, ``epsilon_source``, ``epsilon_target``.
+    ``n_candidates`` (G), ``epsilon_total``, ``epsilon_source``, ``epsilon_target``.
     """
     if method not in TRANSFER_METHODS:
         raise ValueError(f"method must be one of {TRANSFER_METHODS}, got {method!r}")
@@ -351,6 +357,7 @@ def transfer_end_to_end_cell(
         lam=tuner.best_params_["lam"],
         lam_high=tuner.best_params_["lam"] if method == "PPTL-FS(W)" else np.nan,
         eta=tuner.best_params_["eta"],
+        n_candidates=_n_candidates(tuner),
         epsilon_total=tuner.privacy_.total(),
         epsilon_source=domains["source"],
         epsilon_target=domains["target"],
@@ -382,7 +389,7 @@ def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repea
 
     Columns: ``experiment`` ("PST Fig. 1" / "PPTL Table 1"), ``protocol`` (:data:`PROTOCOLS`),
     ``method``, ``epsilon``, ``repeat``, ``auc``, ``lam``, ``lam_high`` (NaN for one-level
-    methods), ``eta``, ``epsilon_total`` (the ε the
+    methods), ``eta``, ``n_candidates`` (settings evaluated), ``epsilon_total`` (the ε the
     ledger certifies; ∞ for the papers' protocol, whose PCA and tuning are outside),
     ``pca_fitted_on``, ``tuning``. ``pst_methods`` / ``transfer_methods`` default to the
     profile's (an empty tuple skips that experiment).
@@ -486,6 +493,7 @@ def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repea
         "lam",
         "lam_high",
         "eta",
+        "n_candidates",
         "epsilon_total",
         "pca_fitted_on",
         "tuning",
