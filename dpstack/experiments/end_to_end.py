@@ -32,10 +32,12 @@ high-level intercept, the validated model scored without refit. The middle proto
 :func:`~dpstack.experiments.stacking.select_on_validation`, on the public-PCA features. The
 end-to-end protocol searches its own, smaller candidate set (``private_lam_grid``,
 ``private_eta_grid`` of :data:`PROFILES`): each candidate is trained on 1/(G + 1) of the
-training data, so the 20-30 candidates of the papers' protocol would leave each about a hundred
-PST images (about 30 PPTL target images); a few λ spread over 1e-4…1e2, where the validation
-curves of the papers' protocol have their optimum at finite ε, with λ_h = λ_l (a per-level search
-needs a second selection, hence a second split of the data or of ε). Both protocols see the
+training data, so the papers' protocol's 20 (quick profile) to 30 (paper profile) PST
+candidates would leave each 100-140 of the 3,000 images, its 24 to 60 PPTL candidates 13-32 of
+the 800 target images. It searches instead a few λ spread over 1e-4…1e2
+(:data:`PRIVATE_LAM_GRID`), where the validation curves of the papers' protocol have their
+optimum at finite ε, with λ_h = λ_l (a per-level search needs a second selection, hence a
+second split of the data or of ε), times a few η for transfer. Both protocols see the
 same images and the same test sets; each cell returns the test AUC, the chosen setting and the ε
 the ledger certifies (∞ for the papers' protocol and the middle one).
 """
