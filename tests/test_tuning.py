@@ -318,7 +318,16 @@ def _synthetic_experiments(monkeypatch):
     monkeypatch.setitem(
         EE.PROFILES,
         "quick",
-        dict(n_repeats=2, pst_epsilons=(0.5, 4.0), transfer_epsilons=(2.0,), lam_grid=(1e-2, 1e-1), eta_grid=(0.5,)),
+        dict(
+            n_repeats=2,
+            pst_epsilons=(0.5, 4.0),
+            transfer_epsilons=(2.0,),
+            lam_grid=(1e-3, 1e-2, 1e-1),
+            transfer_lam_grid=(1e-3, 1e-2, 1e-1),
+            eta_grid=(0.5,),
+            private_lam_grid=(1e-2, 1e-1),
+            private_eta_grid=(0.5,),
+        ),
     )
     return EE
 
@@ -332,6 +341,19 @@ def test_end_to_end_rows_certify_epsilon_and_the_papers_protocol_does_not(monkey
     np.testing.assert_array_equal(ours.epsilon_total, ours.epsilon)  # max(ε_train, ε_select) = ε
     assert np.isinf(papers.epsilon_total).all()
     assert ours.lam.isin([1e-2, 1e-1]).all() and ours.auc.between(0, 1).all()
+    # the papers' protocol and the middle one search the experiments' grid, per level, with equal budget
+    from dpstack.experiments import stacking as pst
+
+    grid = [1e-3, 1e-2, 1e-1]
+    for name in ("papers' protocol", "public PCA, λ on validation"):
+        rows = df[(df.protocol == name) & (df.experiment == "PST Fig. 1")]
+        assert rows[rows.method == "PLR"].lam.isin(pst.budget_grid(grid, 2 * len(grid))).all()
+        stacked = rows[rows.method == "PST-F(W)"]
+        assert stacked.lam.isin(grid).all() and stacked.lam_high.isin(grid).all()
+        assert (rows.n_candidates == 2 * len(grid)).all()
+    # the end-to-end protocol searches its own candidates: PST 2 λ; PPTL-FS(W) 2 λ × 1 η; Direct 2 λ
+    assert (ours.n_candidates == 2).all()
+    assert (df[(df.protocol == "papers' protocol") & (df.experiment == "PPTL Table 1")].n_candidates == 6).all()
     assert (ours.pca_fitted_on == "public held-out images").all()
     table = EE.compare(df)
     assert len(table) == 2 * 2 + 2 * 1
@@ -365,6 +387,8 @@ def test_validation_tuning_reproduces_the_papers_protocol_on_the_same_features(m
         ours = EE.pst_end_to_end_cell(method, 1.0, lam_grid=(1e-2, 1e-1, 1.0), tuning="validation", seed_sequence=ss())
         papers = pst.stacking_cell("SYNTH", method, 1.0, lam_grid=(1e-2, 1e-1, 1.0), seed_sequence=ss())[0]
         assert ours["auc"] == papers["auc"] and ours["lam"] == papers["lam"]
+        np.testing.assert_equal(ours["lam_high"], papers["lam_high"])
+        assert ours["n_candidates"] == papers["n_candidates"]
         assert math.isinf(ours["epsilon_total"])
     with pytest.raises(ValueError, match="tuning"):
         EE.pst_end_to_end_cell("PLR", 1.0, tuning="grid", seed_sequence=ss())

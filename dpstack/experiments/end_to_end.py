@@ -22,17 +22,33 @@ chosen by the AUC on a private validation set. The end-to-end protocol replaces 
   privately on the target. Guarantees: ε for each domain (PPTL Thm 5 / PST Cor. 6), read
   from the ledger with :func:`dpstack.theory.domain_guarantees`.
 
-Both protocols see the same images, the same test sets and the same grids; each cell returns
-the test AUC, the chosen setting and the ε the ledger certifies (∞ for the papers' protocol).
+**What each protocol searches.** The papers' protocol is that of the experiment pages
+(:func:`dpstack.experiments.stacking.stacking_cell`, :func:`dpstack.experiments.transfer.transfer_cell`
+with their :data:`~dpstack.experiments.stacking.DEFAULT_OPTIONS` and profile grids, spanning
+:data:`~dpstack.experiments.stacking.LAM_RANGE`): λ chosen per level (λ_l, then λ_h with the low
+level fixed), every method evaluating the same number of candidates (PLR a denser λ grid), no
+high-level intercept, the validated model scored without refit. The middle protocol (PST only,
+``tuning="validation"``) runs exactly that selection, through
+:func:`~dpstack.experiments.stacking.select_on_validation`, on the public-PCA features. The
+end-to-end protocol searches its own, smaller candidate set (``private_lam_grid``,
+``private_eta_grid`` of :data:`PROFILES`): each candidate is trained on 1/(G + 1) of the
+training data, so the papers' protocol's 20 (quick profile) to 30 (paper profile) PST
+candidates would leave each 100-140 of the 3,000 images, its 24 to 60 PPTL candidates 13-32 of
+the 800 target images. It searches instead a few λ spread over 1e-4…1e2
+(:data:`PRIVATE_LAM_GRID`), where the validation curves of the papers' protocol have their
+optimum at finite ε, with λ_h = λ_l (a per-level search needs a second selection, hence a
+second split of the data or of ε), times a few η for transfer. Both protocols see the
+same images and the same test sets; each cell returns the test AUC, the chosen setting and the ε
+the ledger certifies (∞ for the papers' protocol and the middle one).
 """
 
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import ParameterGrid
 
 from ..linear import PrivateLogisticRegression
 from ..metrics import roc_auc_score
@@ -46,6 +62,7 @@ from .runner import run_cells
 
 __all__ = [
     "PROFILES",
+    "PRIVATE_LAM_GRID",
     "PST_METHODS",
     "TRANSFER_METHODS",
     "LAM_SOURCE",
@@ -67,14 +84,27 @@ LAM_SOURCE = 0.01
 #: papers' tuning on the public-PCA features, which separates the cost of the two changes
 PROTOCOLS = ("papers' protocol", "end-to-end", "public PCA, λ on validation")
 
-#: quick: the book (about a minute); paper: the papers' repeats and grids
+#: The end-to-end protocol's candidates: λ (λ_h = λ_l for the stacked methods), spread over
+#: 1e-4…1e2, the range where the validation curves of the papers' protocol have their optimum at
+#: finite ε. Few, because each candidate trains on 1/(G + 1) of the data.
+PRIVATE_LAM_GRID = (1e-4, 1e-2, 1.0, 100.0)
+
+#: quick: the book (about a minute); paper: the papers' repeats and grids. ``lam_grid`` /
+#: ``eta_grid`` (PST: ``lam_grid``; PPTL: ``transfer_lam_grid``, ``eta_grid``) are those of the
+#: experiment pages, searched by the papers' protocol and the middle one (per level, equal budget);
+#: ``private_lam_grid`` / ``private_eta_grid`` are the end-to-end protocol's candidates (PST:
+#: G = |private_lam_grid|; PPTL-FS(W), SimComb: G = |private_lam_grid|·|private_eta_grid|;
+#: Direct: G = |private_lam_grid|).
 PROFILES = {
     "quick": dict(
         n_repeats=3,
         pst_epsilons=(0.25, 1.0, 4.0),
         transfer_epsilons=(0.5, 2.0, 8.0),
-        lam_grid=(1e-3, 1e-2, 1e-1, 1.0),
-        eta_grid=(0.2, 0.8),
+        lam_grid=pst.PROFILES["quick"]["lam_grid"],
+        transfer_lam_grid=pptl.TRANSFER_PROFILES["quick"]["lam_grid"],
+        eta_grid=pptl.TRANSFER_PROFILES["quick"]["eta_grid"],
+        private_lam_grid=PRIVATE_LAM_GRID,
+        private_eta_grid=(0.2, 0.8),
         pst_methods=("PLR", "PST-F(W)"),
         transfer_methods=("PPTL-FS(W)", "Direct"),
     ),
@@ -83,7 +113,10 @@ PROFILES = {
         pst_epsilons=pst.PROFILES["paper"]["epsilons"][:-1],
         transfer_epsilons=pptl.TRANSFER_PROFILES["paper"]["epsilons"],
         lam_grid=pst.PROFILES["paper"]["lam_grid"],
+        transfer_lam_grid=pptl.TRANSFER_PROFILES["paper"]["lam_grid"],
         eta_grid=pptl.TRANSFER_PROFILES["paper"]["eta_grid"],
+        private_lam_grid=PRIVATE_LAM_GRID,
+        private_eta_grid=(0.2, 0.5, 0.8),
         pst_methods=PST_METHODS,
         transfer_methods=TRANSFER_METHODS,
     ),
@@ -127,7 +160,10 @@ def _auc(y, s):
 
 
 def _pst_template(method, epsilon, importance, n_groups):
-    """The estimator of the papers' protocol (the defaults of dpstack.experiments.stacking), untuned."""
+    """The estimator of the papers' protocol (the defaults of dpstack.experiments.stacking), untuned.
+
+    λ_h is tied to λ_l (the end-to-end candidates are set by :func:`_lam_grid`).
+    """
     o = pst.DEFAULT_OPTIONS
     if method == "PLR":
         return PrivateLogisticRegression(epsilon=epsilon, fit_intercept=o["low_intercept"], classes=[0, 1])
@@ -146,8 +182,13 @@ def _pst_template(method, epsilon, importance, n_groups):
     )
 
 
+def _n_candidates(tuner):
+    """Number of candidates the tuner fitted, read from its ledger (one part T_g per candidate)."""
+    return len({m.group(1) for part in tuner.privacy_.per_part() if (m := re.search(r"/T_(\d+)", part))})
+
+
 def _lam_grid(method, lam_grid):
-    """λ candidates; stacking ties the high level's λ to the low level's, as the papers' protocol does."""
+    """The end-to-end λ candidates; stacking ties the high level's λ to the low level's (one selection)."""
     if method == "PLR":
         return {"lam": list(lam_grid)}
     return [{"lam": [lam], "lam_high": [lam]} for lam in lam_grid]
@@ -158,7 +199,7 @@ def pst_end_to_end_cell(
     epsilon,
     repeat=0,
     n_groups=5,
-    lam_grid=(1e-3, 1e-2, 1e-1, 1.0),
+    lam_grid=PRIVATE_LAM_GRID,
     data_seed=0,
     tuning="private",
     val_fraction=1 / 3,
@@ -168,43 +209,62 @@ def pst_end_to_end_cell(
     """One (method, ε, repeat) of PST Figure 1 (MNIST) end to end: public PCA, private selection of λ.
 
     The whole training set (3,000) goes to :class:`~dpstack.tuning.PrivateParameterTuning`
-    with ε_select = ε; the chosen model is scored on the 2,000 test images.
-    ``tuning="validation"`` instead chooses λ as the papers' protocol does (fit on 2/3, best
-    AUC on the validation third, the same split and noise seed as
-    :func:`dpstack.experiments.stacking.stacking_cell`): outside the guarantee, ε_total = ∞;
-    with the public PCA it isolates the cost of the PCA change from that of private tuning.
+    with ε_select = ε over the candidates ``lam_grid`` (λ_h = λ_l); the chosen model is scored
+    on the 2,000 test images.
+
+    ``tuning="validation"`` instead runs the papers' protocol on the public-PCA features:
+    :func:`dpstack.experiments.stacking.select_on_validation`, the selection of
+    :func:`~dpstack.experiments.stacking.stacking_cell` with its defaults (``lam_grid`` per level,
+    equal budget, the same split and noise seed): outside the guarantee, ε_total = ∞. Given the
+    papers' features it returns the papers' numbers, so it isolates the cost of the PCA change
+    from that of private tuning.
 
     Returns
     -------
-    dict with ``auc``, ``lam`` (chosen), ``epsilon_total`` (the release's ledger) and
-    ``n_per_candidate`` (training records of the chosen candidate).
+    dict with ``auc``, ``lam`` (chosen λ, λ_l of the stacked methods), ``lam_high`` (λ_h; NaN
+    for PLR), ``n_candidates``, ``epsilon_total`` (the release's ledger) and ``n_per_candidate``
+    (training records of the chosen candidate).
     """
     if method not in PST_METHODS:
         raise ValueError(f"method must be one of {PST_METHODS}, got {method!r}")
     if tuning not in ("private", "validation"):
         raise ValueError(f"tuning must be 'private' or 'validation', got {tuning!r}")
     X, y, X_test, y_test, variance = load_public_task(data_seed)
-    template = _pst_template(method, epsilon, variance, n_groups)
+    importance = variance if method == "PST-F(W)" else None
     if tuning == "validation":
-        split_ss, noise_ss = seed_sequence.spawn(2)
-        perm = np.random.default_rng(split_ss).permutation(len(y))
-        n_val = int(round(val_fraction * len(y)))
-        val, fit = perm[:n_val], perm[n_val:]
-        noise_seed = int(np.random.default_rng(noise_ss).integers(2**63 - 1))
-        best = (-np.inf, None, None)
-        for setting in ParameterGrid(_lam_grid(method, lam_grid)):
-            est = template.set_params(**setting, random_state=noise_seed).fit(X[fit], y[fit])
-            v = _auc(y[val], est.decision_function(X[val]))
-            if np.isfinite(v) and v > best[0]:
-                best = (v, setting["lam"], _auc(y_test, est.decision_function(X_test)))
-        return dict(auc=best[2], lam=best[1], epsilon_total=np.inf, n_per_candidate=len(fit))
+        (row,) = pst.select_on_validation(
+            method,
+            epsilon,
+            X,
+            y,
+            X_test,
+            y_test,
+            importance,
+            n_groups=n_groups,
+            lam_grid=lam_grid,
+            val_fraction=val_fraction,
+            seed_sequence=seed_sequence,
+        )
+        n_fit = len(y) - int(round(val_fraction * len(y)))
+        return dict(
+            auc=row["auc"],
+            lam=row["lam"],
+            lam_high=row["lam_high"],
+            n_candidates=row["n_candidates"],
+            epsilon_total=np.inf,
+            n_per_candidate=n_fit,
+        )
+    template = _pst_template(method, epsilon, importance, n_groups)
     seed = int(np.random.default_rng(seed_sequence.spawn(3)[2]).integers(2**63 - 1))
     tuner = PrivateParameterTuning(
         template, _lam_grid(method, lam_grid), epsilon_select=epsilon, random_state=seed
     ).fit(X, y)
+    lam = tuner.best_params_["lam"]
     return dict(
         auc=_auc(y_test, tuner.decision_function(X_test)),
-        lam=tuner.best_params_["lam"],
+        lam=lam,
+        lam_high=np.nan if method == "PLR" else lam,
+        n_candidates=_n_candidates(tuner),
         epsilon_total=tuner.privacy_.total(),
         n_per_candidate=len(y) // (len(lam_grid) + 1),
     )
@@ -266,7 +326,7 @@ def transfer_end_to_end_cell(
     epsilon,
     repeat=0,
     n_groups=5,
-    lam_grid=(1e-3, 1e-2, 1e-1, 1.0),
+    lam_grid=PRIVATE_LAM_GRID,
     eta_grid=(0.2, 0.8),
     test_fraction=0.2,
     data_seed=0,
@@ -280,9 +340,13 @@ def transfer_end_to_end_cell(
     target's training part (Direct: η = 1, λ only); the chosen model is scored on the
     target's test part. The train/test splits are those of the papers' protocol.
 
+    Candidates: PPTL-FS(W) and SimComb ``lam_grid`` × ``eta_grid`` (PPTL-FS(W): λ_h = λ_l),
+    Direct ``lam_grid``.
+
     Returns
     -------
-    dict with ``auc``, ``lam``, ``eta``, ``epsilon_total``, ``epsilon_source``, ``epsilon_target``.
+    dict with ``auc``, ``lam``, ``lam_high`` (= λ for PPTL-FS(W), NaN otherwise), ``eta``,
+    ``n_candidates`` (G), ``epsilon_total``, ``epsilon_source``, ``epsilon_target``.
     """
     if method not in TRANSFER_METHODS:
         raise ValueError(f"method must be one of {TRANSFER_METHODS}, got {method!r}")
@@ -293,7 +357,9 @@ def transfer_end_to_end_cell(
     return dict(
         auc=_auc(yt_test, scores),
         lam=tuner.best_params_["lam"],
+        lam_high=tuner.best_params_["lam"] if method == "PPTL-FS(W)" else np.nan,
         eta=tuner.best_params_["eta"],
+        n_candidates=_n_candidates(tuner),
         epsilon_total=tuner.privacy_.total(),
         epsilon_source=domains["source"],
         epsilon_target=domains["target"],
@@ -307,7 +373,14 @@ def ledger_example(epsilon=1.0, method="PPTL-FS(W)", profile="quick", data_seed=
     p = _profile(profile)
     cell = dict(method=method, epsilon=float(epsilon), repeat=0)
     tuner, _, _ = _transfer_tuner(
-        method, float(epsilon), 5, list(p["lam_grid"]), list(p["eta_grid"]), 0.2, data_seed, cell_seed(seed, cell)
+        method,
+        float(epsilon),
+        5,
+        list(p["private_lam_grid"]),
+        list(p["private_eta_grid"]),
+        0.2,
+        data_seed,
+        cell_seed(seed, cell),
     )
     frame = tuner.privacy_.to_frame()[["mechanism", "part", "epsilon", "unit"]]
     return frame, tuner.privacy_
@@ -317,7 +390,8 @@ def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repea
     """Both experiments under both protocols; one tidy DataFrame.
 
     Columns: ``experiment`` ("PST Fig. 1" / "PPTL Table 1"), ``protocol`` (:data:`PROTOCOLS`),
-    ``method``, ``epsilon``, ``repeat``, ``auc``, ``lam``, ``eta``, ``epsilon_total`` (the ε the
+    ``method``, ``epsilon``, ``repeat``, ``auc``, ``lam``, ``lam_high`` (NaN for one-level
+    methods), ``eta``, ``n_candidates`` (settings evaluated), ``epsilon_total`` (the ε the
     ledger certifies; ∞ for the papers' protocol, whose PCA and tuning are outside),
     ``pca_fitted_on``, ``tuning``. ``pst_methods`` / ``transfer_methods`` default to the
     profile's (an empty tuple skips that experiment).
@@ -327,6 +401,8 @@ def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repea
     transfer_methods = p["transfer_methods"] if transfer_methods is None else tuple(transfer_methods)
     reps = n_repeats or p["n_repeats"]
     lam_grid, eta_grid = list(p["lam_grid"]), list(p["eta_grid"])
+    transfer_lam_grid = list(p["transfer_lam_grid"])
+    private_lam, private_eta = list(p["private_lam_grid"]), list(p["private_eta_grid"])
     out = []
     if pst_methods:
         papers = pst.run_stacking(
@@ -343,7 +419,7 @@ def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repea
         ours = run_cells(
             pst_end_to_end_cell,
             [
-                dict(method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid)
+                dict(method=m, epsilon=float(e), repeat=r, lam_grid=private_lam)
                 for r in range(reps)
                 for m in pst_methods
                 for e in p["pst_epsilons"]
@@ -374,7 +450,9 @@ def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repea
     if transfer_methods:
         papers = pptl.run_transfer(
             [
-                dict(dataset="MNIST", method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid, eta_grid=eta_grid)
+                dict(
+                    dataset="MNIST", method=m, epsilon=float(e), repeat=r, lam_grid=transfer_lam_grid, eta_grid=eta_grid
+                )
                 for r in range(reps)
                 for m in transfer_methods
                 for e in p["transfer_epsilons"]
@@ -386,7 +464,7 @@ def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repea
         ours = run_cells(
             transfer_end_to_end_cell,
             [
-                dict(method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid, eta_grid=eta_grid)
+                dict(method=m, epsilon=float(e), repeat=r, lam_grid=private_lam, eta_grid=private_eta)
                 for r in range(reps)
                 for m in transfer_methods
                 for e in p["transfer_epsilons"]
@@ -415,7 +493,9 @@ def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repea
         "repeat",
         "auc",
         "lam",
+        "lam_high",
         "eta",
+        "n_candidates",
         "epsilon_total",
         "pca_fitted_on",
         "tuning",

@@ -51,6 +51,7 @@ __all__ = [
     "DEFAULT_OPTIONS",
     "load_task",
     "stacking_cell",
+    "select_on_validation",
     "run_stacking",
     "fig1_epsilon",
     "synthetic_task",
@@ -368,16 +369,67 @@ def stacking_cell(
     """
     if method not in STACKING_METHODS:
         raise ValueError(f"method must be one of {STACKING_METHODS}, got {method!r}")
+    _check_rule({**DEFAULT_OPTIONS, **(options or {})}["lam_high"])
+    X, y, X_test, y_test, variance = load_task(dataset, data_seed)
+    return select_on_validation(
+        method,
+        epsilon,
+        X,
+        y,
+        X_test,
+        y_test,
+        _importance(method, alpha, variance),
+        n_groups=n_groups,
+        lam_grid=lam_grid,
+        options=options,
+        combiners=combiners,
+        val_fraction=val_fraction,
+        lam_high_grid=lam_high_grid,
+        seed_sequence=seed_sequence,
+    )
+
+
+def select_on_validation(
+    method,
+    epsilon,
+    X,
+    y,
+    X_test,
+    y_test,
+    importance=None,
+    *,
+    n_groups=5,
+    lam_grid=(1e-3, 1e-2, 1e-1),
+    options=None,
+    combiners=False,
+    val_fraction=1 / 3,
+    lam_high_grid=None,
+    seed_sequence,
+):
+    """The papers' protocol on given arrays: split, fit every candidate, choose λ on validation, score.
+
+    The selection and scoring of :func:`stacking_cell` (which calls it on the task it loads):
+    the training set (``X``, ``y``) is split into a fit part and a validation part
+    (``val_fraction``) by the first child of ``seed_sequence``, every candidate gets the noise
+    seed drawn from the second, λ is chosen per level (``options["lam_high"]``) or tied, PLR gets
+    the equal budget, and the model fitted on the fit part is scored on (``X_test``, ``y_test``).
+    ``importance`` is the feature importance of PST-F(W) (None for the other methods). The
+    choice of λ reads the validation AUC without noise: outside the ε-DP guarantee.
+
+    Returns
+    -------
+    list of dict, the rows of :func:`stacking_cell`.
+    """
+    if method not in STACKING_METHODS:
+        raise ValueError(f"method must be one of {STACKING_METHODS}, got {method!r}")
     opts = {**DEFAULT_OPTIONS, **(options or {})}
     rule = _check_rule(opts["lam_high"])
-    X, y, X_test, y_test, variance = load_task(dataset, data_seed)
     split_ss, noise_ss = seed_sequence.spawn(2)
     perm = np.random.default_rng(split_ss).permutation(len(y))
     n_val = int(round(val_fraction * len(y)))
     val, fit = perm[:n_val], perm[n_val:]
     if method == "PLR" and (opts["row_bound"] != "clip" or opts["row_scale"] != 1.0):
         X, X_test = _bound_plr_rows(X, X_test, fit, opts["row_bound"], opts["row_scale"])
-    importance = _importance(method, alpha, variance)
     noise_seed = int(np.random.default_rng(noise_ss).integers(2**63 - 1))
     high_grid = [float(v) for v in (lam_grid if lam_high_grid is None else lam_high_grid)]
     grid = _low_grid(lam_grid, opts)
