@@ -89,8 +89,10 @@ def ijcai_number(number, panel=""):
 
 
 def pst_figure(number, panel=""):
-    """The book's reference to PST figure ``number`` (arXiv numbering), with the IJCAI number in
-    brackets where it differs: ``pst_figure(4)`` → ``"Figure 4 [IJCAI Fig. 3]"``.
+    """The book's reference to PST figure ``number`` (arXiv numbering), IJCAI number in brackets.
+
+    The bracket is added where the two versions differ: ``pst_figure(4)`` →
+    ``"Figure 4 [IJCAI Fig. 3]"``.
 
     ``panel`` (``"a"`` or ``"b"``) names one panel of the arXiv figure; its IJCAI panel is
     given too (``pst_figure(3, "a")`` → ``"Figure 3(a) [IJCAI Fig. 2(c)]"``).
