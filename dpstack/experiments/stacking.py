@@ -43,6 +43,15 @@ from ..linear import PrivateLogisticRegression
 from ..metrics import roc_auc_score
 from ..stacking import PrivateStackingClassifier, bound_rows
 from .runner import run_cells
+from .verdicts import (
+    AUC_MARGIN,
+    any_of,
+    claims_frame,
+    directional_verdict,
+    equivalence_verdict,
+    no_pairs,
+    noninferiority_verdict,
+)
 
 __all__ = [
     "PROFILES", "STACKING_METHODS", "DEFAULT_OPTIONS", "load_task", "stacking_cell", "run_stacking",
@@ -500,20 +509,41 @@ def _ablation_cell(variant, **cell):
 # --- claims ----------------------------------------------------------------------------------------
 
 def check_claim(df, better, worse, by="method", value="auc", pair_on=("repeat",), where=None,
-                alternative="greater", alpha=0.05, claim=None):
-    """Paired one-sided t-test of "``better`` has larger ``value`` than ``worse``" at level 1 − alpha.
+                alternative="greater", alpha=0.05, claim=None, kind="directional", margin=None):
+    """The shared verdict on a claim comparing ``better`` with ``worse`` on paired rows of ``df``.
 
     Rows of ``df`` with ``df[by] == better`` and ``df[by] == worse`` are matched on
     ``pair_on`` (e.g. repeat and ε: the same data split) after filtering by ``where``
-    (a dict column -> value or list of values). Verdict: ``"agrees"`` if the
-    one-sided p-value < alpha; ``"disagrees (reversed)"`` if the opposite one-sided
-    test is significant; else ``"disagrees (no significant difference)"``.
-    ``alternative="less"`` tests the reversed ordering.
+    (a dict column -> value or list of values); the claim is judged on the paired differences
+    ``better − worse`` by the rule of :mod:`dpstack.experiments.verdicts`.
+
+    Parameters
+    ----------
+    kind : {"directional", "equivalence", "non-inferiority"}, default="directional"
+        "directional": ``better`` has the larger ``value``; "equivalence": the two are within
+        ``margin`` of each other (TOST); "non-inferiority": ``better`` is not below ``worse`` by
+        ``margin`` or more.
+    margin : float, optional
+        The margin of the equivalence and non-inferiority claims (required for them);
+        :data:`~dpstack.experiments.verdicts.AUC_MARGIN` on the pages.
+    alternative : {"greater", "less"}, default="greater"
+        "less" judges the reversed ordering of a directional claim.
+    alpha : float, default=0.05
+        1 − the level of the interval.
 
     Returns
     -------
-    dict with claim, n_pairs, mean_diff (better − worse), p_value, verdict.
+    Verdict
+        Supported, contradicted or inconclusive, with the number of pairs, the mean paired
+        difference, its 95 % interval and, when inconclusive, about how many pairs would decide
+        it. No pairs at all gives an inconclusive verdict with nothing measured.
     """
+    if kind not in ("directional", "equivalence", "non-inferiority"):
+        raise ValueError(f"kind must be 'directional', 'equivalence' or 'non-inferiority', got {kind!r}")
+    if alternative not in ("greater", "less"):
+        raise ValueError(f"alternative must be 'greater' or 'less', got {alternative!r}")
+    if kind != "directional" and margin is None:
+        raise ValueError(f"margin is required for a {kind} claim")
     part = df
     for col, val in (where or {}).items():
         vals = val if isinstance(val, (list, tuple, set)) else [val]
@@ -525,32 +555,28 @@ def check_claim(df, better, worse, by="method", value="auc", pair_on=("repeat",)
     diff = (joined["a"] - joined["b"]).to_numpy()
     if alternative == "less":
         diff = -diff
-    n = diff.size
-    if n < 2:
-        p_fwd = p_rev = np.nan
-    elif np.allclose(diff, diff[0]):  # no spread: the t statistic is undefined
-        p_fwd, p_rev = (0.0, 1.0) if diff[0] > 0 else ((1.0, 0.0) if diff[0] < 0 else (1.0, 1.0))
-    else:
-        p_fwd = float(stats.ttest_1samp(diff, 0.0, alternative="greater").pvalue)
-        p_rev = float(stats.ttest_1samp(diff, 0.0, alternative="less").pvalue)
-    if n >= 2 and p_fwd < alpha:
-        verdict = "agrees"
-    elif n >= 2 and p_rev < alpha:
-        verdict = "disagrees (reversed)"
-    elif n < 2:
-        verdict = "untestable (fewer than 2 pairs)"
-    else:
-        verdict = "disagrees (no significant difference)"
-    rel = ">" if alternative == "greater" else "<"
-    return dict(claim=claim or f"{better} {rel} {worse}", n_pairs=n,
-                mean_diff=float(np.mean(diff)) if n else np.nan, p_value=p_fwd, verdict=verdict)
+    if claim is None:
+        rel = ">" if alternative == "greater" else "<"
+        claim = {"directional": f"{better} {rel} {worse}",
+                 "equivalence": f"{better} ≈ {worse}",
+                 "non-inferiority": f"{better} not worse than {worse}"}[kind]
+    if diff.size == 0:
+        return no_pairs(claim, kind, float("nan") if margin is None else float(margin))
+    if kind == "equivalence":
+        return equivalence_verdict(diff, margin, claim=claim, alpha=alpha)
+    if kind == "non-inferiority":
+        return noninferiority_verdict(diff, margin, claim=claim, alpha=alpha)
+    return directional_verdict(diff, claim=claim, alpha=alpha)
 
 
-def claims_table(results):
-    """A DataFrame of :func:`check_claim` results, rounded for printing."""
-    out = pd.DataFrame(results)
-    return out.round({"mean_diff": 4, "p_value": 4})
+def claims_table(results, context=None):
+    """The verdicts of a page's claims as the pages show them (one style for every page).
 
+    ``results`` is a list of :class:`~dpstack.experiments.verdicts.Verdict` (from
+    :func:`check_claim`); ``context`` one dict of leading columns per verdict (e.g. the dataset).
+    See :func:`dpstack.experiments.verdicts.claims_frame` for the columns.
+    """
+    return claims_frame(results, context, unit="pairs")
 
 def summarise(df, index, columns="method", value="auc"):
     """mean ± s.d. over repeats as strings, index × columns, for printing."""
@@ -575,40 +601,46 @@ def _finite(df):
 
 
 def fig1_claims(df):
-    """PST Figure 1's claims, tested per dataset (pairs: repeat × finite ε)."""
-    out = []
+    """PST Figure 1's claims, judged per dataset (pairs: repeat × finite ε unless stated).
+
+    "PST-S can be inferior to PLR" is a claim about *some* ε: supported when PLR > PST-S is
+    supported at one ε at level 0.05 / (number of ε) (Bonferroni). Every other claim is
+    directional.
+    """
+    out, ctx = [], []
     for d, part in df.groupby("dataset", sort=False):
         fin = _finite(part)
         lo, hi = fin["epsilon"].min(), fin["epsilon"].max()
         for m in STACKING_METHODS:
-            out.append(dict(dataset=d, **check_claim(fin, hi, lo, by="epsilon", where={"method": m},
-                                                     claim=f"{m}: AUC at ε={hi:g} > at ε={lo:g}")))
-        per_eps = [check_claim(fin, "PLR", "PST-S", pair_on=("repeat",), where={"epsilon": e})
-                   for e in sorted(fin["epsilon"].unique())]
-        some = [r for r in per_eps if r["verdict"] == "agrees"]
-        best = some[0] if some else min(per_eps, key=lambda r: r["p_value"])
-        out.append(dict(dataset=d, **{**best, "claim": "PST-S can be inferior to PLR (PLR > PST-S at some ε)",
-                                      "verdict": "agrees" if some else best["verdict"]}))
+            out.append(check_claim(fin, hi, lo, by="epsilon", where={"method": m},
+                                   claim=f"{m}: AUC at ε={hi:g} > at ε={lo:g}"))
+        eps = sorted(fin["epsilon"].unique())
+        per_eps = [check_claim(fin, "PLR", "PST-S", where={"epsilon": e}, alpha=0.05 / len(eps),
+                               claim=f"PLR > PST-S at ε={e:g}") for e in eps]
+        out.append(any_of(per_eps, "PST-S can be inferior to PLR (PLR > PST-S at some ε; Bonferroni over ε)"))
         for better in ("PST-F(W)", "PST-F(U)"):
             for worse in ("PST-S", "PLR"):
-                out.append(dict(dataset=d, **check_claim(fin, better, worse, pair_on=("repeat", "epsilon"))))
-        out.append(dict(dataset=d, **check_claim(fin, "PST-F(W)", "PST-F(U)", pair_on=("repeat", "epsilon"),
-                                                 claim="PST-F(W) is the best: PST-F(W) > PST-F(U)")))
-    return claims_table(out)
+                out.append(check_claim(fin, better, worse, pair_on=("repeat", "epsilon")))
+        out.append(check_claim(fin, "PST-F(W)", "PST-F(U)", pair_on=("repeat", "epsilon"),
+                               claim="PST-F(W) is the best: PST-F(W) > PST-F(U)"))
+        ctx += [{"dataset": d}] * (len(out) - len(ctx))
+    return claims_table(out, ctx)
 
 
 def fig2_claims(df):
-    """PST Figure 2 [IJCAI Fig. 2(a)-(b)]: a peak at an intermediate K (best interior K beats both ends)."""
-    out = []
+    """PST Figure 2 [IJCAI Fig. 2(a)-(b)]: a peak at an intermediate K (best interior K beats both ends).
+
+    Directional claims; the interior K is the one with the best mean AUC.
+    """
+    out, ctx = [], []
     for (d, m), part in df[df["method"] != "PLR"].groupby(["dataset", "method"], sort=False):
         ks = sorted(part["n_groups"].unique())
         means = part.groupby("n_groups")["auc"].mean()
         k_best = int(means.loc[ks[1:-1]].idxmax())
         for end in (ks[0], ks[-1]):
-            out.append(dict(dataset=d, method=m, **check_claim(
-                part, k_best, end, by="n_groups", claim=f"peak: K={k_best} > K={end}")))
-    return claims_table(out)
-
+            out.append(check_claim(part, k_best, end, by="n_groups", claim=f"peak: K={k_best} > K={end}"))
+            ctx.append({"dataset": d, "method": m})
+    return claims_table(out, ctx)
 
 def alpha_label(row):
     """"W(α=0.5)" for PST-F(W) rows with an α, else the method name."""
@@ -617,38 +649,42 @@ def alpha_label(row):
 
 
 def fig3_claims(df):
-    """PST Figure 3 [IJCAI Fig. 2(c)-(d)]: α < 1 beats U; α > 1 is worse than α < 1; W is flat in α < 1."""
+    """PST Figure 3 [IJCAI Fig. 2(c)-(d)]: α < 1 beats U; α > 1 is worse than α < 1; W is flat in α < 1.
+
+    The first two are directional; "flat in α < 1" is an equivalence claim between the
+    smallest and the largest α < 1, with margin :data:`~dpstack.experiments.verdicts.AUC_MARGIN`.
+    """
     df = df.assign(label=df.apply(alpha_label, axis=1))
-    out = []
+    out, ctx = [], []
     for d, part in df.groupby("dataset", sort=False):
         alphas = sorted(part["alpha"].dropna().unique())
         small, large = [a for a in alphas if a < 1], [a for a in alphas if a > 1]
         for a in small:
-            out.append(dict(dataset=d, **check_claim(part, f"W(α={a:g})", "PST-F(U)", by="label")))
+            out.append(check_claim(part, f"W(α={a:g})", "PST-F(U)", by="label"))
         for a in large:
-            out.append(dict(dataset=d, **check_claim(part, f"W(α={small[-1]:g})", f"W(α={a:g})", by="label",
-                                                     claim=f"AUC decreases for α > 1: α={small[-1]:g} > α={a:g}")))
-        if len(small) >= 2:  # "not sensitive": no significant difference either way
-            r = check_claim(part, f"W(α={small[0]:g})", f"W(α={small[-1]:g})", by="label")
-            two_sided = min(1.0, 2 * min(r["p_value"], 1 - r["p_value"]))
-            verdict = "agrees" if two_sided >= 0.05 else "disagrees (significant difference)"
-            claim = f"not sensitive for α < 1: α={small[0]:g} ≈ α={small[-1]:g}"
-            out.append(dict(dataset=d, **{**r, "claim": claim, "p_value": two_sided, "verdict": verdict}))
-    return claims_table(out)
+            out.append(check_claim(part, f"W(α={small[-1]:g})", f"W(α={a:g})", by="label",
+                                   claim=f"AUC decreases for α > 1: α={small[-1]:g} > α={a:g}"))
+        if len(small) >= 2:
+            out.append(check_claim(part, f"W(α={small[0]:g})", f"W(α={small[-1]:g})", by="label",
+                                   kind="equivalence", margin=AUC_MARGIN,
+                                   claim=f"not sensitive for α < 1: α={small[0]:g} ≈ α={small[-1]:g}"))
+        ctx += [{"dataset": d}] * (len(out) - len(ctx))
+    return claims_table(out, ctx)
 
 
 def fig4_claims(df):
-    """PST Figure 4 [IJCAI Fig. 3]: C-0 best single model (W); C-hl beats votes and singles."""
-    out = []
+    """PST Figure 4 [IJCAI Fig. 3]: C-0 best single model (W); C-hl beats votes and singles (directional)."""
+    out, ctx = [], []
     w = df[df["method"] == "PST-F(W)"]
     singles = sorted(c for c in df["combiner"].unique() if c not in ("C-mv", "C-wmv", "C-hl"))
     for c in singles[1:]:
-        out.append(dict(method="PST-F(W)", **check_claim(w, "C-0", c, by="combiner")))
+        out.append(check_claim(w, "C-0", c, by="combiner"))
+        ctx.append({"method": "PST-F(W)"})
     for m, part in df.groupby("method", sort=False):
         for c in ["C-mv", "C-wmv", *singles]:
-            out.append(dict(method=m, **check_claim(part, "C-hl", c, by="combiner")))
-    return claims_table(out)
-
+            out.append(check_claim(part, "C-hl", c, by="combiner"))
+            ctx.append({"method": m})
+    return claims_table(out, ctx)
 
 def eps_axis(df, column="epsilon"):
     """Copy of df with ``eps_pos``: ε, and ε = ∞ drawn at twice the largest finite ε (tick "∞")."""

@@ -24,7 +24,7 @@ Biopharmaceutics 15(6), 1987.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -33,6 +33,12 @@ from scipy import stats
 __all__ = [
     "Verdict",
     "OUTCOMES",
+    "AUC_MARGIN",
+    "noninferiority_verdict",
+    "all_of",
+    "any_of",
+    "no_pairs",
+    "claims_frame",
     "directional_verdict",
     "equivalence_verdict",
     "verdict_frame",
@@ -42,6 +48,9 @@ __all__ = [
 
 #: the three outcomes, in the order tables list them
 OUTCOMES = ("supported", "contradicted", "inconclusive")
+
+#: the margin of every "≈" and "not worse" claim on a test AUC, fixed a priori (see the module doc)
+AUC_MARGIN = 0.01
 
 
 @dataclass(frozen=True)
@@ -159,21 +168,135 @@ def equivalence_verdict(diff, margin, claim="", alpha=0.05):
     )
 
 
+def noninferiority_verdict(diff, margin, claim="", alpha=0.05):
+    """Verdict on the claim ``mean(diff) > −margin`` (``a`` not worse than ``b`` by ``margin`` or more).
+
+    The directional rule on ``diff + margin``; the result reports the mean of ``diff`` itself
+    and its 95 % interval, with ``kind="non-inferiority"`` and the margin.
+    """
+    if not (isinstance(margin, (int, float, np.floating)) and math.isfinite(margin) and margin > 0):
+        raise ValueError(f"margin must be a finite number > 0, got {margin!r}")
+    v = directional_verdict(_paired(diff, "diff") + margin, claim=claim, alpha=alpha)
+    return replace(
+        v,
+        kind="non-inferiority",
+        effect=v.effect - margin,
+        ci_low=v.ci_low - margin,
+        ci_high=v.ci_high - margin,
+        margin=float(margin),
+    )
+
+
+def no_pairs(claim, kind="directional", margin=float("nan")):
+    """The verdict of a claim with no paired observation: inconclusive, nothing measured."""
+    nan = float("nan")
+    return Verdict(claim, kind, 0, nan, nan, nan, nan, "inconclusive", margin=margin)
+
+
+def _weakest(verdicts):
+    rank = {"contradicted": 0, "inconclusive": 1, "supported": 2}
+    return min(verdicts, key=lambda v: (rank[v.outcome], -v.p_value if math.isfinite(v.p_value) else -1.0))
+
+
+def all_of(verdicts, claim):
+    """One verdict for "the claim holds for every test": the weakest test, under ``claim``.
+
+    Supported only if every test is supported, contradicted if any is contradicted,
+    inconclusive otherwise (an intersection–union test: each test at its own level).
+    """
+    verdicts = list(verdicts)
+    if not verdicts:
+        raise ValueError("verdicts must not be empty")
+    return replace(_weakest(verdicts), claim=claim)
+
+
+def any_of(verdicts, claim):
+    """One verdict for "the claim holds for some test": the strongest test, under ``claim``.
+
+    Supported if any test is supported, contradicted if all are, inconclusive otherwise. The
+    tests must have been run at level ``alpha / len(verdicts)`` (Bonferroni) for the union to
+    keep the level ``alpha``.
+    """
+    verdicts = list(verdicts)
+    if not verdicts:
+        raise ValueError("verdicts must not be empty")
+    rank = {"supported": 0, "inconclusive": 1, "contradicted": 2}
+    best = min(verdicts, key=lambda v: (rank[v.outcome], v.p_value if math.isfinite(v.p_value) else 2.0))
+    return replace(best, claim=claim)
+
+
+def claims_frame(verdicts, context=None, unit="pairs"):
+    """The verdicts as the pages show them: claim, verdict, effect and 95 % interval, pairs.
+
+    Parameters
+    ----------
+    verdicts : list of Verdict
+    context : list of dict, optional
+        Columns put before the claim, one dict per verdict (e.g. the dataset and method).
+    unit : str, default="pairs"
+        What one paired observation is ("pairs", "splits"), used in the column names.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``claim``, ``rule`` (directional, or the test and its margin), ``verdict`` (one
+        of :data:`OUTCOMES`), ``mean difference``, ``95 % interval``, ``<unit>`` and
+        ``<unit> to decide`` (for inconclusive verdicts: about how many would decide it).
+    """
+    verdicts = list(verdicts)
+    context = list(context) if context is not None else [{} for _ in verdicts]
+    if len(context) != len(verdicts):
+        raise ValueError(f"context must have one entry per verdict ({len(verdicts)}), got {len(context)}")
+    rows = []
+    for v, extra in zip(verdicts, context):
+        if v.outcome != "inconclusive":
+            decide = "–"
+        elif v.n == 0:
+            decide = f"no {unit}"
+        elif math.isinf(v.repeats_to_decide):
+            decide = "never at this effect"
+        else:
+            decide = f"≈ {int(v.repeats_to_decide)}"
+        rule = v.kind if v.kind == "directional" else f"{v.kind}, ±{v.margin:g}"
+        rows.append(
+            {
+                **extra,
+                "claim": v.claim,
+                "rule": rule,
+                "verdict": v.outcome,
+                "mean difference": "–" if v.n == 0 else f"{v.effect:+.3f}",
+                "95 % interval": "–" if v.n < 2 else f"{v.ci_low:+.3f} to {v.ci_high:+.3f}",
+                unit: v.n,
+                f"{unit} to decide": decide,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def verdict_frame(verdicts):
     """The verdicts as a table, one row per claim."""
     return pd.DataFrame([v.to_dict() for v in verdicts], columns=list(Verdict.__dataclass_fields__))
 
 
 def verdict_counts(verdicts):
-    """How many claims are supported, contradicted and inconclusive (all three keys present)."""
-    outcomes = [v.outcome for v in verdicts]
+    """How many claims are supported, contradicted and inconclusive (all three keys present).
+
+    ``verdicts`` is a list of :class:`Verdict` or a table with a ``verdict`` column (as
+    :func:`claims_frame` returns) or an ``outcome`` column (as :func:`verdict_frame` returns).
+    """
+    if isinstance(verdicts, pd.DataFrame):
+        outcomes = list(verdicts["verdict" if "verdict" in verdicts else "outcome"])
+    else:
+        outcomes = [v.outcome for v in verdicts]
     return {o: outcomes.count(o) for o in OUTCOMES}
 
 
 def verdict_sentence(v, digits=3):
     """One sentence stating a verdict from its numbers (for prose built from results)."""
     ci = f"{v.effect:+.{digits}f} (95 % CI {v.ci_low:+.{digits}f} to {v.ci_high:+.{digits}f}, {v.n} repeats)"
-    if v.kind == "equivalence":
+    if v.kind == "non-inferiority":
+        head = f"not worse by {v.margin:g} or more" if v.outcome == "supported" else f"worse by {v.margin:g} or more"
+    elif v.kind == "equivalence":
         head = f"within ±{v.margin:g}" if v.outcome == "supported" else f"not within ±{v.margin:g}"
     else:
         head = "in the claimed direction" if v.outcome == "supported" else "against the claim"
