@@ -1,14 +1,24 @@
 """The shared claim rule: effect, 95 % interval, supported / contradicted / inconclusive."""
 
+import json
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from dpstack.experiments.verdicts import (
+    AUC_MARGIN,
+    all_of,
+    any_of,
+    claims_frame,
+    counts_sentence,
     directional_verdict,
     equivalence_verdict,
+    no_pairs,
+    noninferiority_verdict,
     verdict_counts,
     verdict_frame,
     verdict_sentence,
@@ -77,3 +87,82 @@ def test_tables_and_counts():
     assert list(f["claim"]) == ["a", "b", "c"] and list(f["outcome"]) == ["supported", "contradicted", "inconclusive"]
     with pytest.raises(ValueError, match="finite paired differences"):
         directional_verdict([np.nan, 1.0])
+
+
+def test_noninferiority_reports_the_raw_difference_and_uses_the_margin():
+    slightly_worse = [-0.002, -0.003, -0.001, -0.002, -0.0025]
+    v = noninferiority_verdict(slightly_worse, margin=AUC_MARGIN, claim="A not worse than B")
+    assert v.outcome == "supported" and v.kind == "non-inferiority" and v.margin == AUC_MARGIN
+    assert v.effect == pytest.approx(np.mean(slightly_worse)) and v.ci_high < 0  # below 0, above −margin
+    assert directional_verdict(slightly_worse).outcome == "contradicted"  # the directional claim would fail
+    much_worse = [-0.05, -0.051, -0.049, -0.05]
+    assert noninferiority_verdict(much_worse, margin=AUC_MARGIN).outcome == "contradicted"
+    assert noninferiority_verdict([-0.02, 0.03, -0.01], margin=AUC_MARGIN).outcome == "inconclusive"
+    with pytest.raises(ValueError, match="margin"):
+        noninferiority_verdict(slightly_worse, margin=-1)
+
+
+def test_all_of_and_any_of_combine_outcomes():
+    sup = directional_verdict([0.1, 0.12, 0.11], "s")
+    con = directional_verdict([-0.1, -0.12, -0.11], "c")
+    inc = directional_verdict([0.1, -0.1, 0.05], "i")
+    assert all_of([sup, sup], "all").outcome == "supported" and all_of([sup, sup], "all").claim == "all"
+    assert all_of([sup, inc], "all").outcome == "inconclusive"
+    assert all_of([sup, inc, con], "all").outcome == "contradicted"
+    assert any_of([con, inc, sup], "any").outcome == "supported"
+    assert any_of([con, inc], "any").outcome == "inconclusive"
+    assert any_of([con, con], "any").outcome == "contradicted"
+    with pytest.raises(ValueError, match="verdicts"):
+        all_of([], "x")
+
+
+def test_claims_frame_columns_and_counts():
+    vs = [
+        directional_verdict([0.1, 0.12, 0.11], "a"),
+        equivalence_verdict([0.001, -0.001, 0.0005, 0.0], margin=0.01, claim="b"),
+        directional_verdict([0.1, -0.1, 0.05], "c"),
+        no_pairs("d"),
+    ]
+    f = claims_frame(vs, [{"dataset": "X"}] * 4, unit="pairs")
+    assert list(f.columns) == [
+        "dataset",
+        "claim",
+        "rule",
+        "verdict",
+        "mean difference",
+        "95 % interval",
+        "pairs",
+        "pairs to decide",
+    ]
+    assert list(f["verdict"]) == ["supported", "supported", "inconclusive", "inconclusive"]
+    assert list(f["rule"]) == ["directional", "equivalence, ±0.01", "directional", "directional"]
+    assert f["pairs to decide"].iloc[2].startswith("≈") and f["pairs to decide"].iloc[3] == "no pairs"
+    assert verdict_counts(f) == {"supported": 2, "contradicted": 0, "inconclusive": 2}
+    assert counts_sentence(f) == "2 of 4 claims supported, 0 contradicted, 2 inconclusive."
+    with pytest.raises(ValueError, match="context"):
+        claims_frame(vs, [{}])
+
+
+# --- no page states the old two-way verdict --------------------------------------------------------
+
+_ROOT = Path(__file__).resolve().parents[1]
+_OLD_VERDICT = re.compile(
+    r"\*\*(dis)?agrees?\*\*|[\"'](dis)?agrees|\bdisagrees\b|claims? (that )?(dis)?agree|where they (dis)?agree"
+)
+
+
+def _page_sources():
+    for path in sorted((_ROOT / "notebooks").glob("*.ipynb")):
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        for i, cell in enumerate(nb["cells"]):
+            src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+            yield f"{path.name} cell {i}", src
+    for path in sorted((_ROOT / "book").glob("*.md")):
+        yield path.name, path.read_text(encoding="utf-8")
+
+
+def test_no_page_states_agrees_or_disagrees_as_a_verdict():
+    pages = list(_page_sources())
+    assert len(pages) > 20  # the notebooks and the book were found
+    bad = [(where, m.group(0)) for where, src in pages for m in _OLD_VERDICT.finditer(src)]
+    assert bad == []

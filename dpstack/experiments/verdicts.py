@@ -44,6 +44,7 @@ __all__ = [
     "verdict_frame",
     "verdict_counts",
     "verdict_sentence",
+    "counts_sentence",
 ]
 
 #: the three outcomes, in the order tables list them
@@ -289,6 +290,15 @@ def verdict_counts(verdicts):
     else:
         outcomes = [v.outcome for v in verdicts]
     return {o: outcomes.count(o) for o in OUTCOMES}
+
+
+def counts_sentence(verdicts, what="claims"):
+    """ "k of n claims supported, c contradicted, i inconclusive." from verdicts or a claims table."""
+    c = verdict_counts(verdicts)
+    n = sum(c.values())
+    return (
+        f"{c['supported']} of {n} {what} supported, {c['contradicted']} contradicted, {c['inconclusive']} inconclusive."
+    )
 
 
 def verdict_sentence(v, digits=3):
