@@ -147,7 +147,8 @@ def test_claims_frame_columns_and_counts():
 
 _ROOT = Path(__file__).resolve().parents[1]
 _OLD_VERDICT = re.compile(
-    r"\*\*(dis)?agrees?\*\*|[\"'](dis)?agrees|\bdisagrees\b|claims? (that )?(dis)?agree|where they (dis)?agree"
+    r"\*\*(dis)?agrees?\*\*|[\"'](dis)?agrees|\bdisagrees\b|claims? (that )?(dis)?agree|where they (dis)?agree",
+    re.IGNORECASE,
 )
 
 
