@@ -27,7 +27,7 @@ Protocol (PST §4.1; errata :ref:`5 <erratum-public-bound>`, :ref:`6 <erratum-ps
 Every cell returns tidy rows (one per method × combiner) with the test AUC, the
 chosen λ of each level (``lam``, ``lam_high``), its validation AUC, the number of
 candidates evaluated and the best test AUC among them (``auc_oracle``: the selection's cost); :func:`check_claim` turns the repeats into a
-paired test of an ordering claim.
+verdict on a claim by the shared rule of :mod:`dpstack.experiments.verdicts`.
 """
 from __future__ import annotations
 
