@@ -18,6 +18,7 @@ from ..plotting import color_for, mean_interval, set_grid_ticks
 from ..tables import MISSING, paper_vs_ours
 from . import paper_values as pv
 from .multiparty import DP_NOISE, EXP_NOISE, PRIVATE
+from .verdicts import claims_frame as _claims_frame
 from .verdicts import directional_verdict, equivalence_verdict
 
 __all__ = [
@@ -231,27 +232,11 @@ def judge_claims(df, dataset, noise=DP_NOISE):
 
 
 def claims_frame(verdicts):
-    """The verdicts as the page shows them: claim, outcome, effect and 95 % interval, repeats."""
-    rows = []
-    for v in verdicts:
-        decide = (
-            "–"
-            if v.outcome != "inconclusive"
-            else "never at this effect"
-            if np.isinf(v.repeats_to_decide)
-            else f"≈ {int(v.repeats_to_decide)}"
-        )
-        rows.append(
-            {
-                "claim": v.claim,
-                "verdict": v.outcome,
-                "mean difference": f"{v.effect:+.3f}",
-                "95 % interval": f"{v.ci_low:+.3f} to {v.ci_high:+.3f}",
-                "splits": v.n,
-                "splits to decide": decide,
-            }
-        )
-    return pd.DataFrame(rows)
+    """The verdicts as the page shows them, in the one claims-table style of the book.
+
+    :func:`dpstack.experiments.verdicts.claims_frame` with one paired observation per split.
+    """
+    return _claims_frame(verdicts, unit="splits")
 
 
 def plot_accuracy(ax, df, n_parties, noise=DP_NOISE, title=None):
