@@ -403,27 +403,24 @@ def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repea
     lam_grid, eta_grid = list(p["lam_grid"]), list(p["eta_grid"])
     transfer_lam_grid = list(p["transfer_lam_grid"])
     private_lam, private_eta = list(p["private_lam_grid"]), list(p["private_eta_grid"])
+
+    def cells(methods, epsilons, **extra):
+        """One cell per (repeat, method, ε), in that order (the order the runner's seeds follow)."""
+        return [
+            dict(method=m, epsilon=float(e), repeat=r, **extra) for r in range(reps) for m in methods for e in epsilons
+        ]
+
     out = []
     if pst_methods:
         papers = pst.run_stacking(
-            [
-                dict(dataset="MNIST", method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid)
-                for r in range(reps)
-                for m in pst_methods
-                for e in p["pst_epsilons"]
-            ],
+            cells(pst_methods, p["pst_epsilons"], dataset="MNIST", lam_grid=lam_grid),
             seed,
             n_jobs,
             cache,
         )
         ours = run_cells(
             pst_end_to_end_cell,
-            [
-                dict(method=m, epsilon=float(e), repeat=r, lam_grid=private_lam)
-                for r in range(reps)
-                for m in pst_methods
-                for e in p["pst_epsilons"]
-            ],
+            cells(pst_methods, p["pst_epsilons"], lam_grid=private_lam),
             seed=seed,
             n_jobs=n_jobs,
             cache=cache,
@@ -431,12 +428,7 @@ def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repea
         )
         middle = run_cells(
             pst_end_to_end_cell,
-            [
-                dict(method=m, epsilon=float(e), repeat=r, lam_grid=lam_grid, tuning="validation")
-                for r in range(reps)
-                for m in pst_methods
-                for e in p["pst_epsilons"]
-            ],
+            cells(pst_methods, p["pst_epsilons"], lam_grid=lam_grid, tuning="validation"),
             seed=seed,
             n_jobs=n_jobs,
             cache=cache,
@@ -449,26 +441,16 @@ def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repea
         ]
     if transfer_methods:
         papers = pptl.run_transfer(
-            [
-                dict(
-                    dataset="MNIST", method=m, epsilon=float(e), repeat=r, lam_grid=transfer_lam_grid, eta_grid=eta_grid
-                )
-                for r in range(reps)
-                for m in transfer_methods
-                for e in p["transfer_epsilons"]
-            ],
+            cells(
+                transfer_methods, p["transfer_epsilons"], dataset="MNIST", lam_grid=transfer_lam_grid, eta_grid=eta_grid
+            ),
             seed,
             n_jobs,
             cache,
         )
         ours = run_cells(
             transfer_end_to_end_cell,
-            [
-                dict(method=m, epsilon=float(e), repeat=r, lam_grid=private_lam, eta_grid=private_eta)
-                for r in range(reps)
-                for m in transfer_methods
-                for e in p["transfer_epsilons"]
-            ],
+            cells(transfer_methods, p["transfer_epsilons"], lam_grid=private_lam, eta_grid=private_eta),
             seed=seed,
             n_jobs=n_jobs,
             cache=cache,
