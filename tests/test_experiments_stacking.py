@@ -8,8 +8,13 @@ import pandas as pd
 import pytest
 
 from dpstack.experiments import paper_values as pv
+from dpstack.experiments import pptl_report as pptlr
+from dpstack.experiments import pst_report as pstr
+from dpstack.experiments import report as rep
+from dpstack.experiments import shared
 from dpstack.experiments import stacking as est
 from dpstack.experiments import transfer as etr
+from dpstack.experiments import verdicts as verd
 
 LAM = [1e-2, 1e-1]
 
@@ -27,7 +32,7 @@ def test_stacking_driver_rows_and_columns():
     df = est.run_stacking(_stack_cells())
     assert len(df) == 2 * 4 * 2
     assert {"dataset", "method", "epsilon", "repeat", "auc", "val_auc", "lam", "combiner"} <= set(df.columns)
-    assert df["auc"].between(0, 1).all() and set(df["lam"]) <= set(LAM) | set(est.budget_grid(LAM, 4))
+    assert df["auc"].between(0, 1).all() and set(df["lam"]) <= set(LAM) | set(shared.budget_grid(LAM, 4))
     assert set(df.loc[df["method"] != "PLR", "lam"]) <= set(LAM)
     # non-private PLR on a well-separated task is far above chance
     assert df.query("method == 'PLR' and epsilon == inf")["auc"].min() > 0.9
@@ -113,47 +118,49 @@ def _paired(diffs, base=0.8):
 
 
 def test_check_claim_supported_when_a_is_consistently_better():
-    res = est.check_claim(_paired([0.02, 0.03, 0.025, 0.018, 0.03]), "A", "B")
+    res = verd.check_claim(_paired([0.02, 0.03, 0.025, 0.018, 0.03]), "A", "B")
     assert res.outcome == "supported" and res.p_value < 0.01 and res.n == 5 and res.kind == "directional"
     assert res.effect == pytest.approx(0.0246) and 0 < res.ci_low < res.effect < res.ci_high
 
 
 def test_check_claim_without_power_is_inconclusive_not_refuted():
     # three noisy pairs with a positive mean: no test of that size can decide; the old rule said "disagrees"
-    noisy = est.check_claim(_paired([0.05, -0.04, 0.03]), "A", "B")
+    noisy = verd.check_claim(_paired([0.05, -0.04, 0.03]), "A", "B")
     assert noisy.outcome == "inconclusive" and noisy.ci_low < 0 < noisy.ci_high
     assert noisy.repeats_to_decide > noisy.n  # and it says how many repeats would decide it
-    assert est.check_claim(_paired([0.0, 0.0, 0.0]), "A", "B").outcome == "inconclusive"
-    assert est.check_claim(_paired([0.01]), "A", "B").outcome == "inconclusive"
+    assert verd.check_claim(_paired([0.0, 0.0, 0.0]), "A", "B").outcome == "inconclusive"
+    assert verd.check_claim(_paired([0.01]), "A", "B").outcome == "inconclusive"
 
 
 def test_check_claim_significant_reversal_is_contradicted():
-    rev = est.check_claim(_paired([-0.02, -0.03, -0.025, -0.018]), "A", "B")
+    rev = verd.check_claim(_paired([-0.02, -0.03, -0.025, -0.018]), "A", "B")
     assert rev.outcome == "contradicted" and rev.ci_high < 0
     # the same data read the other way round
-    assert est.check_claim(_paired([-0.02, -0.03, -0.025, -0.018]), "A", "B", alternative="less").outcome == "supported"
+    assert (
+        verd.check_claim(_paired([-0.02, -0.03, -0.025, -0.018]), "A", "B", alternative="less").outcome == "supported"
+    )
 
 
 def test_check_claim_equivalence_and_non_inferiority_use_the_margin():
     close = [0.001, -0.002, 0.0015, -0.001, 0.0005, 0.0]
-    eq = est.check_claim(_paired(close), "A", "B", kind="equivalence", margin=0.01)
+    eq = verd.check_claim(_paired(close), "A", "B", kind="equivalence", margin=0.01)
     assert eq.outcome == "supported" and eq.kind == "equivalence" and eq.margin == 0.01
-    far = est.check_claim(_paired([0.05, 0.051, 0.049, 0.05]), "A", "B", kind="equivalence", margin=0.01)
+    far = verd.check_claim(_paired([0.05, 0.051, 0.049, 0.05]), "A", "B", kind="equivalence", margin=0.01)
     assert far.outcome == "contradicted"
     # A slightly below B, but by far less than the margin: not worse
-    ni = est.check_claim(_paired([-0.002, -0.001, -0.003, -0.002]), "A", "B", kind="non-inferiority", margin=0.01)
+    ni = verd.check_claim(_paired([-0.002, -0.001, -0.003, -0.002]), "A", "B", kind="non-inferiority", margin=0.01)
     assert ni.outcome == "supported" and ni.effect == pytest.approx(-0.002)
     with pytest.raises(ValueError, match="margin"):
-        est.check_claim(_paired(close), "A", "B", kind="equivalence")
+        verd.check_claim(_paired(close), "A", "B", kind="equivalence")
     with pytest.raises(ValueError, match="kind"):
-        est.check_claim(_paired(close), "A", "B", kind="two-sided")
+        verd.check_claim(_paired(close), "A", "B", kind="two-sided")
 
 
 def test_check_claim_matches_scipy():
     from scipy import stats
 
     d = np.array([0.01, 0.03, -0.005, 0.02])
-    res = est.check_claim(_paired(d), "A", "B")
+    res = verd.check_claim(_paired(d), "A", "B")
     assert res.p_value == pytest.approx(stats.ttest_rel(0.8 + d, np.full(4, 0.8), alternative="greater").pvalue)
     lo, hi = stats.t.interval(0.95, 3, loc=d.mean(), scale=stats.sem(d))
     assert (res.ci_low, res.ci_high) == pytest.approx((lo, hi))
@@ -163,10 +170,10 @@ def test_check_claim_pairs_on_keys_and_filters():
     df = pd.concat(
         [_paired([0.02, 0.021, 0.019]).assign(epsilon=1.0), _paired([-0.02, -0.021, -0.019]).assign(epsilon=2.0)]
     )
-    assert est.check_claim(df, "A", "B", where={"epsilon": 1.0}).outcome == "supported"
-    assert est.check_claim(df, "A", "B", where={"epsilon": [2.0]}).outcome == "contradicted"
-    assert est.check_claim(df, "A", "B", pair_on=("repeat", "epsilon")).n == 6
-    empty = est.check_claim(df, "A", "B", where={"epsilon": 3.0})
+    assert verd.check_claim(df, "A", "B", where={"epsilon": 1.0}).outcome == "supported"
+    assert verd.check_claim(df, "A", "B", where={"epsilon": [2.0]}).outcome == "contradicted"
+    assert verd.check_claim(df, "A", "B", pair_on=("repeat", "epsilon")).n == 6
+    empty = verd.check_claim(df, "A", "B", where={"epsilon": 3.0})
     assert empty.n == 0 and empty.outcome == "inconclusive"
 
 
@@ -217,10 +224,10 @@ def _shared(claims):
 
 
 def test_fig1_claims_supported_on_a_constructed_ordering():
-    claims = _shared(est.fig1_claims(_fig1_frame(0.02)))
+    claims = _shared(pstr.fig1_claims(_fig1_frame(0.02)))
     assert len(claims) == 10 and (claims["verdict"] == "supported").all()
     # PST-S above PLR and W below U: those claims are contradicted, not merely "not agreeing"
-    flipped = est.fig1_claims(_fig1_frame(-0.02))
+    flipped = pstr.fig1_claims(_fig1_frame(-0.02))
     assert (flipped["verdict"] == "contradicted").sum() >= 5
     some = flipped[flipped["claim"].str.startswith("PST-S can be inferior")]
     assert list(some["verdict"]) == ["contradicted"]
@@ -246,9 +253,9 @@ def _k_frame(methods, peak=5, n_rep=4, label="method"):
 
 
 def test_fig2_and_groups_claims_find_a_constructed_peak():
-    fig2 = _shared(est.fig2_claims(_k_frame(("PST-F(U)", "PST-F(W)"))))
+    fig2 = _shared(pstr.fig2_claims(_k_frame(("PST-F(U)", "PST-F(W)"))))
     assert len(fig2) == 4 and (fig2["verdict"] == "supported").all()
-    groups = _shared(etr.groups_claims(_k_frame(("PPTL-FS(W)", "PPTL-FS(R)"))))
+    groups = _shared(pptlr.groups_claims(_k_frame(("PPTL-FS(W)", "PPTL-FS(R)"))))
     # two peaks and "W not worse than R at any K" (W == R up to noise far below the margin)
     assert len(groups) == 3 and (groups["verdict"] == "supported").all()
     assert groups["rule"].iloc[-1] == "non-inferiority, ±0.01"
@@ -261,7 +268,7 @@ def test_fig3_flat_in_alpha_is_an_equivalence_claim():
         rows.append(dict(dataset="X", method="PST-F(U)", alpha=np.nan, repeat=r, auc=0.80 + 1e-3 * rng.normal()))
         for a, auc in ((0.5, 0.85), (0.9, 0.85), (2.0, 0.82)):
             rows.append(dict(dataset="X", method="PST-F(W)", alpha=a, repeat=r, auc=auc + 1e-3 * rng.normal()))
-    claims = _shared(est.fig3_claims(pd.DataFrame(rows)))
+    claims = _shared(pstr.fig3_claims(pd.DataFrame(rows)))
     flat = claims[claims["claim"].str.startswith("not sensitive")]
     assert list(flat["rule"]) == ["equivalence, ±0.01"] and list(flat["verdict"]) == ["supported"]
     assert (claims["verdict"] == "supported").all()
@@ -273,7 +280,7 @@ def test_fig4_claims_have_the_shared_columns():
         for m in ("PST-F(U)", "PST-F(W)"):
             for c, auc in (("C-0", 0.85), ("C-1", 0.8), ("C-mv", 0.82), ("C-wmv", 0.83), ("C-hl", 0.9)):
                 rows.append(dict(method=m, combiner=c, repeat=r, auc=auc + 0.001 * r))
-    claims = _shared(est.fig4_claims(pd.DataFrame(rows)))
+    claims = _shared(pstr.fig4_claims(pd.DataFrame(rows)))
     assert list(claims.columns[:1]) == ["method"] and (claims["verdict"] == "supported").all()
 
 
@@ -283,7 +290,7 @@ def test_branches_claims_have_the_shared_columns():
         for b in (1, 2):
             for k, m in enumerate(("Direct", "SourceD", "SimComb", "PPTL-FS(R)", "PPTL-FS(W)", "PLR(main)")):
                 rows.append(dict(method=m, branch=b, repeat=r, auc=0.7 + 0.02 * k + 0.001 * r * (k + b)))
-    claims = _shared(etr.branches_claims(pd.DataFrame(rows)))
+    claims = _shared(pptlr.branches_claims(pd.DataFrame(rows)))
     assert len(claims) == 8
     # PPHTL beats PLR(target) by 0.04 > margin everywhere: "may not beat" is contradicted
     assert claims["verdict"].iloc[0] == "contradicted" and claims["rule"].iloc[0] == "non-inferiority, ±0.01"
@@ -296,21 +303,21 @@ def test_table1_claims_and_beside_paper():
             for k, m in enumerate(("Direct", "SourceD", "SimComb", "PPTL-FS(R)", "PPTL-FS(W)")):
                 rows.append(dict(method=m, epsilon=e, repeat=r, auc=0.6 + 0.3 * (e > 1) + 0.02 * k + 0.001 * r * k))
     df = pd.DataFrame(rows)
-    claims = _shared(etr.table1_claims(df))
+    claims = _shared(pptlr.table1_claims(df))
     assert len(claims) == 12 and (claims["verdict"] == "supported").all()
     reversed_df = df.assign(auc=np.where(df["method"] == "PPTL-FS(W)", 0.5, df["auc"]))
-    best = etr.table1_claims(reversed_df)
+    best = pptlr.table1_claims(reversed_df)
     assert (best[best["claim"].str.startswith("PPTL-FS(W) is the best")]["verdict"] == "contradicted").all()
-    side = etr.beside_paper(df, pv.PPTL_TABLE1)
+    side = pptlr.beside_paper(df, pv.PPTL_TABLE1)
     assert len(side) == 10 and set(side["epsilon"]) == {0.5, 8.0}
     row = side.set_index(["method", "epsilon"]).loc[("Direct", 0.5)]
     assert row["paper_mean"] == 0.6467 and row["ours_mean"] == pytest.approx(0.6)
 
 
 def test_high_level_signal_has_no_noise_when_non_private():
-    X, y, _, _, v = est.synthetic_task()
+    X, y, _, _, v = shared.synthetic_task()
     clf = est._estimator("PST-F(W)", np.inf, 0.01, 4, v, None, 0, diagnostics=True).fit(X, y)
-    sig = est.high_level_signal(clf, X, y)
+    sig = shared.high_level_signal(clf, X, y)
     assert sig["noise"] == 0.0 and sig["signal"] > 0.01 and 0 < sig["meta_rms"] <= 1.0
     diag = est.swing_diagnostics("SYNTH", "PST-F(U)", epsilon=1.0, lam=0.1, n_seeds=3)
     assert len(diag) == 3 and (diag["noise"] > 0).all()
@@ -372,10 +379,10 @@ def test_experiment_functions_pass_the_public_label_set(monkeypatch):
 
 
 def test_high_level_signal_needs_diagnostics():
-    X, y, _, _, v = est.synthetic_task()
+    X, y, _, _, v = shared.synthetic_task()
     clf = est._estimator("PST-F(W)", 1.0, 0.01, 4, v, None, 0).fit(X, y)
     with pytest.raises(ValueError, match="diagnostics=True"):
-        est.high_level_signal(clf, X, y)
+        shared.high_level_signal(clf, X, y)
 
 
 # --- fair tuning: λ per level, the same budget for every method, the chosen λ reported -----------------
@@ -425,13 +432,13 @@ def test_tied_lambda_uses_the_low_level_lambda_at_the_high_level():
 
 def test_every_method_of_a_figure_gets_the_same_tuning_budget():
     df = est.run_stacking(_stack_cells(eps=(1.0,), repeats=1))
-    budget = est.tuning_budget(LAM)
+    budget = shared.tuning_budget(LAM)
     assert budget == 2 * len(LAM)
     assert (df["n_candidates"] == budget).all(), df[["method", "n_candidates"]]
     # PLR spends its budget on a denser grid over the same range
-    assert est.budget_grid(LAM, 4) == pytest.approx([1e-2, 10 ** (-5 / 3), 10 ** (-4 / 3), 1e-1])
-    assert est.budget_grid(LAM, 2) == LAM
-    old = est.run_stacking(_stack_cells(eps=(1.0,), repeats=1, options=est.OLD_DEFAULT_OPTIONS))
+    assert shared.budget_grid(LAM, 4) == pytest.approx([1e-2, 10 ** (-5 / 3), 10 ** (-4 / 3), 1e-1])
+    assert shared.budget_grid(LAM, 2) == LAM
+    old = est.run_stacking(_stack_cells(eps=(1.0,), repeats=1, options=shared.OLD_DEFAULT_OPTIONS))
     assert (old["n_candidates"] == len(LAM)).all()
 
 
@@ -445,7 +452,7 @@ def test_transfer_methods_get_the_same_tuning_budget():
     for m in etr.TRANSFER_METHODS:
         assert len(etr.transfer_candidates(m, LAM, [0.2, 0.8])) + (len(LAM) if m.startswith("PPTL") else 0) == 6
     # the old protocol gave Direct and SourceD a third of the stacked methods' budget
-    old = etr.run_transfer([dict(c, options=est.OLD_DEFAULT_OPTIONS) for c in cells]).set_index("method")
+    old = etr.run_transfer([dict(c, options=shared.OLD_DEFAULT_OPTIONS) for c in cells]).set_index("method")
     assert old.loc["Direct", "n_candidates"] == len(LAM) and old.loc["PPTL-FS(W)", "n_candidates"] == 4
     with pytest.raises(ValueError, match="eta_grid"):
         etr.transfer_candidates("SimComb", LAM, [0.2, 0.5, 0.8])
@@ -456,7 +463,7 @@ def test_chosen_lambda_of_both_levels_and_eta_are_reported():
     assert {"lam", "lam_high", "n_candidates", "auc_oracle"} <= set(df.columns)
     stacked = df[df["method"] != "PLR"]
     assert stacked["lam_high"].notna().all() and df.loc[df["method"] == "PLR", "lam_high"].isna().all()
-    table = est.chosen_lam(df, "epsilon")
+    table = rep.chosen_lam(df, "epsilon")
     assert "/" in table.loc[1.0, "PST-F(W)"] and "/" not in table.loc[1.0, "PLR"]
     lo, hi = (float(v) for v in table.loc[1.0, "PST-F(W)"].split(" / "))
     w = stacked[stacked["method"] == "PST-F(W)"]
@@ -473,7 +480,7 @@ def test_factor_effects_pairs_on_repeats():
         for r in range(5)
         for v in ("a", "b")
     ]
-    fx = est.factor_effects(pd.DataFrame(rows), baseline="a").set_index("variant")
+    fx = rep.factor_effects(pd.DataFrame(rows), baseline="a").set_index("variant")
     assert fx.loc["b", "diff"] == pytest.approx(0.05) and fx.loc["b", "diff_low"] == pytest.approx(0.05)
     assert fx.loc["a", "diff"] == 0 and fx.loc["b", "min"] == pytest.approx(0.85)
     assert fx.loc["b", "ci_low"] < fx.loc["b", "mean"] < fx.loc["b", "ci_high"]
@@ -484,7 +491,9 @@ def test_new_defaults_do_not_collapse_where_the_old_ones_did():
     ranks the test set worse than chance; the new defaults (λ per level, no intercept) do not."""
     ss = lambda: np.random.SeedSequence(0, spawn_key=(7,))  # noqa: E731 (the ablation's seed of repeat 7)
     grid = list(est.PROFILES["quick"]["lam_grid"])
-    old = est.stacking_cell("SYNTH", "PST-S", 0.5, lam_grid=grid, options=est.OLD_DEFAULT_OPTIONS, seed_sequence=ss())
+    old = est.stacking_cell(
+        "SYNTH", "PST-S", 0.5, lam_grid=grid, options=shared.OLD_DEFAULT_OPTIONS, seed_sequence=ss()
+    )
     new = est.stacking_cell("SYNTH", "PST-S", 0.5, lam_grid=grid, seed_sequence=ss())
     assert old[0]["auc"] < 0.45
     assert new[0]["auc"] > 0.5
@@ -521,20 +530,19 @@ def test_edge_share_counts_the_chosen_lambda_at_either_edge_per_group():
             ],
         ]
     )
-    out = est.edge_share(df, grid).set_index(["method", "epsilon"])
+    out = rep.edge_share(df, grid).set_index(["method", "epsilon"])
     assert out.loc[("PLR", 0.5), ["n", "lam_bottom", "lam_top", "lam_edge"]].tolist() == [4, 0.25, 0.5, 0.75]
     assert out.loc[("PLR", np.inf), "lam_edge"] == 0 and np.isnan(out.loc[("PLR", np.inf), "lam_high_edge"])
     w = out.loc[("PST-F(W)", 0.5)]
     assert w["lam_top"] == pytest.approx(1 / 3) and w["lam_bottom"] == 0  # 1 + 1e-12 is the top (a float)
     assert w["lam_high_edge"] == pytest.approx(2 / 3)
     # the edges are the grid's range, not the values the rows happen to hold
-    assert est.edge_share(df, (1e-6, 1e3))["lam_edge"].eq(0).all()
-    assert est.edge_share(df, grid, by="method").set_index("method").loc["PLR", "n"] == 6
-    assert etr.edge_share is est.edge_share
+    assert rep.edge_share(df, (1e-6, 1e3))["lam_edge"].eq(0).all()
+    assert rep.edge_share(df, grid, by="method").set_index("method").loc["PLR", "n"] == 6
     with pytest.raises(ValueError, match="lam_grid"):
-        est.edge_share(df, [])
+        rep.edge_share(df, [])
     with pytest.raises(ValueError, match="lam"):
-        est.edge_share(df.drop(columns="lam"), grid)
+        rep.edge_share(df.drop(columns="lam"), grid)
 
 
 def _margin(cell, grid):
@@ -581,11 +589,11 @@ def test_the_default_lambda_grids_leave_a_margin_on_both_sides(profile):
     worse = [g for g in gains if g[3] > 1e-4]
     assert not worse, worse
     # every grid of a profile spans the same range
-    assert (min(est.PROFILES[profile]["lam_grid"]), max(est.PROFILES[profile]["lam_grid"])) == est.LAM_RANGE
+    assert (min(est.PROFILES[profile]["lam_grid"]), max(est.PROFILES[profile]["lam_grid"])) == shared.LAM_RANGE
     assert (
         min(etr.TRANSFER_PROFILES[profile]["lam_grid"]),
         max(etr.TRANSFER_PROFILES[profile]["lam_grid"]),
-    ) == est.LAM_RANGE
+    ) == shared.LAM_RANGE
 
 
 @pytest.mark.parametrize("profile", ["quick", "paper"])
@@ -593,8 +601,8 @@ def test_the_profiles_fill_the_equal_budget(profile):
     """The wider grids keep every method at the same number of candidates (SimComb needs |λ| · |η| to divide)."""
     p = etr.TRANSFER_PROFILES[profile]
     sizes = {m: len(etr.transfer_candidates(m, p["lam_grid"], p["eta_grid"])) for m in etr.TRANSFER_METHODS}
-    budget = etr.tuning_budget(p["lam_grid"], None, None, len(p["eta_grid"]))
+    budget = shared.tuning_budget(p["lam_grid"], None, None, len(p["eta_grid"]))
     assert sizes["Direct"] == sizes["SourceD"] == sizes["SimComb"] == budget
     assert sizes["PPTL-FS(W)"] + len(p["lam_grid"]) == budget
     g = est.PROFILES[profile]["lam_grid"]
-    assert len(est.budget_grid(g, est.tuning_budget(g))) == 2 * len(g)
+    assert len(shared.budget_grid(g, shared.tuning_budget(g))) == 2 * len(g)

@@ -72,6 +72,8 @@ def page_texts():
     for path in (
         ROOT / "dpstack" / "experiments" / "stacking.py",
         ROOT / "dpstack" / "experiments" / "paper_values.py",
+        ROOT / "dpstack" / "experiments" / "pst_report.py",
+        ROOT / "dpstack" / "experiments" / "results.py",
     ):
         yield path.name, path.read_text(encoding="utf-8"), False  # docstrings say "PST Figure N"
 

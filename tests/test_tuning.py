@@ -17,6 +17,7 @@ from dpstack import (
 )
 from dpstack.accounting import PrivacyLedger
 from dpstack.base import PrivacyLeakWarning
+from dpstack.experiments import shared
 from dpstack.release import load_release, save_release
 from dpstack.theory import domain_guarantees
 from dpstack.tuning import (
@@ -309,7 +310,7 @@ def _synthetic_experiments(monkeypatch):
     from dpstack.experiments import stacking as pst
     from dpstack.experiments import transfer as pptl
 
-    synth = pst.synthetic_task(0)
+    synth = shared.synthetic_task(0)
     synth_t = pptl.load_transfer_task("SYNTH")[:5]
     monkeypatch.setattr(pst, "load_task", lambda dataset, data_seed=0: synth)
     monkeypatch.setattr(pptl, "load_transfer_task", lambda dataset, branch=None, data_seed=0: (*synth_t, 1.0))
@@ -342,12 +343,11 @@ def test_end_to_end_rows_certify_epsilon_and_the_papers_protocol_does_not(monkey
     assert np.isinf(papers.epsilon_total).all()
     assert ours.lam.isin([1e-2, 1e-1]).all() and ours.auc.between(0, 1).all()
     # the papers' protocol and the middle one search the experiments' grid, per level, with equal budget
-    from dpstack.experiments import stacking as pst
 
     grid = [1e-3, 1e-2, 1e-1]
     for name in ("papers' protocol", "public PCA, λ on validation"):
         rows = df[(df.protocol == name) & (df.experiment == "PST Fig. 1")]
-        assert rows[rows.method == "PLR"].lam.isin(pst.budget_grid(grid, 2 * len(grid))).all()
+        assert rows[rows.method == "PLR"].lam.isin(shared.budget_grid(grid, 2 * len(grid))).all()
         stacked = rows[rows.method == "PST-F(W)"]
         assert stacked.lam.isin(grid).all() and stacked.lam_high.isin(grid).all()
         assert (rows.n_candidates == 2 * len(grid)).all()

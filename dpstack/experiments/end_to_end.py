@@ -24,8 +24,8 @@ chosen by the AUC on a private validation set. The end-to-end protocol replaces 
 
 **What each protocol searches.** The papers' protocol is that of the experiment pages
 (:func:`dpstack.experiments.stacking.stacking_cell`, :func:`dpstack.experiments.transfer.transfer_cell`
-with their :data:`~dpstack.experiments.stacking.DEFAULT_OPTIONS` and profile grids, spanning
-:data:`~dpstack.experiments.stacking.LAM_RANGE`): λ chosen per level (λ_l, then λ_h with the low
+with their :data:`~dpstack.experiments.shared.DEFAULT_OPTIONS` and profile grids, spanning
+:data:`~dpstack.experiments.shared.LAM_RANGE`): λ chosen per level (λ_l, then λ_h with the low
 level fixed), every method evaluating the same number of candidates (PLR a denser λ grid), no
 high-level intercept, the validated model scored without refit. The middle protocol (PST only,
 ``tuning="validation"``) runs exactly that selection, through
@@ -59,6 +59,7 @@ from ..tuning import PrivateParameterTuning
 from . import stacking as pst
 from . import transfer as pptl
 from .runner import run_cells
+from .shared import DEFAULT_OPTIONS
 
 __all__ = [
     "PROFILES",
@@ -71,6 +72,10 @@ __all__ = [
     "load_public_transfer_task",
     "pst_end_to_end_cell",
     "transfer_end_to_end_cell",
+    "CELL_KINDS",
+    "end_to_end_cell",
+    "end_to_end_cells",
+    "finish_end_to_end",
     "end_to_end",
     "ledger_example",
     "compare",
@@ -164,7 +169,7 @@ def _pst_template(method, epsilon, importance, n_groups):
 
     λ_h is tied to λ_l (the end-to-end candidates are set by :func:`_lam_grid`).
     """
-    o = pst.DEFAULT_OPTIONS
+    o = DEFAULT_OPTIONS
     if method == "PLR":
         return PrivateLogisticRegression(epsilon=epsilon, fit_intercept=o["low_intercept"], classes=[0, 1])
     return PrivateStackingClassifier(
@@ -285,7 +290,7 @@ def _transfer_tuner(method, epsilon, n_groups, lam_grid, eta_grid, test_fraction
     t_train, t_test = _split(len(yt), np.random.default_rng([*split_ss.generate_state(2), 0]), test_fraction)
     source_seed = int(np.random.default_rng(source_ss).integers(2**63 - 1))
     target_seed = int(np.random.default_rng([*target_ss.generate_state(2), 1]).integers(2**63 - 1))
-    o = pst.DEFAULT_OPTIONS
+    o = DEFAULT_OPTIONS
     if method == "PPTL-FS(W)":
         template = PrivateTransferStacking(
             epsilon_source=epsilon,
@@ -386,15 +391,34 @@ def ledger_example(epsilon=1.0, method="PPTL-FS(W)", profile="quick", data_seed=
     return frame, tuner.privacy_
 
 
-def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repeats=None, seed=0, n_jobs=1, cache=False):
-    """Both experiments under both protocols; one tidy DataFrame.
+#: The cell function behind each kind of :func:`end_to_end_cells` cell: (experiment, protocol).
+CELL_KINDS = {
+    "pst papers": ("PST Fig. 1", PROTOCOLS[0]),
+    "pst end to end": ("PST Fig. 1", PROTOCOLS[1]),
+    "pst public pca": ("PST Fig. 1", PROTOCOLS[2]),
+    "pptl papers": ("PPTL Table 1", PROTOCOLS[0]),
+    "pptl end to end": ("PPTL Table 1", PROTOCOLS[1]),
+}
 
-    Columns: ``experiment`` ("PST Fig. 1" / "PPTL Table 1"), ``protocol`` (:data:`PROTOCOLS`),
-    ``method``, ``epsilon``, ``repeat``, ``auc``, ``lam``, ``lam_high`` (NaN for one-level
-    methods), ``eta``, ``n_candidates`` (settings evaluated), ``epsilon_total`` (the ε the
-    ledger certifies; ∞ for the papers' protocol, whose PCA and tuning are outside),
-    ``pca_fitted_on``, ``tuning``. ``pst_methods`` / ``transfer_methods`` default to the
-    profile's (an empty tuple skips that experiment).
+
+def end_to_end_cell(kind, **cell):
+    """One cell of :func:`end_to_end_cells`: ``kind`` (a key of :data:`CELL_KINDS`) picks the cell function."""
+    if kind == "pst papers":
+        return pst.stacking_cell(**cell)
+    if kind in ("pst end to end", "pst public pca"):
+        return pst_end_to_end_cell(**cell)
+    if kind == "pptl papers":
+        return pptl.transfer_cell(**cell)
+    if kind == "pptl end to end":
+        return transfer_end_to_end_cell(**cell)
+    raise ValueError(f"kind must be one of {sorted(CELL_KINDS)}, got {kind!r}")
+
+
+def end_to_end_cells(profile="quick", pst_methods=None, transfer_methods=None, n_repeats=None):
+    """The cells of both experiments under each protocol, in the order :func:`end_to_end` lists its rows.
+
+    ``pst_methods`` / ``transfer_methods`` default to the profile's (an empty tuple skips that
+    experiment).
     """
     p = _profile(profile)
     pst_methods = p["pst_methods"] if pst_methods is None else tuple(pst_methods)
@@ -404,66 +428,43 @@ def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repea
     transfer_lam_grid = list(p["transfer_lam_grid"])
     private_lam, private_eta = list(p["private_lam_grid"]), list(p["private_eta_grid"])
 
-    def cells(methods, epsilons, **extra):
+    def cells(kind, methods, epsilons, **extra):
         """One cell per (repeat, method, ε), in that order (the order the runner's seeds follow)."""
         return [
-            dict(method=m, epsilon=float(e), repeat=r, **extra) for r in range(reps) for m in methods for e in epsilons
+            dict(kind=kind, method=m, epsilon=float(e), repeat=r, **extra)
+            for r in range(reps)
+            for m in methods
+            for e in epsilons
         ]
 
     out = []
     if pst_methods:
-        papers = pst.run_stacking(
-            cells(pst_methods, p["pst_epsilons"], dataset="MNIST", lam_grid=lam_grid),
-            seed,
-            n_jobs,
-            cache,
-        )
-        ours = run_cells(
-            pst_end_to_end_cell,
-            cells(pst_methods, p["pst_epsilons"], lam_grid=private_lam),
-            seed=seed,
-            n_jobs=n_jobs,
-            cache=cache,
-            desc="PST end to end",
-        )
-        middle = run_cells(
-            pst_end_to_end_cell,
-            cells(pst_methods, p["pst_epsilons"], lam_grid=lam_grid, tuning="validation"),
-            seed=seed,
-            n_jobs=n_jobs,
-            cache=cache,
-            desc="PST public PCA",
-        )
-        out += [
-            papers.assign(experiment="PST Fig. 1", protocol=PROTOCOLS[0], epsilon_total=np.inf, eta=np.nan),
-            ours.assign(experiment="PST Fig. 1", protocol=PROTOCOLS[1], eta=np.nan),
-            middle.assign(experiment="PST Fig. 1", protocol=PROTOCOLS[2], eta=np.nan),
-        ]
+        eps = p["pst_epsilons"]
+        out += cells("pst papers", pst_methods, eps, dataset="MNIST", lam_grid=lam_grid)
+        out += cells("pst end to end", pst_methods, eps, lam_grid=private_lam)
+        out += cells("pst public pca", pst_methods, eps, lam_grid=lam_grid, tuning="validation")
     if transfer_methods:
-        papers = pptl.run_transfer(
-            cells(
-                transfer_methods, p["transfer_epsilons"], dataset="MNIST", lam_grid=transfer_lam_grid, eta_grid=eta_grid
-            ),
-            seed,
-            n_jobs,
-            cache,
+        eps = p["transfer_epsilons"]
+        out += cells(
+            "pptl papers", transfer_methods, eps, dataset="MNIST", lam_grid=transfer_lam_grid, eta_grid=eta_grid
         )
-        ours = run_cells(
-            transfer_end_to_end_cell,
-            cells(transfer_methods, p["transfer_epsilons"], lam_grid=private_lam, eta_grid=private_eta),
-            seed=seed,
-            n_jobs=n_jobs,
-            cache=cache,
-            desc="PPTL end to end",
-        )
-        out += [
-            papers.assign(experiment="PPTL Table 1", protocol=PROTOCOLS[0], epsilon_total=np.inf),
-            ours.assign(experiment="PPTL Table 1", protocol=PROTOCOLS[1]),
-        ]
-    df = pd.concat(out, ignore_index=True)
-    df["pca_fitted_on"] = np.where(df.protocol == PROTOCOLS[0], "private training data", "public held-out images")
+        out += cells("pptl end to end", transfer_methods, eps, lam_grid=private_lam, eta_grid=private_eta)
+    return out
+
+
+def finish_end_to_end(raw):
+    """The tidy table of :func:`end_to_end` from the runner's rows of :func:`end_to_end_cells` (same rows, same order)."""
+    df = raw.copy()
+    df["experiment"] = df["kind"].map(lambda k: CELL_KINDS[k][0])
+    df["protocol"] = df["kind"].map(lambda k: CELL_KINDS[k][1])
+    papers = df["protocol"] == PROTOCOLS[0]
+    df["epsilon_total"] = np.where(papers, np.inf, df["epsilon_total"] if "epsilon_total" in df else np.nan)
+    if "eta" not in df:
+        df["eta"] = np.nan
+    df.loc[df["experiment"] == "PST Fig. 1", "eta"] = np.nan
+    df["pca_fitted_on"] = np.where(papers, "private training data", "public held-out images")
     df["tuning"] = np.where(
-        df.protocol == PROTOCOLS[1],
+        df["protocol"] == PROTOCOLS[1],
         "exponential mechanism on disjoint parts (inside)",
         "best validation AUC (outside the guarantee)",
     )
@@ -482,7 +483,22 @@ def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repea
         "pca_fitted_on",
         "tuning",
     ]
-    return df[cols]
+    return df[cols].astype({"eta": float, "lam_high": float, "epsilon_total": float})
+
+
+def end_to_end(profile="quick", pst_methods=None, transfer_methods=None, n_repeats=None, seed=0, n_jobs=1, cache=False):
+    """Both experiments under both protocols; one tidy DataFrame.
+
+    Columns: ``experiment`` ("PST Fig. 1" / "PPTL Table 1"), ``protocol`` (:data:`PROTOCOLS`),
+    ``method``, ``epsilon``, ``repeat``, ``auc``, ``lam``, ``lam_high`` (NaN for one-level
+    methods), ``eta``, ``n_candidates`` (settings evaluated), ``epsilon_total`` (the ε the
+    ledger certifies; ∞ for the papers' protocol, whose PCA and tuning are outside),
+    ``pca_fitted_on``, ``tuning``. ``pst_methods`` / ``transfer_methods`` default to the
+    profile's (an empty tuple skips that experiment).
+    """
+    cells = end_to_end_cells(profile, pst_methods, transfer_methods, n_repeats)
+    raw = run_cells(end_to_end_cell, cells, seed=seed, n_jobs=n_jobs, cache=cache, desc="end to end")
+    return finish_end_to_end(raw)
 
 
 def compare(df):

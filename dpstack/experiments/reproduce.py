@@ -77,7 +77,8 @@ def main(argv=None):
     if args.pages:
         root = results.results_dir().parent
         names = args.names or results.experiments()
-        print(" ".join(f"notebooks/{n}.ipynb" for n in names if (root / "notebooks" / f"{n}.ipynb").is_file()))
+        pages = dict.fromkeys(results.get(n).page for n in names if n in results.experiments())
+        print(" ".join(f"notebooks/{p}.ipynb" for p in pages if (root / "notebooks" / f"{p}.ipynb").is_file()))
         return 0
     if args.check:
         return _check(args.profile)

@@ -111,9 +111,10 @@ class StaleResultError(ResultError):
 
     def __init__(self, name, profile, changed, command):
         self.name, self.profile, self.changed, self.command = name, profile, list(changed), command
-        page = _PROJECT_ROOT / "notebooks" / f"{name}.ipynb"
+        page_name = _REGISTRY[name].page if name in _REGISTRY else name
+        page = _PROJECT_ROOT / "notebooks" / f"{page_name}.ipynb"
         then = (
-            f", then re-execute the page: python scripts/run_notebooks.py notebooks/{name}.ipynb"
+            f", then re-execute the page: python scripts/run_notebooks.py notebooks/{page_name}.ipynb"
             if page.is_file()
             else ""
         )
@@ -145,6 +146,9 @@ class Experiment:
         ``status()`` → ``None`` when the data the experiment needs is present, else a message.
     description : str
         One line for ``python -m dpstack.experiments.reproduce --list``.
+    page : str
+        The notebook that renders the result (default: ``name``); a page with several grids
+        registers one experiment per grid, each naming the page.
     """
 
     name: str
@@ -154,6 +158,11 @@ class Experiment:
     finish: Callable | None = None
     status: Callable | None = None
     description: str = ""
+    page: str = ""
+
+    def __post_init__(self):
+        if not self.page:
+            object.__setattr__(self, "page", self.name)
 
     def parameters(self, profile, **overrides):
         """The keyword parameters of ``cells`` for ``profile``, with ``overrides`` on top."""
@@ -170,8 +179,8 @@ _REGISTRY: dict = {}
 _BUILTINS_LOADED = False
 
 
-def register(name, cells, cell, profiles, finish=None, status=None, description=""):
-    """Register an experiment under the name of its page (see :class:`Experiment`).
+def register(name, cells, cell, profiles, finish=None, status=None, description="", page=None):
+    """Register an experiment under the name of its page, or of one grid of it (see :class:`Experiment`).
 
     Registering a name twice replaces the first entry.
 
@@ -185,20 +194,41 @@ def register(name, cells, cell, profiles, finish=None, status=None, description=
         raise TypeError(f"cells and cell must be callable for {name!r}")
     if not profiles:
         raise ValueError(f"profiles must name at least one profile for {name!r}")
-    exp = Experiment(name, cells, cell, dict(profiles), finish, status, description)
+    if page is not None and (not isinstance(page, str) or not page or "/" in page):
+        raise ValueError(f"page must be a notebook name without '/', got {page!r}")
+    exp = Experiment(name, cells, cell, dict(profiles), finish, status, description, page or name)
     _REGISTRY[name] = exp
     return exp
 
 
+def _data_status(require, *datasets):
+    """``None`` when ``require(*datasets)`` loads, else its message (the page says the data is absent)."""
+    from ..datasets import DatasetNotFoundError
+
+    try:
+        require(*datasets)
+    except DatasetNotFoundError as err:
+        return str(err)
+    return None
+
+
+def _both(quick, paper):
+    return {"quick": quick, "paper": paper}
+
+
 def _load_builtins():
-    """The book's experiments: one :func:`register` call each (modules imported on first use)."""
+    """The book's experiments: one :func:`register` call per grid of a page (modules imported on first use)."""
     global _BUILTINS_LOADED
     if _BUILTINS_LOADED:
         return
     _BUILTINS_LOADED = True
     import functools
 
+    from . import end_to_end as e2e
     from . import multiparty as mpl
+    from . import stacking as pst
+    from . import transfer as pptl
+    from .shared import ABLATION_VARIANTS, FACTOR_VARIANTS, PST_FACTOR_VARIANTS, plain_table
 
     pages = {"mpl_har": "har", "mpl_kdd": "kdd", "mpl_url": "url", "mpl_mnist10": "mnist10"}
     for page, dataset in pages.items():
@@ -212,6 +242,208 @@ def _load_builtins():
             status=functools.partial(mpl.data_status, dataset),
             description=f"MPL §6 accuracy against 1/ε on {dataset.upper()} (mpl_trial)",
         )
+
+    # --- PST (Yao et al.), figures numbered as in the arXiv version
+    pst_status = functools.partial(_data_status, pst.require_data, "MNIST", "NEWS20")
+    mnist_status = functools.partial(_data_status, pst.require_data, "MNIST")
+    profiles = _both(dict(profile="quick"), dict(profile="paper"))
+    for page, cells, what in [
+        ("pst_fig1_epsilon", pst.fig1_cells, "PST Figure 1: test AUC against ε"),
+        ("pst_fig2_groups", pst.fig2_cells, "PST Figure 2 [IJCAI Fig. 2(a)–(b)]: test AUC against K"),
+        ("pst_fig3_importance", pst.fig3_cells, "PST Figure 3 [IJCAI Fig. 2(c)–(d)]: test AUC against the importances α"),
+    ]:
+        register(page, cells, pst.stacking_cell, profiles, plain_table, pst_status, what)
+    register(
+        "pst_fig4_combiners",
+        pst.fig4_cells,
+        pst.stacking_cell,
+        profiles,
+        plain_table,
+        functools.partial(_data_status, pst.require_data, "NEWS20"),
+        "PST Figure 4 [IJCAI Fig. 3]: the combiners",
+    )
+
+    # --- PPTL (Guo et al.) and PST Table 2 on the RUIJIN-like cohort
+    mnist_t = functools.partial(_data_status, lambda: pptl.require_data())
+    register(
+        "pptl_table1_mnist",
+        pptl.table1_cells,
+        pptl.transfer_cell,
+        profiles,
+        plain_table,
+        mnist_t,
+        "PPTL Table 1: MNIST 0/8 → 0/9 against ε",
+    )
+    register(
+        "pptl_table1_mnist_nonprivate",
+        pptl.table1_cells,
+        pptl.transfer_cell,
+        _both(
+            dict(profile="quick", methods=["Direct"], epsilons=[float("inf")]),
+            dict(profile="paper", methods=["Direct"], epsilons=[float("inf")]),
+        ),
+        plain_table,
+        mnist_t,
+        "PPTL Figure 3(a)'s black line: non-private LR on the target",
+        page="pptl_table1_mnist",
+    )
+    for name, cells, what in [
+        ("ruijin_transfer_branches", pptl.branches_cells, "PST Table 2 = PPTL Table 4: every RUIJIN-like branch"),
+        ("ruijin_transfer_epsilon", pptl.epsilon_cells, "PPTL Table 2: RUIJIN-like branch 1 against ε"),
+        ("ruijin_transfer_groups", pptl.groups_cells, "PPTL Figure 4: PPTL-FS against K"),
+    ]:
+        status = mnist_t if name.endswith("groups") else None
+        register(name, cells, pptl.transfer_cell, profiles, plain_table, status, what, page="ruijin_transfer")
+
+    # --- the ablation of the stacked methods' open choices (one page, five grids)
+    def pick(variants, names):
+        return {k: variants[k] for k in names}
+
+    pst_quick = ["old defaults", "old, no high intercept", "old, λ per level", "new defaults"]
+    tr_quick = ["old defaults", "old, no refit", "new defaults", "new, refit"]
+    pst_eps = {p: min(pst.PROFILES[p]["epsilons"]) for p in ("quick", "paper")}  # PST Figure 1's smallest ε
+    register(
+        "stacking_ablation_pst",
+        pst.ablation_cells,
+        pst.ablation_cell,
+        _both(
+            dict(
+                profile="quick",
+                methods=["PLR", "PST-F(U)", "PST-F(W)"],
+                epsilons=[pst_eps["quick"]],
+                variants=pick(FACTOR_VARIANTS, pst_quick),
+                n_repeats=4,
+            ),
+            dict(
+                profile="paper",
+                methods=list(pst.STACKING_METHODS),
+                epsilons=[pst_eps["paper"]],
+                variants=dict(PST_FACTOR_VARIANTS),
+                n_repeats=30,
+            ),
+        ),
+        plain_table,
+        mnist_status,
+        "the factors of the high level's collapse, PST Figure 1 at its smallest ε",
+        page="stacking_ablation",
+    )
+    register(
+        "stacking_ablation_transfer",
+        pptl.ablation_cells,
+        pptl.ablation_cell,
+        _both(
+            dict(
+                profile="quick",
+                methods=["PPTL-FS(W)", "Direct"],
+                epsilon=0.5,
+                variants=pick(FACTOR_VARIANTS, tr_quick),
+                n_repeats=4,
+            ),
+            dict(
+                profile="paper",
+                methods=list(pptl.TRANSFER_METHODS),
+                epsilon=0.5,
+                variants=dict(FACTOR_VARIANTS),
+                n_repeats=20,
+            ),
+        ),
+        plain_table,
+        mnist_t,
+        "the factors of the high level's collapse, PPTL Table 1 at ε = 0.5",
+        page="stacking_ablation",
+    )
+    register(
+        "stacking_ablation_grids",
+        pst.grid_comparison_cells,
+        pst.ablation_cell,
+        _both(dict(profile="quick", n_repeats=6), dict(profile="paper", n_repeats=10)),
+        plain_table,
+        mnist_status,
+        "PLR on the old and the widened λ grids",
+        page="stacking_ablation",
+    )
+    register(
+        "stacking_ablation_grids_transfer",
+        pptl.grid_comparison_cells,
+        pptl.ablation_cell,
+        _both(dict(profile="quick", n_repeats=6), dict(profile="paper", n_repeats=10)),
+        plain_table,
+        mnist_t,
+        "Direct, SourceD and SimComb on the old and the widened λ grids",
+        page="stacking_ablation",
+    )
+    choices_quick = [
+        "default",
+        "row_bound=normalize",
+        "rows ÷ 4 (public constant)",
+        "meta_features=sigmoid",
+        "lam_blocks=importance",
+        "low_intercept",
+    ]
+    register(
+        "stacking_ablation_choices",
+        pst.ablation_cells,
+        pst.ablation_cell,
+        _both(
+            dict(
+                profile="quick",
+                methods=["PLR", "PST-F(W)"],
+                epsilons=[0.5],
+                variants=pick(ABLATION_VARIANTS, choices_quick),
+                n_repeats=3,
+            ),
+            dict(
+                profile="paper",
+                methods=["PLR", "PST-F(W)"],
+                epsilons=[0.5],
+                variants=dict(ABLATION_VARIANTS),
+                n_repeats=10,
+            ),
+        ),
+        plain_table,
+        mnist_status,
+        "the open choices one at a time, PST-F(W) at ε = 0.5",
+        page="stacking_ablation",
+    )
+    swing = [
+        dict(
+            case="PST-F(U), ε=0.25, λ=0.1, high intercept",
+            dataset="MNIST",
+            method="PST-F(U)",
+            epsilon=0.25,
+            lam=0.1,
+            options={"high_intercept": True},
+        ),
+        dict(
+            case="PST-F(U), ε=0.25, λ=0.1, no high intercept",
+            dataset="MNIST",
+            method="PST-F(U)",
+            epsilon=0.25,
+            lam=0.1,
+            options={"high_intercept": False},
+        ),
+    ]
+    register(
+        "stacking_ablation_swing",
+        pst.swing_cells,
+        pst.swing_cell,
+        _both(dict(cases=swing, n_seeds=6), dict(cases=swing, n_seeds=50)),
+        plain_table,
+        mnist_status,
+        "the high level's signal and noise over noise seeds",
+        page="stacking_ablation",
+    )
+
+    # --- beyond the papers: the end-to-end private protocol beside the papers'
+    register(
+        "end_to_end_private",
+        e2e.end_to_end_cells,
+        e2e.end_to_end_cell,
+        profiles,
+        e2e.finish_end_to_end,
+        mnist_status,
+        "PST Figure 1 and PPTL Table 1 under the papers' protocol and end to end",
+    )
 
 
 def experiments():
@@ -494,8 +726,12 @@ def _jsonable(value):
 
 
 # ------------------------------------------------------------------------------------------ compute / save / load
+def _missing(v):
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
 def _same_value(a, b):
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+    if _missing(a) and _missing(b):  # a cell's None is a NaN in the runner's table
         return True
     try:
         return bool(np.all(np.asarray(a, dtype=object) == np.asarray(b, dtype=object))) and np.shape(a) == np.shape(b)

@@ -26,8 +26,11 @@ Protocol (PST §4.1; errata :ref:`5 <erratum-public-bound>`, :ref:`6 <erratum-ps
 
 Every cell returns tidy rows (one per method × combiner) with the test AUC, the
 chosen λ of each level (``lam``, ``lam_high``), its validation AUC, the number of
-candidates evaluated and the best test AUC among them (``auc_oracle``: the selection's cost); :func:`check_claim` turns the repeats into a
-verdict on a claim by the shared rule of :mod:`dpstack.experiments.verdicts`.
+candidates evaluated and the best test AUC among them (``auc_oracle``: the selection's cost).
+Each figure has a ``figN_cells`` function (its grid, registered in :mod:`dpstack.experiments.results`
+so the page renders from the committed paper-profile table) and a ``figN_…`` function running it.
+The claims are judged in :mod:`dpstack.experiments.pst_report`; the open choices and the tuning
+budget shared with the PPTL experiments live in :mod:`dpstack.experiments.shared`.
 """
 
 from __future__ import annotations
@@ -37,111 +40,53 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..base import PrivacyLeakWarning
 from ..linear import PrivateLogisticRegression
 from ..metrics import roc_auc_score
 from ..stacking import PrivateStackingClassifier, bound_rows
 from .runner import run_cells
-from .verdicts import (
-    AUC_MARGIN,
-    any_of,
-    claims_frame,
-    directional_verdict,
-    equivalence_verdict,
-    no_pairs,
-    noninferiority_verdict,
+from .shared import (
+    ABLATION_VARIANTS,
+    DEFAULT_OPTIONS,
+    budget_grid,
+    check_lam_high_rule,
+    high_level_signal,
+    lam_high_start,
+    low_grid,
+    resolve_grid_points,
+    synthetic_task,
+    tuning_budget,
 )
 
 __all__ = [
     "PROFILES",
     "STACKING_METHODS",
-    "DEFAULT_OPTIONS",
+    "OLD_LAM_GRIDS",
     "load_task",
+    "require_data",
     "stacking_cell",
     "select_on_validation",
     "run_stacking",
+    "fig1_cells",
     "fig1_epsilon",
-    "synthetic_task",
+    "fig2_cells",
     "fig2_groups",
+    "fig3_cells",
     "fig3_importance",
+    "fig4_cells",
     "fig4_combiners",
+    "ablation_cells",
     "ablation",
-    "check_claim",
-    "claims_table",
-    "summarise",
-    "require_data",
-    "fig1_claims",
-    "fig2_claims",
-    "fig3_claims",
-    "fig4_claims",
-    "chosen_lam",
-    "high_level_signal",
+    "ablation_cell",
+    "grid_comparison_cells",
+    "swing_cell",
+    "swing_cells",
     "swing_diagnostics",
-    "alpha_label",
-    "eps_axis",
-    "set_eps_ticks",
-    "ABLATION_VARIANTS",
-    "synthetic_weights",
-    "OLD_DEFAULT_OPTIONS",
-    "FACTOR_VARIANTS",
-    "LAM_HIGH_RULES",
-    "PST_FACTOR_VARIANTS",
-    "tuning_budget",
-    "budget_grid",
-    "factor_effects",
-    "edge_share",
-    "LAM_RANGE",
-    "OLD_LAM_GRIDS",
 ]
 
 STACKING_METHODS = ("PLR", "PST-S", "PST-F(U)", "PST-F(W)")
 
-#: How the high level's λ is chosen: ``"per_level"`` (λ_l, then λ_h, each on validation data),
-#: ``"tied"`` (λ_h = λ_l), or a number (λ_h fixed in advance).
-LAM_HIGH_RULES = ("per_level", "tied")
-
-#: The choices the papers leave open (see dpstack.stacking) and their defaults: all DP-correct.
-#: ``lam_grid_points``: None uses the profile's λ grid; an int spreads that many points log-evenly over
-#: its range. ``equal_budget``: every method evaluates as many candidates as the stacked methods.
-#: ``refit`` (transfer only; the PST cells always score the validated model): refit the chosen
-#: setting on the whole training part before scoring it. Off by default: a refit draws fresh noise
-#: that no validation has seen, and at small ε the stacked methods' high level then flips sign in
-#: some repeats (the ablation page measures it).
-DEFAULT_OPTIONS = {
-    "row_bound": "clip",
-    "row_scale": 1.0,
-    "meta_features": "centred",
-    "lam_high": "per_level",
-    "lam_blocks": "same",
-    "low_intercept": False,
-    "high_intercept": False,
-    "lam_grid_points": None,
-    "equal_budget": True,
-    "refit": False,
-}
-
-#: The defaults before the fairness review: λ tied between the levels, an intercept in the high
-#: level, (transfer) Direct/SourceD tuned over fewer candidates than the stacked methods, and the
-#: chosen setting refitted on the whole training part.
-OLD_DEFAULT_OPTIONS = {
-    **DEFAULT_OPTIONS,
-    "lam_high": "tied",
-    "high_intercept": True,
-    "equal_budget": False,
-    "refit": True,
-}
-
-#: The range every λ grid of the experiments spans (PST and PPTL, every method and level).
-#: Wide enough that the chosen λ is interior in most repeats: the validation AUC of PLR is flat
-#: below about 1e-4 at finite ε (there λ + Δ is the fixed ridge of the ε' ≤ 0 branch of objective
-#: perturbation) and all but flat above about 10-100 (the solution's direction tends to that of
-#: mean(y·x) plus the noise; it still rises by ~1e-4 up to 1e3 on MNIST at ε = 0.25), and its
-#: optimum lies between, except without noise (ε = ∞), where it lies near 1e-5. The grids before
-#: this range (1e-4 to 1) left PLR and the one-level transfer methods at their top value in most
-#: repeats at small ε; :func:`edge_share` measures it.
-LAM_RANGE = (1e-6, 1e4)
 
 #: Repeats and grids. "paper": the papers' repeats (10; 30 for the K sweeps) and denser grids.
 PROFILES = {
@@ -195,28 +140,6 @@ def load_task(dataset, data_seed=0):
     return d.X_train, d.y_train, d.X_test, d.y_test, d.feature_variance
 
 
-def synthetic_weights(data_seed=0, n_features=20):
-    """Weights β of :func:`synthetic_task`: random signs, magnitude 1.5·√(d / Σ v)."""
-    v = 0.8 ** np.arange(n_features)
-    return 1.5 * np.sign(np.random.default_rng([data_seed, 2]).normal(size=n_features)) * np.sqrt(n_features / v.sum())
-
-
-def synthetic_task(data_seed=0, n_train=900, n_test=600, n_features=20):
-    """A small offline task with known importance (``dataset="SYNTH"``; tests and demos).
-
-    Feature i has variance v_i = 0.8^i and weight β_i ∝ √v_i·sign, so the label depends
-    more on high-variance features (as with PCA scores); rows are divided by the public
-    constant 2 and clipped to norm 1.
-    """
-    rng = np.random.default_rng(data_seed)
-    v = 0.8 ** np.arange(n_features)
-    X = rng.normal(size=(n_train + n_test, n_features)) * np.sqrt(v)
-    beta = synthetic_weights(data_seed, n_features)
-    y = (rng.uniform(size=len(X)) < 1 / (1 + np.exp(-X @ beta))).astype(int)
-    X = bound_rows(X, "clip", row_scale=2.0)
-    return X[:n_train], y[:n_train], X[n_train:], y[n_train:], v
-
-
 def _importance(method, alpha, feature_variance):
     if method != "PST-F(W)":
         return None
@@ -226,20 +149,6 @@ def _importance(method, alpha, feature_variance):
     return float(alpha) ** np.arange(1, feature_variance.size + 1)
 
 
-def _lam_high(opts, lam):
-    """λ_h the estimator is built with: λ_l (tied, and the start of the per-level search) or a fixed number."""
-    rule = opts["lam_high"]
-    return lam if rule in LAM_HIGH_RULES else float(rule)
-
-
-def _check_rule(rule):
-    if isinstance(rule, str) and rule not in LAM_HIGH_RULES:
-        raise ValueError(f"options['lam_high'] must be one of {LAM_HIGH_RULES} or a number > 0, got {rule!r}")
-    if not isinstance(rule, str) and not float(rule) > 0:
-        raise ValueError(f"options['lam_high'] must be one of {LAM_HIGH_RULES} or a number > 0, got {rule!r}")
-    return rule
-
-
 def _estimator(method, epsilon, lam, n_groups, importance, options, seed, diagnostics=False, lam_high=None):
     """The estimator of one grid cell; the tasks' labels are 0/1, a public label set.
 
@@ -247,7 +156,7 @@ def _estimator(method, epsilon, lam, n_groups, importance, options, seed, diagno
     """
     opts = {**DEFAULT_OPTIONS, **(options or {})}
     if lam_high is None:
-        lam_high = _lam_high(opts, lam)
+        lam_high = lam_high_start(opts, lam)
     if method == "PLR":
         return PrivateLogisticRegression(
             epsilon=epsilon,
@@ -275,44 +184,6 @@ def _estimator(method, epsilon, lam, n_groups, importance, options, seed, diagno
         classes=[0, 1],
         diagnostics=diagnostics,
     )
-
-
-def budget_grid(grid, n_points):
-    """``grid`` itself if it has ``n_points`` values, else ``n_points`` values spread log-evenly over its range.
-
-    A method with one tuned λ gets as many candidates as a method that tunes more
-    (:func:`tuning_budget`): the same range, a denser grid.
-    """
-    grid = [float(v) for v in grid]
-    n_points = int(n_points)
-    if n_points < 1:
-        raise ValueError(f"n_points must be >= 1, got {n_points}")
-    if n_points == len(grid):
-        return grid
-    if n_points == 1:
-        return [float(np.sqrt(min(grid) * max(grid)))]
-    return [float(v) for v in np.geomspace(min(grid), max(grid), n_points)]
-
-
-def tuning_budget(lam_grid, lam_high_grid=None, options=None, n_eta=1):
-    """Number of candidate settings a stacked method evaluates on the validation data.
-
-    ``"per_level"``: |λ grid|·n_eta (the low level, with η for PPTL) + |λ_h grid| (the high
-    level, the low level fixed). ``"tied"`` or a fixed λ_h: |λ grid|·n_eta. With
-    ``options["equal_budget"]`` every other method of the table evaluates this many
-    candidates too (PLR / Direct / SourceD: a λ grid of this size; SimComb: this size / n_eta
-    λ values × the η grid).
-    """
-    opts = {**DEFAULT_OPTIONS, **(options or {})}
-    n_low = len(_low_grid(lam_grid, opts)) * int(n_eta)
-    if _check_rule(opts["lam_high"]) == "per_level":
-        return n_low + len(lam_grid if lam_high_grid is None else lam_high_grid)
-    return n_low
-
-
-def _low_grid(lam_grid, opts):
-    points = opts.get("lam_grid_points")
-    return list(lam_grid) if points is None else budget_grid(lam_grid, points)
 
 
 def _scores(est, method, X, combiners):
@@ -378,7 +249,7 @@ def stacking_cell(
     """
     if method not in STACKING_METHODS:
         raise ValueError(f"method must be one of {STACKING_METHODS}, got {method!r}")
-    _check_rule({**DEFAULT_OPTIONS, **(options or {})}["lam_high"])
+    check_lam_high_rule({**DEFAULT_OPTIONS, **(options or {})}["lam_high"])
     X, y, X_test, y_test, variance = load_task(dataset, data_seed)
     return select_on_validation(
         method,
@@ -432,7 +303,7 @@ def select_on_validation(
     if method not in STACKING_METHODS:
         raise ValueError(f"method must be one of {STACKING_METHODS}, got {method!r}")
     opts = {**DEFAULT_OPTIONS, **(options or {})}
-    rule = _check_rule(opts["lam_high"])
+    rule = check_lam_high_rule(opts["lam_high"])
     split_ss, noise_ss = seed_sequence.spawn(2)
     perm = np.random.default_rng(split_ss).permutation(len(y))
     n_val = int(round(val_fraction * len(y)))
@@ -441,7 +312,7 @@ def select_on_validation(
         X, X_test = _bound_plr_rows(X, X_test, fit, opts["row_bound"], opts["row_scale"])
     noise_seed = int(np.random.default_rng(noise_ss).integers(2**63 - 1))
     high_grid = [float(v) for v in (lam_grid if lam_high_grid is None else lam_high_grid)]
-    grid = _low_grid(lam_grid, opts)
+    grid = low_grid(lam_grid, opts)
     if method == "PLR" and opts["equal_budget"]:
         grid = budget_grid(lam_grid, tuning_budget(lam_grid, high_grid, opts))
 
@@ -454,7 +325,7 @@ def select_on_validation(
             importance,
             opts,
             noise_seed,
-            lam_high=lam_high if lam_high is not None else _lam_high(opts, lam),
+            lam_high=lam_high if lam_high is not None else lam_high_start(opts, lam),
         )
         with warnings.catch_warnings():
             # the private_max variant warns at every fit; its row says it is not private. Only that
@@ -521,18 +392,18 @@ def _bound_plr_rows(X, X_test, fit, method, row_scale=1.0):
 
 def run_stacking(cells, seed=0, n_jobs=1, cache=False):
     """Run :func:`stacking_cell` over a list of cells; returns the tidy DataFrame."""
-    df = run_cells(stacking_cell, cells, seed=seed, n_jobs=n_jobs, cache=cache, desc="PST")
-    return df
+    return run_cells(stacking_cell, cells, seed=seed, n_jobs=n_jobs, cache=cache, desc="PST")
 
 
-def _cells(profile, datasets, methods, epsilons, repeats, **extra):
+def fig1_cells(profile="quick", datasets=None, methods=STACKING_METHODS, epsilons=None, n_repeats=None):
+    """The cells of PST Figure 1: every (repeat, dataset, method, ε)."""
     p = _profile(profile)
     return [
-        dict(dataset=d, method=m, epsilon=float(e), repeat=r, lam_grid=list(p["lam_grid"]), **extra)
-        for r in range(repeats)
-        for d in datasets
+        dict(dataset=d, method=m, epsilon=float(e), repeat=r, lam_grid=list(p["lam_grid"]))
+        for r in range(n_repeats or p["n_repeats"])
+        for d in datasets or p["datasets"]
         for m in methods
-        for e in epsilons
+        for e in epsilons or p["epsilons"]
     ]
 
 
@@ -547,36 +418,37 @@ def fig1_epsilon(
     cache=False,
 ):
     """PST Figure 1: test AUC against ε for PLR, PST-S, PST-F(U), PST-F(W) on MNIST and NEWS20."""
+    return run_stacking(fig1_cells(profile, datasets, methods, epsilons, n_repeats), seed, n_jobs, cache)
+
+
+def fig2_cells(profile="quick", datasets=None, k_grid=None, epsilon=1.0, n_repeats=None):
+    """The cells of PST Figure 2 [IJCAI Fig. 2(a)–(b)]: PST-F(U) and PST-F(W) at every K, PLR (K = 1) as reference."""
     p = _profile(profile)
-    cells = _cells(profile, datasets or p["datasets"], methods, epsilons or p["epsilons"], n_repeats or p["n_repeats"])
-    return run_stacking(cells, seed, n_jobs, cache)
+    reps = n_repeats or p["k_repeats"]
+    cells = [
+        dict(dataset=d, method=m, epsilon=float(epsilon), repeat=r, n_groups=int(k), lam_grid=list(p["lam_grid"]))
+        for r in range(reps)
+        for d in datasets or p["datasets"]
+        for k in k_grid or p["k_grid"]
+        for m in ("PST-F(U)", "PST-F(W)")
+    ]
+    cells += [
+        dict(dataset=d, method="PLR", epsilon=float(epsilon), repeat=r, n_groups=1, lam_grid=list(p["lam_grid"]))
+        for r in range(reps)
+        for d in datasets or p["datasets"]
+    ]
+    return cells
 
 
 def fig2_groups(
     profile="quick", datasets=None, k_grid=None, epsilon=1.0, n_repeats=None, seed=0, n_jobs=1, cache=False
 ):
     """PST Figure 2 [IJCAI Fig. 2(a)-(b)]: test AUC against K at ε = 1 for PST-F(U) and PST-F(W) (PLR as reference)."""
-    p = _profile(profile)
-    reps = n_repeats or p["k_repeats"]
-    cells = [
-        dict(dataset=d, method=m, epsilon=float(epsilon), repeat=r, n_groups=int(k), lam_grid=list(p["lam_grid"]))
-        for r in range(reps)
-        for d in (datasets or p["datasets"])
-        for k in (k_grid or p["k_grid"])
-        for m in ("PST-F(U)", "PST-F(W)")
-    ]
-    cells += [
-        dict(dataset=d, method="PLR", epsilon=float(epsilon), repeat=r, n_groups=1, lam_grid=list(p["lam_grid"]))
-        for r in range(reps)
-        for d in (datasets or p["datasets"])
-    ]
-    return run_stacking(cells, seed, n_jobs, cache)
+    return run_stacking(fig2_cells(profile, datasets, k_grid, epsilon, n_repeats), seed, n_jobs, cache)
 
 
-def fig3_importance(
-    profile="quick", datasets=None, alphas=None, epsilon=1.0, n_repeats=None, seed=0, n_jobs=1, cache=False
-):
-    """PST Figure 3 [IJCAI Fig. 2(c)-(d)]: PST-F(W) with v_i = α^i against α; PST-F(U) (α-free) as reference."""
+def fig3_cells(profile="quick", datasets=None, alphas=None, epsilon=1.0, n_repeats=None):
+    """The cells of PST Figure 3 [IJCAI Fig. 2(c)–(d)]: PST-F(W) with v_i = α^i at every α, PST-F(U) as reference."""
     p = _profile(profile)
     reps = n_repeats or p["n_repeats"]
     ds = datasets or p["datasets"]
@@ -586,108 +458,70 @@ def fig3_importance(
         )
         for r in range(reps)
         for d in ds
-        for a in (alphas or p["alphas"])
+        for a in alphas or p["alphas"]
     ]
     cells += [
         dict(dataset=d, method="PST-F(U)", epsilon=float(epsilon), repeat=r, lam_grid=list(p["lam_grid"]))
         for r in range(reps)
         for d in ds
     ]
-    return run_stacking(cells, seed, n_jobs, cache)
+    return cells
 
 
-def fig4_combiners(profile="quick", dataset="NEWS20", epsilon=1.0, n_repeats=None, seed=0, n_jobs=1, cache=False):
-    """PST Figure 4 [IJCAI Fig. 3]: C-0 … C-4, C-mv, C-wmv, C-hl of PST-F(U) and PST-F(W)."""
+def fig3_importance(
+    profile="quick", datasets=None, alphas=None, epsilon=1.0, n_repeats=None, seed=0, n_jobs=1, cache=False
+):
+    """PST Figure 3 [IJCAI Fig. 2(c)-(d)]: PST-F(W) with v_i = α^i against α; PST-F(U) (α-free) as reference."""
+    return run_stacking(fig3_cells(profile, datasets, alphas, epsilon, n_repeats), seed, n_jobs, cache)
+
+
+def fig4_cells(profile="quick", dataset="NEWS20", epsilon=1.0, n_repeats=None):
+    """The cells of PST Figure 4 [IJCAI Fig. 3]: PST-F(U) and PST-F(W), every combiner scored."""
     p = _profile(profile)
-    cells = [
+    return [
         dict(dataset=dataset, method=m, epsilon=float(epsilon), repeat=r, combiners=True, lam_grid=list(p["lam_grid"]))
         for r in range(n_repeats or p["n_repeats"])
         for m in ("PST-F(U)", "PST-F(W)")
     ]
-    return run_stacking(cells, seed, n_jobs, cache)
 
 
-#: The ablation's variations, each a change of one option from the defaults.
-ABLATION_VARIANTS = {
-    "default": {},
-    "row_bound=normalize": {"row_bound": "normalize"},
-    "row_bound=scale": {"row_bound": "scale"},
-    "row_bound=private_max (NOT DP)": {"row_bound": "private_max"},
-    "rows ÷ 4 (public constant)": {"row_scale": 4.0},
-    "meta_features=sigmoid": {"meta_features": "sigmoid"},
-    "meta_features=sigmoid, high intercept": {"meta_features": "sigmoid", "high_intercept": True},
-    "lam_blocks=importance": {"lam_blocks": "importance"},
-    "lam_high=1e-3": {"lam_high": 1e-3},
-    "lam_high=1e-1": {"lam_high": 1e-1},
-    "lam_high tied": {"lam_high": "tied"},
-    "low_intercept": {"low_intercept": True},
-    "high intercept": {"high_intercept": True},
-}
-
-#: The factors behind the stacked methods' high-level collapse, from the old defaults to the new
-#: ones: each row changes one option of the old defaults, then the new defaults, then one
-#: change of the new defaults (the meta-feature scale, the intercept, a fixed λ_h).
-FACTOR_VARIANTS = {
-    "old defaults": dict(OLD_DEFAULT_OPTIONS),
-    "old, no high intercept": {**OLD_DEFAULT_OPTIONS, "high_intercept": False},
-    "old, λ per level": {**OLD_DEFAULT_OPTIONS, "lam_high": "per_level"},
-    "old, tied λ on a denser grid": {**OLD_DEFAULT_OPTIONS, "lam_grid_points": "budget"},
-    "old, equal budget": {**OLD_DEFAULT_OPTIONS, "equal_budget": True},
-    "old, no refit": {**OLD_DEFAULT_OPTIONS, "refit": False},
-    "new defaults": dict(DEFAULT_OPTIONS),
-    "new, high intercept": {**DEFAULT_OPTIONS, "high_intercept": True},
-    "new, meta_features=sigmoid": {**DEFAULT_OPTIONS, "meta_features": "sigmoid"},
-    "new, λ_h fixed at 1e-2": {**DEFAULT_OPTIONS, "lam_high": 1e-2},
-    "new, refit": {**DEFAULT_OPTIONS, "refit": True},
-}
-
-#: The factors that exist in the PST cells (they never refit).
-PST_FACTOR_VARIANTS = {k: v for k, v in FACTOR_VARIANTS.items() if "refit" not in k}
+def fig4_combiners(profile="quick", dataset="NEWS20", epsilon=1.0, n_repeats=None, seed=0, n_jobs=1, cache=False):
+    """PST Figure 4 [IJCAI Fig. 3]: C-0 … C-4, C-mv, C-wmv, C-hl of PST-F(U) and PST-F(W)."""
+    return run_stacking(fig4_cells(profile, dataset, epsilon, n_repeats), seed, n_jobs, cache)
 
 
-def factor_effects(df, baseline="old defaults", by="variant", value="auc", pair_on=("repeat",), confidence=0.95):
-    """Each variant against ``baseline``, per method: mean, minimum, and the paired mean difference with its CI.
+def ablation_cells(
+    profile="quick",
+    dataset="MNIST",
+    methods=("PLR", "PST-F(U)", "PST-F(W)"),
+    epsilons=(1.0,),
+    variants=None,
+    n_repeats=None,
+    lam_grid=None,
+):
+    """The cells of :func:`ablation`: every (repeat, variant, method, ε).
 
-    Rows of one repeat (and of any other ``pair_on`` key) are paired: they share the data
-    split and, through common random numbers, the noise. The interval is the paired
-    t-interval of the mean difference at ``confidence``.
-
-    Returns
-    -------
-    DataFrame with one row per (method, variant): ``n``, ``mean``, ``ci_low``, ``ci_high`` (of
-    the mean), ``min``, ``diff`` (variant − baseline), ``diff_low``, ``diff_high``.
+    ``variants`` maps a name to options (default :data:`~dpstack.experiments.shared.ABLATION_VARIANTS`).
+    ``lam_grid`` replaces the profile's λ grid (the ablation page compares grids).
     """
-    out = []
-    keys = list(pair_on)
-    for m, part in df.groupby("method", sort=False):
-        base = part[part[by] == baseline].set_index(keys)[value]
-        for v, sub in part.groupby(by, sort=False):
-            vals = sub.set_index(keys)[value]
-            x = vals.dropna().to_numpy(dtype=float)
-            n = x.size
-            half = stats.t.ppf(0.5 + confidence / 2, n - 1) * x.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan
-            joined = pd.concat([vals.rename("a"), base.rename("b")], axis=1, join="inner").dropna()
-            d = (joined["a"] - joined["b"]).to_numpy(dtype=float)
-            dh = (
-                stats.t.ppf(0.5 + confidence / 2, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)
-                if d.size > 1
-                else np.nan
-            )
-            out.append(
-                dict(
-                    method=m,
-                    variant=v,
-                    n=n,
-                    mean=x.mean() if n else np.nan,
-                    ci_low=x.mean() - half if n else np.nan,
-                    ci_high=x.mean() + half if n else np.nan,
-                    min=x.min() if n else np.nan,
-                    diff=d.mean() if d.size else np.nan,
-                    diff_low=d.mean() - dh if d.size else np.nan,
-                    diff_high=d.mean() + dh if d.size else np.nan,
-                )
-            )
-    return pd.DataFrame(out)
+    p = _profile(profile)
+    variants = ABLATION_VARIANTS if variants is None else variants
+    grid = list(p["lam_grid"] if lam_grid is None else lam_grid)
+    return [
+        dict(
+            dataset=dataset,
+            method=m,
+            epsilon=float(e),
+            repeat=r,
+            options=resolve_grid_points(variants[v], {**p, "lam_grid": grid}),
+            variant=v,
+            lam_grid=grid,
+        )
+        for r in range(n_repeats or p["n_repeats"])
+        for v in variants
+        for m in methods
+        for e in epsilons
+    ]
 
 
 def ablation(
@@ -703,136 +537,33 @@ def ablation(
 ):
     """The open choices (row bounding, meta-features, λ per level, intercepts), one at a time.
 
-    ``variants`` maps a name to options (default :data:`ABLATION_VARIANTS`; :data:`FACTOR_VARIANTS`
-    for the collapse's factors). ``"lam_grid_points": "budget"`` in a variant's options means a
-    tied λ on a grid as large as the per-level budget (:func:`tuning_budget`).
+    ``variants`` maps a name to options (default :data:`~dpstack.experiments.shared.ABLATION_VARIANTS`;
+    :data:`~dpstack.experiments.shared.FACTOR_VARIANTS` for the collapse's factors).
+    ``"lam_grid_points": "budget"`` in a variant's options means a tied λ on a grid as large as the
+    per-level budget (:func:`~dpstack.experiments.shared.tuning_budget`).
+    """
+    cells = ablation_cells(profile, dataset, methods, epsilons, variants, n_repeats)
+    return run_cells(ablation_cell, cells, seed=seed, n_jobs=n_jobs, cache=cache, desc="PST ablation")
+
+
+def grid_comparison_cells(profile="quick", n_repeats=10, dataset="MNIST"):
+    """PLR on the λ grid before the widening (:data:`OLD_LAM_GRIDS`) and on the profile's grid.
+
+    Variants ``"old grid"`` and ``"new grid"``, each at PST Figure 1's smallest and largest finite
+    ε, paired on the repeat (same split, same noise seeds); every grid spends the same tuning budget.
     """
     p = _profile(profile)
-    variants = ABLATION_VARIANTS if variants is None else variants
-    cells = [
-        dict(
-            dataset=dataset,
-            method=m,
-            epsilon=float(e),
-            repeat=r,
-            options=_resolve_points(variants[v], p),
-            variant=v,
-            lam_grid=list(p["lam_grid"]),
-        )
-        for r in range(n_repeats or p["n_repeats"])
-        for v in variants
-        for m in methods
-        for e in epsilons
-    ]
-    return run_cells(_ablation_cell, cells, seed=seed, n_jobs=n_jobs, cache=cache, desc="PST ablation")
+    finite = [e for e in p["epsilons"] if np.isfinite(e)]
+    epsilons = [min(finite), max(finite)]
+    cells = []
+    for which, grid in (("old grid", OLD_LAM_GRIDS[profile]), ("new grid", p["lam_grid"])):
+        cells += ablation_cells(profile, dataset, ("PLR",), epsilons, {which: {}}, n_repeats, lam_grid=grid)
+    return cells
 
 
-def _resolve_points(options, p, n_eta=1):
-    """``lam_grid_points="budget"``: as many λ as the per-level budget (one grid of the profile per level)."""
-    options = dict(options)
-    if options.get("lam_grid_points") == "budget":
-        per_level = {**options, "lam_high": "per_level", "lam_grid_points": None}
-        options["lam_grid_points"] = tuning_budget(p["lam_grid"], None, per_level, n_eta) // int(n_eta)
-    return options
-
-
-def _ablation_cell(variant, **cell):
+def ablation_cell(variant, **cell):
+    """:func:`stacking_cell` of one ablation cell (``variant`` names the options, kept as a column)."""
     return stacking_cell(**cell)
-
-
-# --- claims ----------------------------------------------------------------------------------------
-
-
-def check_claim(
-    df,
-    better,
-    worse,
-    by="method",
-    value="auc",
-    pair_on=("repeat",),
-    where=None,
-    alternative="greater",
-    alpha=0.05,
-    claim=None,
-    kind="directional",
-    margin=None,
-):
-    """The shared verdict on a claim comparing ``better`` with ``worse`` on paired rows of ``df``.
-
-    Rows of ``df`` with ``df[by] == better`` and ``df[by] == worse`` are matched on
-    ``pair_on`` (e.g. repeat and ε: the same data split) after filtering by ``where``
-    (a dict column -> value or list of values); the claim is judged on the paired differences
-    ``better − worse`` by the rule of :mod:`dpstack.experiments.verdicts`.
-
-    Parameters
-    ----------
-    kind : {"directional", "equivalence", "non-inferiority"}, default="directional"
-        "directional": ``better`` has the larger ``value``; "equivalence": the two are within
-        ``margin`` of each other (TOST); "non-inferiority": ``better`` is not below ``worse`` by
-        ``margin`` or more.
-    margin : float, optional
-        The margin of the equivalence and non-inferiority claims (required for them);
-        :data:`~dpstack.experiments.verdicts.AUC_MARGIN` on the pages.
-    alternative : {"greater", "less"}, default="greater"
-        "less" judges the reversed ordering of a directional claim.
-    alpha : float, default=0.05
-        1 − the level of the interval.
-
-    Returns
-    -------
-    Verdict
-        Supported, contradicted or inconclusive, with the number of pairs, the mean paired
-        difference, its 95 % interval and, when inconclusive, about how many pairs would decide
-        it. No pairs at all gives an inconclusive verdict with nothing measured.
-    """
-    if kind not in ("directional", "equivalence", "non-inferiority"):
-        raise ValueError(f"kind must be 'directional', 'equivalence' or 'non-inferiority', got {kind!r}")
-    if alternative not in ("greater", "less"):
-        raise ValueError(f"alternative must be 'greater' or 'less', got {alternative!r}")
-    if kind != "directional" and margin is None:
-        raise ValueError(f"margin is required for a {kind} claim")
-    part = df
-    for col, val in (where or {}).items():
-        vals = val if isinstance(val, (list, tuple, set)) else [val]
-        part = part[part[col].isin(vals)]
-    keys = list(pair_on)
-    a = part[part[by] == better].set_index(keys)[value]
-    b = part[part[by] == worse].set_index(keys)[value]
-    joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").dropna()
-    diff = (joined["a"] - joined["b"]).to_numpy()
-    if alternative == "less":
-        diff = -diff
-    if claim is None:
-        rel = ">" if alternative == "greater" else "<"
-        claim = {
-            "directional": f"{better} {rel} {worse}",
-            "equivalence": f"{better} ≈ {worse}",
-            "non-inferiority": f"{better} not worse than {worse}",
-        }[kind]
-    if diff.size == 0:
-        return no_pairs(claim, kind, float("nan") if margin is None else float(margin))
-    if kind == "equivalence":
-        return equivalence_verdict(diff, margin, claim=claim, alpha=alpha)
-    if kind == "non-inferiority":
-        return noninferiority_verdict(diff, margin, claim=claim, alpha=alpha)
-    return directional_verdict(diff, claim=claim, alpha=alpha)
-
-
-def claims_table(results, context=None):
-    """The verdicts of a page's claims as the pages show them (one style for every page).
-
-    ``results`` is a list of :class:`~dpstack.experiments.verdicts.Verdict` (from
-    :func:`check_claim`); ``context`` one dict of leading columns per verdict (e.g. the dataset).
-    See :func:`dpstack.experiments.verdicts.claims_frame` for the columns.
-    """
-    return claims_frame(results, context, unit="pairs")
-
-
-def summarise(df, index, columns="method", value="auc"):
-    """mean ± s.d. over repeats as strings, index × columns, for printing."""
-    g = df.groupby([*np.atleast_1d(index), *np.atleast_1d(columns)])[value].agg(["mean", "std"])
-    txt = g.apply(lambda r: f"{r['mean']:.4f} ± {r['std']:.4f}", axis=1)
-    return txt.unstack(list(np.atleast_1d(columns)))
 
 
 def require_data(*datasets):
@@ -846,256 +577,39 @@ def require_data(*datasets):
             raise DatasetNotFoundError(f"this page needs {name}: {err}") from None
 
 
-def _finite(df):
-    return df[np.isfinite(df["epsilon"])]
+def swing_cell(dataset, method, epsilon, lam, noise_seed, options=None, lam_high=None, case=None, seed_sequence=None):
+    """One row of :func:`swing_diagnostics`: the configuration refitted with noise seed ``noise_seed``.
 
-
-def fig1_claims(df):
-    """PST Figure 1's claims, judged per dataset (pairs: repeat × finite ε unless stated).
-
-    "PST-S can be inferior to PLR" is a claim about *some* ε: supported when PLR > PST-S is
-    supported at one ε at level 0.05 / (number of ε) (Bonferroni). Every other claim is
-    directional.
+    ``case`` is a label kept as a column; ``seed_sequence`` (the runner's) is not used: the noise
+    seed is ``noise_seed`` itself, so a row does not depend on the grid it is computed in.
     """
-    out, ctx = [], []
-    for d, part in df.groupby("dataset", sort=False):
-        fin = _finite(part)
-        lo, hi = fin["epsilon"].min(), fin["epsilon"].max()
-        for m in STACKING_METHODS:
-            out.append(
-                check_claim(fin, hi, lo, by="epsilon", where={"method": m}, claim=f"{m}: AUC at ε={hi:g} > at ε={lo:g}")
-            )
-        eps = sorted(fin["epsilon"].unique())
-        per_eps = [
-            check_claim(
-                fin, "PLR", "PST-S", where={"epsilon": e}, alpha=0.05 / len(eps), claim=f"PLR > PST-S at ε={e:g}"
-            )
-            for e in eps
-        ]
-        out.append(any_of(per_eps, "PST-S can be inferior to PLR (PLR > PST-S at some ε; Bonferroni over ε)"))
-        for better in ("PST-F(W)", "PST-F(U)"):
-            for worse in ("PST-S", "PLR"):
-                out.append(check_claim(fin, better, worse, pair_on=("repeat", "epsilon")))
-        out.append(
-            check_claim(
-                fin,
-                "PST-F(W)",
-                "PST-F(U)",
-                pair_on=("repeat", "epsilon"),
-                claim="PST-F(W) is the best: PST-F(W) > PST-F(U)",
-            )
-        )
-        ctx += [{"dataset": d}] * (len(out) - len(ctx))
-    return claims_table(out, ctx)
-
-
-def fig2_claims(df):
-    """PST Figure 2 [IJCAI Fig. 2(a)-(b)]: a peak at an intermediate K (best interior K beats both ends).
-
-    Directional claims; the interior K is the one with the best mean AUC.
-    """
-    out, ctx = [], []
-    for (d, m), part in df[df["method"] != "PLR"].groupby(["dataset", "method"], sort=False):
-        ks = sorted(part["n_groups"].unique())
-        means = part.groupby("n_groups")["auc"].mean()
-        k_best = int(means.loc[ks[1:-1]].idxmax())
-        for end in (ks[0], ks[-1]):
-            out.append(check_claim(part, k_best, end, by="n_groups", claim=f"peak: K={k_best} > K={end}"))
-            ctx.append({"dataset": d, "method": m})
-    return claims_table(out, ctx)
-
-
-def alpha_label(row):
-    """ "W(α=0.5)" for PST-F(W) rows with an α, else the method name."""
-    a = row.get("alpha")
-    return f"W(α={a:g})" if row["method"] == "PST-F(W)" and a is not None and np.isfinite(a) else row["method"]
-
-
-def fig3_claims(df):
-    """PST Figure 3 [IJCAI Fig. 2(c)-(d)]: α < 1 beats U; α > 1 is worse than α < 1; W is flat in α < 1.
-
-    The first two are directional; "flat in α < 1" is an equivalence claim between the
-    smallest and the largest α < 1, with margin :data:`~dpstack.experiments.verdicts.AUC_MARGIN`.
-    """
-    df = df.assign(label=df.apply(alpha_label, axis=1))
-    out, ctx = [], []
-    for d, part in df.groupby("dataset", sort=False):
-        alphas = sorted(part["alpha"].dropna().unique())
-        small, large = [a for a in alphas if a < 1], [a for a in alphas if a > 1]
-        for a in small:
-            out.append(check_claim(part, f"W(α={a:g})", "PST-F(U)", by="label"))
-        for a in large:
-            out.append(
-                check_claim(
-                    part,
-                    f"W(α={small[-1]:g})",
-                    f"W(α={a:g})",
-                    by="label",
-                    claim=f"AUC decreases for α > 1: α={small[-1]:g} > α={a:g}",
-                )
-            )
-        if len(small) >= 2:
-            out.append(
-                check_claim(
-                    part,
-                    f"W(α={small[0]:g})",
-                    f"W(α={small[-1]:g})",
-                    by="label",
-                    kind="equivalence",
-                    margin=AUC_MARGIN,
-                    claim=f"not sensitive for α < 1: α={small[0]:g} ≈ α={small[-1]:g}",
-                )
-            )
-        ctx += [{"dataset": d}] * (len(out) - len(ctx))
-    return claims_table(out, ctx)
-
-
-def fig4_claims(df):
-    """PST Figure 4 [IJCAI Fig. 3]: C-0 best single model (W); C-hl beats votes and singles (directional)."""
-    out, ctx = [], []
-    w = df[df["method"] == "PST-F(W)"]
-    singles = sorted(c for c in df["combiner"].unique() if c not in ("C-mv", "C-wmv", "C-hl"))
-    for c in singles[1:]:
-        out.append(check_claim(w, "C-0", c, by="combiner"))
-        ctx.append({"method": "PST-F(W)"})
-    for m, part in df.groupby("method", sort=False):
-        for c in ["C-mv", "C-wmv", *singles]:
-            out.append(check_claim(part, "C-hl", c, by="combiner"))
-            ctx.append({"method": m})
-    return claims_table(out, ctx)
-
-
-def eps_axis(df, column="epsilon"):
-    """Copy of df with ``eps_pos``: ε, and ε = ∞ drawn at twice the largest finite ε (tick "∞")."""
-    finite = df.loc[np.isfinite(df[column]), column]
-    inf_pos = 2 * finite.max() if len(finite) else 1.0
-    return df.assign(eps_pos=np.where(np.isfinite(df[column]), df[column], inf_pos)), inf_pos
-
-
-def set_eps_ticks(ax, df, inf_pos):
-    """Log-x ticks at the ε values, the ∞ position labelled "∞"."""
-    vals = sorted(df["eps_pos"].unique())
-    ax.set_xscale("log")
-    ax.set_xticks(vals)
-    ax.set_xticklabels(["∞" if v == inf_pos and not np.isfinite(df["epsilon"]).all() else f"{v:g}" for v in vals])
-    ax.minorticks_off()
-
-
-def chosen_lam(df, index, columns="method"):
-    """The λ chosen most often over repeats (ties: the smaller), index × columns.
-
-    With a ``lam_high`` column (the stacked methods' C-hl rows) each entry shows both
-    levels as ``"λ_l / λ_h"`` (the most frequent pair); PLR and the low-level combiners
-    show their one λ.
-    """
-
-    def pick(part):
-        if "lam_high" not in part or not np.isfinite(part["lam_high"].astype(float)).any():
-            return f"{part['lam'].mode().min():g}"
-        pairs = part[["lam", "lam_high"]].astype(float).value_counts()
-        top = sorted(pairs[pairs == pairs.max()].index)[0]
-        return f"{top[0]:g} / {top[1]:g}"
-
-    keys = [*np.atleast_1d(index), *np.atleast_1d(columns)]
-    return df.groupby(keys).apply(pick, include_groups=False).unstack(list(np.atleast_1d(columns)))
-
-
-def edge_share(df, lam_grid, by=("method", "epsilon"), rtol=1e-6):
-    """Share of repeats whose chosen λ lies at an edge of the λ grid's range, per group of ``by``.
-
-    A λ chosen at the smallest or largest value of its grid may be limited by the grid, not by
-    the method: a wider grid could have given a better model. Every method of a table tunes
-    over the same range (:func:`budget_grid` keeps it), so ``lam_grid`` (the profile's grid)
-    tells the edges for all of them.
-
-    Parameters
-    ----------
-    df : DataFrame
-        Tidy results with ``lam`` (the chosen λ, of the low level for the stacked methods) and
-        optionally ``lam_high`` (λ_h of C-hl; NaN for one-level methods and rows without one).
-    lam_grid : sequence of float
-        The grid the rows were tuned over; only its smallest and largest values are used.
-    by : str or sequence of str
-        The group columns (those absent from ``df`` are skipped).
-    rtol : float
-        Relative tolerance of "equal to an edge".
-
-    Returns
-    -------
-    DataFrame, one row per group: ``n`` (rows), ``lam_bottom``, ``lam_top`` and ``lam_edge`` (shares
-    of rows with λ at the smallest value, the largest value, either), and ``lam_high_edge`` (share
-    of the rows with a λ_h whose λ_h is at an edge; NaN if the group has none).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> df = pd.DataFrame({"method": ["PLR"] * 4, "epsilon": 1.0, "lam": [1.0, 1.0, 0.1, 1e-4]})
-    >>> edge_share(df, (1e-4, 1e-2, 1.0))[["n", "lam_bottom", "lam_top", "lam_edge"]].to_numpy().tolist()
-    [[4.0, 0.25, 0.5, 0.75]]
-    """
-    grid = np.asarray([float(v) for v in lam_grid], dtype=float)
-    if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
-        raise ValueError(f"lam_grid must be a non-empty sequence of positive finite numbers, got {lam_grid!r}")
-    if "lam" not in df.columns:
-        raise ValueError(f"df has no column 'lam' (columns: {list(df.columns)})")
-    lo, hi = grid.min(), grid.max()
-    keys = [k for k in np.atleast_1d(by) if k in df.columns]
-
-    def at(values, edge):
-        v = values.astype(float)
-        return np.isclose(v, edge, rtol=rtol, atol=0.0)
-
-    def one(part):
-        lam = part["lam"].astype(float)
-        bottom, top = at(lam, lo), at(lam, hi)
-        out = dict(
-            n=float(len(part)),
-            lam_bottom=float(bottom.mean()),
-            lam_top=float(top.mean()),
-            lam_edge=float((bottom | top).mean()),
-            lam_high_edge=np.nan,
-        )
-        if "lam_high" in part.columns:
-            h = part["lam_high"].astype(float)
-            h = h[np.isfinite(h)]
-            if len(h):
-                out["lam_high_edge"] = float((at(h, lo) | at(h, hi)).mean())
-        return pd.Series(out)
-
-    if not keys:
-        return one(df).to_frame().T
-    return df.groupby(keys, sort=True).apply(one, include_groups=False).reset_index()
-
-
-def high_level_signal(est, X, y):
-    """Signal and noise the high-level PLR of a fitted stacking model saw on its part D_h.
-
-    signal = ‖∇ of the mean logistic loss at w = 0‖ = ‖mean(y·m)‖/2 over the meta-features m of
-    D_h (y = ±1); noise = ‖b‖/n_h, the size of the perturbation term's gradient. When
-    noise ≳ signal the high level's weights, and with them the sign of C-hl, are mostly noise.
-
-    An analysis, not a release: it needs the rows of D_h and the high level's noise, which
-    exist only on an estimator fitted with ``diagnostics=True`` (such an object is not private).
-    """
-    from ..stacking import meta_features
-
-    diag = getattr(est, "diagnostics_", None)
-    if diag is None:
-        raise ValueError(
-            "high_level_signal needs an estimator fitted with diagnostics=True "
-            "(the rows of D_h and the high level's noise are diagnostics)"
-        )
-    rows = diag.high_index
-    M = meta_features(est.decision_function_low(X[rows]), est.meta_features)
-    ys = np.where(y[rows] == est.classes_[1], 1.0, -1.0)
-    signal = float(np.linalg.norm((ys[:, None] * M).mean(axis=0)) / 2)
-    noise = float(diag.high_level.noise_norm / rows.size)
+    X, y, X_test, y_test, variance = load_task(dataset)
+    # an analysis of the noise: diagnostics=True keeps the high level's noise and the rows of D_h
+    est = _estimator(
+        method,
+        epsilon,
+        lam,
+        5,
+        _importance(method, None, variance),
+        options,
+        int(noise_seed),
+        diagnostics=True,
+        lam_high=lam if lam_high is None else lam_high,
+    ).fit(X, y)
+    d = est.decision_functions(X_test)
+    singles = [_auc(y_test, v) for k, v in d.items() if k not in ("C-mv", "C-wmv", "C-hl")]
     return dict(
-        meta_rms=float(np.sqrt((M**2).sum(axis=1).mean())),
-        signal=signal,
-        noise=noise,
-        high_coef_norm=float(np.linalg.norm(est.high_level_.coef_)),
+        seed=int(noise_seed),
+        auc_hl=_auc(y_test, d["C-hl"]),
+        auc_best_single=max(singles),
+        auc_wmv=_auc(y_test, d["C-wmv"]),
+        **high_level_signal(est, X, y),
     )
+
+
+def swing_cells(cases, n_seeds=20):
+    """Cells of :func:`swing_cell`: every case (a dict of its keyword arguments, with ``case``) × noise seed."""
+    return [dict(case, noise_seed=s) for case in cases for s in range(int(n_seeds))]
 
 
 def swing_diagnostics(
@@ -1104,33 +618,9 @@ def swing_diagnostics(
     """Refit one PST-F configuration with ``n_seeds`` noise seeds on the whole training set.
 
     Returns one row per seed: test AUC of C-hl, of the best single low-level model and
-    of C-wmv, and :func:`high_level_signal`. Shows where an AUC that swings across repeats
-    comes from. ``lam_high``: λ of the high level (default: ``lam``, as with tied λ).
+    of C-wmv, and :func:`~dpstack.experiments.shared.high_level_signal`. Shows where an AUC that
+    swings across repeats comes from. ``lam_high``: λ of the high level (default: ``lam``, as with
+    tied λ).
     """
-    X, y, X_test, y_test, variance = load_task(dataset)
-    rows = []
-    for s in range(n_seeds):
-        # an analysis of the noise: diagnostics=True keeps the high level's noise and the rows of D_h
-        est = _estimator(
-            method,
-            epsilon,
-            lam,
-            5,
-            _importance(method, None, variance),
-            options,
-            s,
-            diagnostics=True,
-            lam_high=lam if lam_high is None else lam_high,
-        ).fit(X, y)
-        d = est.decision_functions(X_test)
-        singles = [_auc(y_test, v) for k, v in d.items() if k not in ("C-mv", "C-wmv", "C-hl")]
-        rows.append(
-            dict(
-                seed=s,
-                auc_hl=_auc(y_test, d["C-hl"]),
-                auc_best_single=max(singles),
-                auc_wmv=_auc(y_test, d["C-wmv"]),
-                **high_level_signal(est, X, y),
-            )
-        )
+    rows = [swing_cell(dataset, method, epsilon, lam, s, options=options, lam_high=lam_high) for s in range(n_seeds)]
     return pd.DataFrame(rows)

@@ -42,46 +42,44 @@ from ..metrics import roc_auc_score
 from ..stacking import bound_rows
 from ..transfer import PrivateTransferStacking, SimComb
 from .runner import run_cells
-from .stacking import (
+from .shared import (
+    ABLATION_VARIANTS,
     DEFAULT_OPTIONS,
-    _check_rule,
-    _lam_high,
-    _low_grid,
     budget_grid,
-    check_claim,
-    claims_table,
-    edge_share,
-    summarise,
+    check_lam_high_rule,
+    high_level_signal,
+    lam_high_start,
+    low_grid,
+    resolve_grid_points,
+    synthetic_task,
+    synthetic_weights,
     tuning_budget,
 )
-from .verdicts import AUC_MARGIN, all_of
 
 __all__ = [
     "TRANSFER_METHODS",
     "PST_NAMES",
     "TRANSFER_PROFILES",
+    "OLD_TRANSFER_LAM_GRIDS",
     "RUIJIN_ROW_SCALE",
     "load_transfer_task",
+    "require_data",
+    "transfer_candidates",
     "transfer_cell",
     "run_transfer",
+    "table1_cells",
     "pptl_table1",
+    "branches_cells",
     "ruijin_branches",
+    "epsilon_cells",
     "ruijin_epsilon",
+    "groups_cells",
     "transfer_groups",
+    "ablation_cells",
     "transfer_ablation",
-    "check_claim",
-    "claims_table",
-    "summarise",
-    "require_data",
-    "beside_paper",
-    "table1_claims",
-    "branches_claims",
-    "average_ranks",
-    "groups_claims",
+    "ablation_cell",
+    "grid_comparison_cells",
     "transfer_swing_diagnostics",
-    "transfer_candidates",
-    "edge_share",
-    "OLD_TRANSFER_LAM_GRIDS",
 ]
 
 TRANSFER_METHODS = ("PPTL-FS(W)", "PPTL-FS(R)", "SimComb", "SourceD", "Direct")
@@ -97,7 +95,7 @@ PST_NAMES = {
 #: Public constant dividing the RUIJIN-like rows before clipping (most rows have norm 6-10).
 RUIJIN_ROW_SCALE = 10.0
 
-#: Repeats and grids. Every λ grid spans :data:`~dpstack.experiments.stacking.LAM_RANGE` (the same
+#: Repeats and grids. Every λ grid spans :data:`~dpstack.experiments.shared.LAM_RANGE` (the same
 #: range as the PST grids), densest where the chosen λ falls (1e-3 to 10 on MNIST and the
 #: RUIJIN-like cohort). With the equal tuning budget SimComb tunes budget / |η grid| values of λ,
 #: so |λ grid| must be a multiple of |η grid| (quick: 8 λ, 2 η; paper: 10 λ, 5 η).
@@ -172,9 +170,7 @@ def load_transfer_task(dataset, branch=None, data_seed=0):
 def _synthetic_transfer(data_seed, n_source=1200, n_target=400):
     """Small offline source/target pair (``dataset="SYNTH"``; tests): the target's weights are
     the source's plus a perturbation, features with variance 0.8^i as in
-    :func:`~dpstack.experiments.stacking.synthetic_task`."""
-    from .stacking import synthetic_task, synthetic_weights
-
+    :func:`~dpstack.experiments.shared.synthetic_task`."""
     Xs, ys, _, _, v = synthetic_task(data_seed, n_train=n_source, n_test=1)
     rng = np.random.default_rng([data_seed, 1])
     Xt = rng.normal(size=(n_target, v.size)) * np.sqrt(v)
@@ -213,10 +209,10 @@ def transfer_candidates(method, lam_grid, eta_grid, lam_high_grid=None, options=
     """The (λ, η) candidates of one method's first stage, and the per-level budget they fill.
 
     The stacked methods (PPTL-FS) evaluate λ grid × η grid, plus, with ``lam_high="per_level"``,
-    the λ_h grid (:func:`~dpstack.experiments.stacking.tuning_budget`). With
+    the λ_h grid (:func:`~dpstack.experiments.shared.tuning_budget`). With
     ``options["equal_budget"]`` every other method evaluates as many candidates: SimComb a
     denser λ grid × the η grid, Direct, SourceD and PLR(main) (no η) a λ grid of the whole
-    budget (:func:`~dpstack.experiments.stacking.budget_grid`: the same range).
+    budget (:func:`~dpstack.experiments.shared.budget_grid`: the same range).
 
     Returns
     -------
@@ -224,7 +220,7 @@ def transfer_candidates(method, lam_grid, eta_grid, lam_high_grid=None, options=
     """
     opts = {**DEFAULT_OPTIONS, **(options or {})}
     eta_grid = [float(e) for e in eta_grid]
-    low = _low_grid(lam_grid, opts)
+    low = low_grid(lam_grid, opts)
     budget = tuning_budget(lam_grid, lam_high_grid, opts, len(eta_grid))
     if method in ("PPTL-FS(W)", "PPTL-FS(R)"):
         return [(lam, eta) for lam in low for eta in eta_grid]
@@ -288,7 +284,7 @@ def transfer_cell(
         raise ValueError(f"method must be one of {TRANSFER_METHODS + ('PLR(main)',)}, got {method!r}")
     opts = {**DEFAULT_OPTIONS, **(options or {})}
     refit = bool(opts["refit"]) if refit is None else bool(refit)
-    rule = _check_rule(opts["lam_high"])
+    rule = check_lam_high_rule(opts["lam_high"])
     high_grid = [float(v) for v in (lam_grid if lam_high_grid is None else lam_high_grid)]
     candidates = transfer_candidates(method, lam_grid, eta_grid, high_grid, opts)
     stacked = method in ("PPTL-FS(W)", "PPTL-FS(R)")
@@ -409,7 +405,7 @@ def transfer_cell(
         warnings.filterwarnings("ignore", message="row_bound='private_max'", category=PrivacyLeakWarning)
         trials = []
         for lam, eta in candidates:
-            lam_high = _lam_high(opts, lam) if stacked else np.nan
+            lam_high = lam_high_start(opts, lam) if stacked else np.nan
             model = fit_model(lam, eta, lam_high, final=False)
             trials.append(
                 dict(
@@ -469,18 +465,40 @@ def _grid(p):
     return dict(lam_grid=list(p["lam_grid"]), eta_grid=list(p["eta_grid"]))
 
 
+def table1_cells(profile="quick", methods=TRANSFER_METHODS, epsilons=None, n_repeats=None):
+    """The cells of PPTL Table 1: every (repeat, ε, method) on the MNIST transfer task."""
+    p = _profile(profile)
+    return [
+        dict(dataset="MNIST", method=m, epsilon=float(e), repeat=r, **_grid(p))
+        for r in range(n_repeats or p["n_repeats"])
+        for e in epsilons or p["epsilons"]
+        for m in methods
+    ]
+
+
 def pptl_table1(
     profile="quick", methods=TRANSFER_METHODS, epsilons=None, n_repeats=None, seed=0, n_jobs=1, cache=False
 ):
     """PPTL Table 1 / Figure 3a: MNIST transfer 0/8 → 0/9 at ε_s = ε_t = ε."""
+    return run_transfer(table1_cells(profile, methods, epsilons, n_repeats), seed, n_jobs, cache)
+
+
+def branches_cells(
+    profile="quick", methods=TRANSFER_METHODS + ("PLR(main)",), branches=None, epsilon=1.0, n_repeats=None
+):
+    """The cells of PST Table 2 = PPTL Table 4: every (repeat, branch, method); PLR(main) once per repeat."""
     p = _profile(profile)
-    cells = [
-        dict(dataset="MNIST", method=m, epsilon=float(e), repeat=r, **_grid(p))
-        for r in range(n_repeats or p["n_repeats"])
-        for e in (epsilons or p["epsilons"])
-        for m in methods
-    ]
-    return run_transfer(cells, seed, n_jobs, cache)
+    branches = branches or p["branches"]
+    cells = []
+    for r in range(n_repeats or p["ruijin_repeats"]):
+        for b in branches:
+            for m in methods:
+                if m == "PLR(main)" and b != branches[0]:
+                    continue  # the main centre's own PLR does not depend on the branch
+                cells.append(
+                    dict(dataset="RUIJIN", branch=int(b), method=m, epsilon=float(epsilon), repeat=r, **_grid(p))
+                )
+    return cells
 
 
 def ruijin_branches(
@@ -494,32 +512,45 @@ def ruijin_branches(
     cache=False,
 ):
     """PST Table 2 = PPTL Table 4 on the synthetic RUIJIN-like cohort: every branch at ε = 1."""
+    return run_transfer(branches_cells(profile, methods, branches, epsilon, n_repeats), seed, n_jobs, cache)
+
+
+def epsilon_cells(profile="quick", branch=1, methods=TRANSFER_METHODS, epsilons=None, n_repeats=None):
+    """The cells of PPTL Table 2: one RUIJIN-like branch, every (repeat, ε, method)."""
     p = _profile(profile)
-    branches = branches or p["branches"]
-    cells = []
-    for r in range(n_repeats or p["ruijin_repeats"]):
-        for b in branches:
-            for m in methods:
-                if m == "PLR(main)" and b != branches[0]:
-                    continue  # the main centre's own PLR does not depend on the branch
-                cells.append(
-                    dict(dataset="RUIJIN", branch=int(b), method=m, epsilon=float(epsilon), repeat=r, **_grid(p))
-                )
-    return run_transfer(cells, seed, n_jobs, cache)
+    return [
+        dict(dataset="RUIJIN", branch=int(branch), method=m, epsilon=float(e), repeat=r, **_grid(p))
+        for r in range(n_repeats or p["n_repeats"])
+        for e in epsilons or p["epsilons"]
+        for m in methods
+    ]
 
 
 def ruijin_epsilon(
     profile="quick", branch=1, methods=TRANSFER_METHODS, epsilons=None, n_repeats=None, seed=0, n_jobs=1, cache=False
 ):
     """PPTL Table 2 / Figure 3b: one branch (PST #1 = PPTL centre 3) against ε."""
+    return run_transfer(epsilon_cells(profile, branch, methods, epsilons, n_repeats), seed, n_jobs, cache)
+
+
+def groups_cells(profile="quick", datasets=("RUIJIN", "MNIST"), k_grid=None, branch=1, epsilon=1.0, n_repeats=None):
+    """The cells of PPTL Figure 4: PPTL-FS(W) and PPTL-FS(R) at every K, on each dataset."""
     p = _profile(profile)
-    cells = [
-        dict(dataset="RUIJIN", branch=int(branch), method=m, epsilon=float(e), repeat=r, **_grid(p))
-        for r in range(n_repeats or p["n_repeats"])
-        for e in (epsilons or p["epsilons"])
-        for m in methods
+    return [
+        dict(
+            dataset=d,
+            branch=int(branch) if d == "RUIJIN" else None,
+            method=m,
+            epsilon=float(epsilon),
+            repeat=r,
+            n_groups=int(k),
+            **_grid(p),
+        )
+        for r in range(n_repeats or p["k_repeats"])
+        for d in datasets
+        for k in k_grid or p["k_grid"]
+        for m in ("PPTL-FS(W)", "PPTL-FS(R)")
     ]
-    return run_transfer(cells, seed, n_jobs, cache)
 
 
 def transfer_groups(
@@ -534,23 +565,40 @@ def transfer_groups(
     cache=False,
 ):
     """PPTL Figure 4: PPTL-FS(W) and PPTL-FS(R) against K at ε = 1 (30 repeats in the paper)."""
+    return run_transfer(groups_cells(profile, datasets, k_grid, branch, epsilon, n_repeats), seed, n_jobs, cache)
+
+
+def ablation_cells(
+    profile="quick",
+    dataset="MNIST",
+    variants=None,
+    methods=TRANSFER_METHODS,
+    epsilon=1.0,
+    n_repeats=None,
+    lam_grid=None,
+):
+    """The cells of :func:`transfer_ablation`: every (repeat, variant, method).
+
+    ``lam_grid`` replaces the profile's λ grid (the ablation page compares grids).
+    """
     p = _profile(profile)
-    cells = [
+    p = {**p, "lam_grid": tuple(p["lam_grid"] if lam_grid is None else lam_grid)}
+    variants = ABLATION_VARIANTS if variants is None else variants
+    return [
         dict(
-            dataset=d,
-            branch=int(branch) if d == "RUIJIN" else None,
+            dataset=dataset,
+            branch=1 if dataset == "RUIJIN" else None,
             method=m,
             epsilon=float(epsilon),
             repeat=r,
-            n_groups=int(k),
+            options=resolve_grid_points(variants[v], p, len(p["eta_grid"])),
+            variant=v,
             **_grid(p),
         )
-        for r in range(n_repeats or p["k_repeats"])
-        for d in datasets
-        for k in (k_grid or p["k_grid"])
-        for m in ("PPTL-FS(W)", "PPTL-FS(R)")
+        for r in range(n_repeats or p["n_repeats"])
+        for v in variants
+        for m in methods
     ]
-    return run_transfer(cells, seed, n_jobs, cache)
 
 
 def transfer_ablation(
@@ -564,35 +612,33 @@ def transfer_ablation(
     n_jobs=1,
     cache=False,
 ):
-    """The open choices for the transfer methods, one at a time (see :data:`stacking.ABLATION_VARIANTS`;
-    :data:`stacking.FACTOR_VARIANTS` for the factors of the high level's collapse)."""
-    from .stacking import ABLATION_VARIANTS, _resolve_points
+    """The open choices for the transfer methods, one at a time (see
+    :data:`~dpstack.experiments.shared.ABLATION_VARIANTS`; :data:`~dpstack.experiments.shared.FACTOR_VARIANTS`
+    for the factors of the high level's collapse)."""
+    cells = ablation_cells(profile, dataset, variants, methods, epsilon, n_repeats)
+    return run_cells(ablation_cell, cells, seed=seed, n_jobs=n_jobs, cache=cache, desc="transfer ablation")
 
+
+def grid_comparison_cells(profile="quick", n_repeats=10, methods=("Direct", "SourceD", "SimComb")):
+    """The one-level methods on the λ grid before the widening (:data:`OLD_TRANSFER_LAM_GRIDS`) and on the profile's.
+
+    Variants ``"old grid"`` and ``"new grid"``, each at PPTL Table 1's smallest and largest ε,
+    paired on the repeat; every grid spends the same tuning budget.
+    """
     p = _profile(profile)
-    variants = ABLATION_VARIANTS if variants is None else variants
-    cells = [
-        dict(
-            dataset=dataset,
-            branch=1 if dataset == "RUIJIN" else None,
-            method=m,
-            epsilon=float(epsilon),
-            repeat=r,
-            options=_resolve_points(variants[v], p, len(p["eta_grid"])),
-            variant=v,
-            **_grid(p),
-        )
-        for r in range(n_repeats or p["n_repeats"])
-        for v in variants
-        for m in methods
-    ]
-    return run_cells(_ablation_cell, cells, seed=seed, n_jobs=n_jobs, cache=cache, desc="transfer ablation")
+    cells = []
+    for eps in (min(p["epsilons"]), max(p["epsilons"])):
+        for which, grid in (("old grid", OLD_TRANSFER_LAM_GRIDS[profile]), ("new grid", p["lam_grid"])):
+            cells += ablation_cells(profile, "MNIST", {which: {}}, methods, eps, n_repeats, lam_grid=grid)
+    return cells
 
 
-def _ablation_cell(variant, **cell):
+def ablation_cell(variant, **cell):
+    """:func:`transfer_cell` of one ablation cell (``variant`` names the options, kept as a column)."""
     return transfer_cell(**cell)
 
 
-# --- paper beside ours, claims ----------------------------------------------------------------------
+# --- data ------------------------------------------------------------------------------------------
 
 
 def require_data():
@@ -605,131 +651,6 @@ def require_data():
         raise DatasetNotFoundError(f"this page needs MNIST: {err}") from None
 
 
-def beside_paper(df, table, key="epsilon", names=None):
-    """Our mean ± s.d. next to the paper's, one row per (method, key) present in both.
-
-    ``names`` maps our method names to the table's (e.g. :data:`PST_NAMES` for PST Table 2).
-    """
-    from .paper_values import table_frame
-
-    paper = table_frame(table, key)
-    ours = df.groupby(["method", key])["auc"].agg(ours_mean="mean", ours_sd="std", n="count").reset_index()
-    if names:
-        ours["method"] = ours["method"].map(lambda m: names.get(m, m))
-    out = ours.merge(paper.drop(columns="source"), on=["method", key], how="inner")
-    out["ours − paper"] = out["ours_mean"] - out["paper_mean"]
-    return out.round(4)
-
-
-def table1_claims(df):
-    """PPTL Table 1's claims (MNIST; pairs repeat × ε unless stated), all directional."""
-    lo, hi = df["epsilon"].min(), df["epsilon"].max()
-    out = [
-        check_claim(df, hi, lo, by="epsilon", where={"method": m}, claim=f"{m}: AUC at ε={hi:g} > at ε={lo:g}")
-        for m in TRANSFER_METHODS
-    ]
-    pair = ("repeat", "epsilon")
-    out += [check_claim(df, "SimComb", m, pair_on=pair) for m in ("SourceD", "Direct")]
-    out.append(
-        check_claim(
-            df, "PPTL-FS(R)", "SimComb", where={"epsilon": lo}, claim=f"at small ε (={lo:g}) PPTL-FS(R) > SimComb"
-        )
-    )
-    out += [
-        check_claim(df, "PPTL-FS(W)", m, pair_on=pair, claim=f"PPTL-FS(W) is the best: > {m}")
-        for m in TRANSFER_METHODS[1:]
-    ]
-    return claims_table(out)
-
-
-def branches_claims(df):
-    """PST Table 2 / PPTL Table 4 claims over the branches (pairs: repeat × branch), in PST names.
-
-    "PPHTL may not beat PLR(target)" is a non-inferiority claim (PLR(target) not worse than
-    PPHTL by :data:`~dpstack.experiments.verdicts.AUC_MARGIN` or more); the others are
-    directional, "consistently" judged on the pooled pairs with the per-branch verdicts counted
-    in the claim's text.
-    """
-    df = df[df["method"] != "PLR(main)"]
-    pair = ("repeat", "branch")
-    out = []
-    means = df.groupby(["branch", "method"])["auc"].mean().unstack()
-    n_not = int((means["SimComb"] <= means["Direct"]).sum())
-    out.append(
-        check_claim(
-            df,
-            "Direct",
-            "SimComb",
-            pair_on=pair,
-            kind="non-inferiority",
-            margin=AUC_MARGIN,
-            claim=f"PPHTL may not beat PLR(target): PLR(target) not worse by {AUC_MARGIN:g} "
-            f"(mean PPHTL ≤ PLR(target) in {n_not} of {len(means)} branches)",
-        )
-    )
-    out.append(check_claim(df, "PPTL-FS(R)", "SimComb", pair_on=pair, claim="PST-H(U) > PPHTL"))
-    per_branch = [check_claim(df, "PPTL-FS(R)", "Direct", where={"branch": b}) for b in sorted(df["branch"].unique())]
-    n_ok = sum(r.outcome == "supported" for r in per_branch)
-    out.append(
-        check_claim(
-            df,
-            "PPTL-FS(R)",
-            "Direct",
-            pair_on=pair,
-            claim=f"PST-H(U) consistently > PLR(target) (pooled; supported in {n_ok} of "
-            f"{len(per_branch)} branches alone)",
-        )
-    )
-    out.append(check_claim(df, "PPTL-FS(R)", "SourceD", pair_on=pair, claim="PPTL-FS(R) > SourceD"))
-    out += [
-        check_claim(df, "PPTL-FS(W)", m, pair_on=pair, claim=f"PST-H(W) is the best: > {PST_NAMES[m]}")
-        for m in TRANSFER_METHODS[1:]
-    ]
-    return claims_table(out)
-
-
-def average_ranks(df):
-    """Mean rank of each method over branches (1 = best mean AUC), as in PPTL Table 4's last column."""
-    means = df[df["method"].isin(TRANSFER_METHODS)].groupby(["branch", "method"])["auc"].mean().unstack()
-    return means.rank(axis=1, ascending=False).mean().sort_values().round(2)
-
-
-def groups_claims(df):
-    """PPTL Figure 4: a peak in K per variant; W not worse than R at any K.
-
-    The peak is directional (the best interior K beats both ends: both must hold). "W not worse
-    than R at any K" is a non-inferiority claim at every K with margin
-    :data:`~dpstack.experiments.verdicts.AUC_MARGIN` (all must hold). Where the peaks lie (the
-    paper's "W peaks at a smaller K than R") is a location of a maximum, not a paired
-    comparison: the claims' text gives each peak's K and the figure shows it.
-    """
-    out, ctx = [], []
-    for (d, m), part in df.groupby(["dataset", "method"], sort=False):
-        ks = sorted(part["n_groups"].unique())
-        means = part.groupby("n_groups")["auc"].mean()
-        k_best = int(means.loc[ks[1:-1]].idxmax())
-        tests = [check_claim(part, k_best, end, by="n_groups") for end in (ks[0], ks[-1])]
-        out.append(all_of(tests, f"{m}: peak at K={k_best} beats K={ks[0]} and K={ks[-1]}"))
-        ctx.append({"dataset": d})
-    for d, part in df.groupby("dataset", sort=False):
-        tests = [
-            check_claim(
-                part, "PPTL-FS(W)", "PPTL-FS(R)", where={"n_groups": k}, kind="non-inferiority", margin=AUC_MARGIN
-            )
-            for k in sorted(part["n_groups"].unique())
-        ]
-        n_ok = sum(t.outcome == "supported" for t in tests)
-        out.append(
-            all_of(
-                tests,
-                f"PPTL-FS(W) not worse than PPTL-FS(R) by {AUC_MARGIN:g} at any K "
-                f"(supported at {n_ok} of {len(tests)} K)",
-            )
-        )
-        ctx.append({"dataset": d})
-    return claims_table(out, ctx)
-
-
 def transfer_swing_diagnostics(
     method="PPTL-FS(W)", epsilon=1.0, lam=1.0, eta=0.1, n_seeds=20, options=None, data_seed=0, lam_high=None
 ):
@@ -738,10 +659,8 @@ def transfer_swing_diagnostics(
     ``lam_high``: λ of the level-1 model (default: ``lam``, as with tied λ).
 
     One row per seed: test AUC of C-hl, best single block, C-wmv, and the high level's
-    signal and noise (:func:`dpstack.experiments.stacking.high_level_signal`).
+    signal and noise (:func:`dpstack.experiments.shared.high_level_signal`).
     """
-    from .stacking import high_level_signal
-
     Xs, ys, Xt, yt, importance, row_scale = load_transfer_task("MNIST", None, data_seed)
     opts = {**DEFAULT_OPTIONS, **(options or {})}
     rng = np.random.default_rng(data_seed)

@@ -45,6 +45,8 @@ __all__ = [
     "verdict_counts",
     "verdict_sentence",
     "counts_sentence",
+    "check_claim",
+    "claims_table",
 ]
 
 #: the three outcomes, in the order tables list them
@@ -318,3 +320,91 @@ def verdict_sentence(v, digits=3):
         )
         return f"{v.claim}: inconclusive, mean difference {ci}; {more}."
     return f"{v.claim}: {v.outcome}, mean difference {ci}, {head}."
+
+
+# --- claims on a tidy table of repeats -----------------------------------------------------------
+
+
+def check_claim(
+    df,
+    better,
+    worse,
+    by="method",
+    value="auc",
+    pair_on=("repeat",),
+    where=None,
+    alternative="greater",
+    alpha=0.05,
+    claim=None,
+    kind="directional",
+    margin=None,
+):
+    """The shared verdict on a claim comparing ``better`` with ``worse`` on paired rows of ``df``.
+
+    Rows of ``df`` with ``df[by] == better`` and ``df[by] == worse`` are matched on
+    ``pair_on`` (e.g. repeat and ε: the same data split) after filtering by ``where``
+    (a dict column -> value or list of values); the claim is judged on the paired differences
+    ``better − worse`` by the rule of :mod:`dpstack.experiments.verdicts`.
+
+    Parameters
+    ----------
+    kind : {"directional", "equivalence", "non-inferiority"}, default="directional"
+        "directional": ``better`` has the larger ``value``; "equivalence": the two are within
+        ``margin`` of each other (TOST); "non-inferiority": ``better`` is not below ``worse`` by
+        ``margin`` or more.
+    margin : float, optional
+        The margin of the equivalence and non-inferiority claims (required for them);
+        :data:`~dpstack.experiments.verdicts.AUC_MARGIN` on the pages.
+    alternative : {"greater", "less"}, default="greater"
+        "less" judges the reversed ordering of a directional claim.
+    alpha : float, default=0.05
+        1 − the level of the interval.
+
+    Returns
+    -------
+    Verdict
+        Supported, contradicted or inconclusive, with the number of pairs, the mean paired
+        difference, its 95 % interval and, when inconclusive, about how many pairs would decide
+        it. No pairs at all gives an inconclusive verdict with nothing measured.
+    """
+    if kind not in ("directional", "equivalence", "non-inferiority"):
+        raise ValueError(f"kind must be 'directional', 'equivalence' or 'non-inferiority', got {kind!r}")
+    if alternative not in ("greater", "less"):
+        raise ValueError(f"alternative must be 'greater' or 'less', got {alternative!r}")
+    if kind != "directional" and margin is None:
+        raise ValueError(f"margin is required for a {kind} claim")
+    part = df
+    for col, val in (where or {}).items():
+        vals = val if isinstance(val, (list, tuple, set)) else [val]
+        part = part[part[col].isin(vals)]
+    keys = list(pair_on)
+    a = part[part[by] == better].set_index(keys)[value]
+    b = part[part[by] == worse].set_index(keys)[value]
+    joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").dropna()
+    diff = (joined["a"] - joined["b"]).to_numpy()
+    if alternative == "less":
+        diff = -diff
+    if claim is None:
+        rel = ">" if alternative == "greater" else "<"
+        claim = {
+            "directional": f"{better} {rel} {worse}",
+            "equivalence": f"{better} ≈ {worse}",
+            "non-inferiority": f"{better} not worse than {worse}",
+        }[kind]
+    if diff.size == 0:
+        return no_pairs(claim, kind, float("nan") if margin is None else float(margin))
+    if kind == "equivalence":
+        return equivalence_verdict(diff, margin, claim=claim, alpha=alpha)
+    if kind == "non-inferiority":
+        return noninferiority_verdict(diff, margin, claim=claim, alpha=alpha)
+    return directional_verdict(diff, claim=claim, alpha=alpha)
+
+
+def claims_table(results, context=None):
+    """The verdicts of a page's claims as the pages show them (one style for every page).
+
+    ``results`` is a list of :class:`~dpstack.experiments.verdicts.Verdict` (from
+    :func:`check_claim`); ``context`` one dict of leading columns per verdict (e.g. the dataset).
+    See :func:`dpstack.experiments.verdicts.claims_frame` for the columns.
+    """
+    return claims_frame(results, context, unit="pairs")
