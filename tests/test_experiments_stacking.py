@@ -229,8 +229,10 @@ def test_fig1_claims_supported_on_a_constructed_ordering():
     # PST-S above PLR and W below U: those claims are contradicted, not merely "not agreeing"
     flipped = pstr.fig1_claims(_fig1_frame(-0.02))
     assert (flipped["verdict"] == "contradicted").sum() >= 5
-    some = flipped[flipped["claim"].str.startswith("PST-S can be inferior")]
+    some = flipped[flipped["claim"].str.startswith("PLR > PST-S at some ε")]
     assert list(some["verdict"]) == ["contradicted"]
+    # every claim quotes the paper's words from paper_values (their one home)
+    assert set(claims[pstr.SAID]) == set(pv.PST_CLAIMS["fig1"]["claims"])
 
 
 def _k_frame(methods, peak=5, n_rep=4, label="method"):

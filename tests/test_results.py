@@ -293,3 +293,69 @@ def test_absent_data_is_skipped_or_refused(toy, monkeypatch, capsys):
 def test_reproduce_lists_the_pages_to_re_execute(capsys):
     assert reproduce.main(["--pages", "mpl_kdd", "mpl_mnist10"]) == 0
     assert capsys.readouterr().out.split() == ["notebooks/mpl_kdd.ipynb", "notebooks/mpl_mnist10.ipynb"]
+
+
+# ----------------------------------------------------------------------------- pages with several grids
+def test_a_grid_of_a_page_names_its_page_when_stale(toy):
+    exp, module_path = toy
+    results.register(
+        "toy_page_part", exp.cells, exp.cell, finish=exp.finish, profiles=exp.profiles, page="ruijin_transfer"
+    )
+    try:
+        results.save(results.compute("toy_page_part", "quick"))
+        module_path.write_text(TOY_SOURCE.replace("scale * rng", "1.0 * scale * rng"))
+        with pytest.raises(results.StaleResultError) as info:
+            results.load("toy_page_part", "quick")
+        assert "notebooks/ruijin_transfer.ipynb" in str(info.value)
+        assert "toy_page_part --profile quick" in str(info.value)
+    finally:
+        results._REGISTRY.pop("toy_page_part", None)
+    with pytest.raises(ValueError, match="page"):
+        results.register("toy_bad", exp.cells, exp.cell, profiles=exp.profiles, page="a/b")
+
+
+def test_the_pages_of_several_grids_are_listed_once(capsys):
+    assert reproduce.main(["--pages", "ruijin_transfer_branches", "ruijin_transfer_epsilon", "mpl_kdd"]) == 0
+    assert capsys.readouterr().out.split() == ["notebooks/ruijin_transfer.ipynb", "notebooks/mpl_kdd.ipynb"]
+
+
+def test_every_experiment_page_renders_its_registered_grids():
+    """Each registered grid has a page in the book that loads it, and each page loads only registered grids."""
+    import re
+
+    toc = (ROOT / "_toc.yml").read_text()
+    loaded = {}
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        text = nb.read_text()
+        for name in re.findall(r'load(?:_or_run)?\(\\"([a-z0-9_]+)\\"', text):
+            loaded.setdefault(name, set()).add(nb.stem)
+    names = results.experiments()
+    assert set(loaded) <= set(names), f"pages load unregistered grids: {set(loaded) - set(names)}"
+    for name in names:
+        page = results.get(name).page
+        assert f"notebooks/{page}" in toc, f"{name}: its page {page} is not in the book"
+        if not name.startswith("mpl_"):  # the MPL pages are generated from one template (the name is a variable)
+            assert loaded.get(name) == {page}, f"{name} is rendered by {loaded.get(name)}, registered for {page}"
+
+
+def test_plain_table_keeps_rows_and_stores_only_plain_columns():
+    from dpstack.experiments.shared import plain_table
+
+    raw = pd.DataFrame(
+        {
+            "branch": [1, None, 3],
+            "lam_grid": [[1.0, 2.0]] * 3,
+            "options": [{"a": 1}] * 3,
+            "variant": ["x", None, "z"],
+            "auc": [0.5, 0.6, 0.7],
+        }
+    )
+    out = plain_table(raw)
+    assert list(out.columns) == ["branch", "variant", "auc"]
+    assert out["branch"].dtype == float and np.isnan(out["branch"][1]) and out["branch"][2] == 3.0
+    assert out["variant"].tolist() == ["x", "", "z"]
+    text, _ = results.write_csv(out)  # storable exactly
+    back = results.read_csv(text, results.write_csv(out)[1])
+    assert back["variant"].tolist() == ["x", "", "z"] and back["auc"].tolist() == [0.5, 0.6, 0.7]
+    with pytest.raises(TypeError, match="mixed"):
+        plain_table(pd.DataFrame({"mixed": [1, "a"]}))

@@ -288,7 +288,8 @@ PST_TABLE1_SIZES = {
 #: PST names → PPTL names (the book's errata page, item "Names").
 PST_TO_PPTL = {"PST-H(W)": "PPTL-FS(W)", "PST-H(U)": "PPTL-FS(R)", "PPHTL": "SimComb", "PLR(target)": "Direct"}
 
-#: Claims made about results the PST paper only plots (no numbers transcribed).
+#: PST's claims in its own words, keyed by figure (arXiv numbering, IJCAI in brackets in the source) or
+#: table; the pages quote them beside the test of each (:mod:`dpstack.experiments.pst_report`).
 PST_CLAIMS = {
     "fig1": {
         "source": "PST §4.1 'Varying Privacy Budget', Figure 1 (plot only; ε = ∞ plotted)",
@@ -299,11 +300,11 @@ PST_CLAIMS = {
             "PST-F(W) is the best",
         ],
     },
-    "fig2_groups": {
+    "fig2": {
         "source": "PST §4.1 'Varying Number of Partitions K', Figure 2 [IJCAI Fig. 2(a)-(b)] (plot only), ε = 1",
         "claims": ["AUC is low for very small K, peaks at an intermediate K and decreases for large K"],
     },
-    "fig2_importance": {
+    "fig3": {
         "source": "PST §4.1 'Changing the Feature Importance', Figure 3 [IJCAI Fig. 2(c)-(d)] (plot only)",
         "claims": [
             "with α < 1 (important features get larger q_k) PST-F(W) beats PST-F(U)",
@@ -311,7 +312,7 @@ PST_CLAIMS = {
             "PST-F(W) is not sensitive to α once α < 1",
         ],
     },
-    "fig3_combiners": {
+    "fig4": {
         "source": "PST §4.1 'Choice of High-Level Model', Figure 4 [IJCAI Fig. 3] (plot only), NEWS20, ε = 1",
         "claims": [
             "C-0 is the best single low-level model in PST-F(W)",
@@ -330,7 +331,7 @@ PST_CLAIMS = {
     },
 }
 
-#: Claims of the PPTL paper.
+#: PPTL's claims in its own words, quoted beside their tests (:mod:`dpstack.experiments.pptl_report`).
 PPTL_CLAIMS = {
     "table1": {
         "source": "PPTL §4.3 'MNIST', Table 1 / Figure 3a",

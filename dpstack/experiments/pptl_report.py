@@ -8,10 +8,21 @@ Each function takes the tidy table of one experiment of :mod:`dpstack.experiment
 
 from __future__ import annotations
 
+from .paper_values import PPTL_CLAIMS, PST_CLAIMS
 from .transfer import PST_NAMES, TRANSFER_METHODS
 from .verdicts import AUC_MARGIN, all_of, check_claim, claims_table
 
-__all__ = ["beside_paper", "table1_claims", "branches_claims", "average_ranks", "groups_claims"]
+#: the column of the claims tables that quotes the paper (its words live in paper_values)
+SAID = "the paper says"
+
+
+def said(key, index, paper="PPTL"):
+    """Claim ``index`` of the paper's claims about ``key`` (:data:`~dpstack.experiments.paper_values.PPTL_CLAIMS`
+    or, with ``paper="PST"``, :data:`~dpstack.experiments.paper_values.PST_CLAIMS`)."""
+    return (PPTL_CLAIMS if paper == "PPTL" else PST_CLAIMS)[key]["claims"][index]
+
+
+__all__ = ["SAID", "said", "beside_paper", "table1_claims", "branches_claims", "average_ranks", "groups_claims"]
 
 
 def beside_paper(df, table, key="epsilon", names=None):
@@ -30,25 +41,38 @@ def beside_paper(df, table, key="epsilon", names=None):
     return out.round(4)
 
 
-def table1_claims(df):
-    """PPTL Table 1's claims (MNIST; pairs repeat × ε unless stated), all directional."""
+def table1_claims(df, table="table1"):
+    """PPTL Table 1's claims (MNIST; pairs repeat × ε unless stated), all directional.
+
+    ``table="table2"`` judges the same claims on PPTL Table 2 (a RUIJIN centre against ε): the
+    paper says there only that every AUC decreases with ε and that PPTL-FS(W) is the best; the
+    other two rows are Table 1's claims, tested on Table 2's numbers too.
+    """
     lo, hi = df["epsilon"].min(), df["epsilon"].max()
+
+    def quote(i):
+        if table == "table1":
+            return said("table1", i)
+        own = {0: 0, 3: 1}  # Table 1's claims that PPTL also makes about Table 2
+        return said("table2", own[i]) if i in own else f"(Table 1: {said('table1', i)})"
+
     out = [
         check_claim(df, hi, lo, by="epsilon", where={"method": m}, claim=f"{m}: AUC at ε={hi:g} > at ε={lo:g}")
         for m in TRANSFER_METHODS
     ]
+    ctx = [{SAID: quote(0)} for _ in out]
     pair = ("repeat", "epsilon")
     out += [check_claim(df, "SimComb", m, pair_on=pair) for m in ("SourceD", "Direct")]
+    ctx += [{SAID: quote(1)}] * 2
     out.append(
         check_claim(
             df, "PPTL-FS(R)", "SimComb", where={"epsilon": lo}, claim=f"at small ε (={lo:g}) PPTL-FS(R) > SimComb"
         )
     )
-    out += [
-        check_claim(df, "PPTL-FS(W)", m, pair_on=pair, claim=f"PPTL-FS(W) is the best: > {m}")
-        for m in TRANSFER_METHODS[1:]
-    ]
-    return claims_table(out)
+    ctx.append({SAID: quote(2)})
+    out += [check_claim(df, "PPTL-FS(W)", m, pair_on=pair, claim=f"PPTL-FS(W) > {m}") for m in TRANSFER_METHODS[1:]]
+    ctx += [{SAID: quote(3)}] * (len(TRANSFER_METHODS) - 1)
+    return claims_table(out, ctx)
 
 
 def branches_claims(df):
@@ -72,11 +96,13 @@ def branches_claims(df):
             pair_on=pair,
             kind="non-inferiority",
             margin=AUC_MARGIN,
-            claim=f"PPHTL may not beat PLR(target): PLR(target) not worse by {AUC_MARGIN:g} "
+            claim=f"PLR(target) not worse than PPHTL by {AUC_MARGIN:g} "
             f"(mean PPHTL ≤ PLR(target) in {n_not} of {len(means)} branches)",
         )
     )
+    ctx = [{SAID: "PST: " + said("table2", 0, "PST")}]
     out.append(check_claim(df, "PPTL-FS(R)", "SimComb", pair_on=pair, claim="PST-H(U) > PPHTL"))
+    ctx.append({SAID: "PST: " + said("table2", 1, "PST")})
     per_branch = [check_claim(df, "PPTL-FS(R)", "Direct", where={"branch": b}) for b in sorted(df["branch"].unique())]
     n_ok = sum(r.outcome == "supported" for r in per_branch)
     out.append(
@@ -85,16 +111,17 @@ def branches_claims(df):
             "PPTL-FS(R)",
             "Direct",
             pair_on=pair,
-            claim=f"PST-H(U) consistently > PLR(target) (pooled; supported in {n_ok} of "
-            f"{len(per_branch)} branches alone)",
+            claim=f"PST-H(U) > PLR(target) (pooled; supported in {n_ok} of {len(per_branch)} branches alone)",
         )
     )
+    ctx.append({SAID: "PST: " + said("table2", 2, "PST")})
     out.append(check_claim(df, "PPTL-FS(R)", "SourceD", pair_on=pair, claim="PPTL-FS(R) > SourceD"))
+    ctx.append({SAID: "PPTL Table 4: " + said("table4", 1)})
     out += [
-        check_claim(df, "PPTL-FS(W)", m, pair_on=pair, claim=f"PST-H(W) is the best: > {PST_NAMES[m]}")
-        for m in TRANSFER_METHODS[1:]
+        check_claim(df, "PPTL-FS(W)", m, pair_on=pair, claim=f"PST-H(W) > {PST_NAMES[m]}") for m in TRANSFER_METHODS[1:]
     ]
-    return claims_table(out)
+    ctx += [{SAID: "PST and PPTL Table 4: " + said("table2", 3, "PST")}] * (len(TRANSFER_METHODS) - 1)
+    return claims_table(out, ctx)
 
 
 def average_ranks(df):
@@ -119,7 +146,7 @@ def groups_claims(df):
         k_best = int(means.loc[ks[1:-1]].idxmax())
         tests = [check_claim(part, k_best, end, by="n_groups") for end in (ks[0], ks[-1])]
         out.append(all_of(tests, f"{m}: peak at K={k_best} beats K={ks[0]} and K={ks[-1]}"))
-        ctx.append({"dataset": d})
+        ctx.append({"dataset": d, SAID: said("fig4", 0)})
     for d, part in df.groupby("dataset", sort=False):
         tests = [
             check_claim(
@@ -135,5 +162,5 @@ def groups_claims(df):
                 f"(supported at {n_ok} of {len(tests)} K)",
             )
         )
-        ctx.append({"dataset": d})
+        ctx.append({"dataset": d, SAID: said("fig4", 2)})
     return claims_table(out, ctx)

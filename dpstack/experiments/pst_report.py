@@ -10,10 +10,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from .paper_values import PST_CLAIMS
 from .stacking import STACKING_METHODS
 from .verdicts import AUC_MARGIN, any_of, check_claim, claims_table
 
-__all__ = ["fig1_claims", "fig2_claims", "fig3_claims", "fig4_claims", "alpha_label"]
+#: the column of the claims tables that quotes the paper (its words live in paper_values)
+SAID = "the paper says"
+
+
+def said(key, index):
+    """Claim ``index`` of PST's claims about ``key`` (:data:`~dpstack.experiments.paper_values.PST_CLAIMS`)."""
+    return PST_CLAIMS[key]["claims"][index]
+
+
+__all__ = ["SAID", "said", "fig1_claims", "fig2_claims", "fig3_claims", "fig4_claims", "alpha_label"]
 
 
 def _finite(df):
@@ -35,6 +45,7 @@ def fig1_claims(df):
             out.append(
                 check_claim(fin, hi, lo, by="epsilon", where={"method": m}, claim=f"{m}: AUC at ε={hi:g} > at ε={lo:g}")
             )
+            ctx.append({"dataset": d, SAID: said("fig1", 0)})
         eps = sorted(fin["epsilon"].unique())
         per_eps = [
             check_claim(
@@ -42,20 +53,22 @@ def fig1_claims(df):
             )
             for e in eps
         ]
-        out.append(any_of(per_eps, "PST-S can be inferior to PLR (PLR > PST-S at some ε; Bonferroni over ε)"))
+        out.append(any_of(per_eps, "PLR > PST-S at some ε (Bonferroni over ε)"))
+        ctx.append({"dataset": d, SAID: said("fig1", 1)})
         for better in ("PST-F(W)", "PST-F(U)"):
             for worse in ("PST-S", "PLR"):
                 out.append(check_claim(fin, better, worse, pair_on=("repeat", "epsilon")))
+                ctx.append({"dataset": d, SAID: said("fig1", 2)})
         out.append(
             check_claim(
                 fin,
                 "PST-F(W)",
                 "PST-F(U)",
                 pair_on=("repeat", "epsilon"),
-                claim="PST-F(W) is the best: PST-F(W) > PST-F(U)",
+                claim="PST-F(W) > PST-F(U)",
             )
         )
-        ctx += [{"dataset": d}] * (len(out) - len(ctx))
+        ctx.append({"dataset": d, SAID: said("fig1", 3)})
     return claims_table(out, ctx)
 
 
@@ -71,7 +84,7 @@ def fig2_claims(df):
         k_best = int(means.loc[ks[1:-1]].idxmax())
         for end in (ks[0], ks[-1]):
             out.append(check_claim(part, k_best, end, by="n_groups", claim=f"peak: K={k_best} > K={end}"))
-            ctx.append({"dataset": d, "method": m})
+            ctx.append({"dataset": d, "method": m, SAID: said("fig2", 0)})
     return claims_table(out, ctx)
 
 
@@ -94,6 +107,7 @@ def fig3_claims(df):
         small, large = [a for a in alphas if a < 1], [a for a in alphas if a > 1]
         for a in small:
             out.append(check_claim(part, f"W(α={a:g})", "PST-F(U)", by="label"))
+            ctx.append({"dataset": d, SAID: said("fig3", 0)})
         for a in large:
             out.append(
                 check_claim(
@@ -104,6 +118,7 @@ def fig3_claims(df):
                     claim=f"AUC decreases for α > 1: α={small[-1]:g} > α={a:g}",
                 )
             )
+            ctx.append({"dataset": d, SAID: said("fig3", 1)})
         if len(small) >= 2:
             out.append(
                 check_claim(
@@ -116,7 +131,7 @@ def fig3_claims(df):
                     claim=f"not sensitive for α < 1: α={small[0]:g} ≈ α={small[-1]:g}",
                 )
             )
-        ctx += [{"dataset": d}] * (len(out) - len(ctx))
+            ctx.append({"dataset": d, SAID: said("fig3", 2)})
     return claims_table(out, ctx)
 
 
@@ -127,9 +142,9 @@ def fig4_claims(df):
     singles = sorted(c for c in df["combiner"].unique() if c not in ("C-mv", "C-wmv", "C-hl"))
     for c in singles[1:]:
         out.append(check_claim(w, "C-0", c, by="combiner"))
-        ctx.append({"method": "PST-F(W)"})
+        ctx.append({"method": "PST-F(W)", SAID: said("fig4", 0)})
     for m, part in df.groupby("method", sort=False):
         for c in ["C-mv", "C-wmv", *singles]:
             out.append(check_claim(part, "C-hl", c, by="combiner"))
-            ctx.append({"method": m})
+            ctx.append({"method": m, SAID: said("fig4", 1 if c in ("C-mv", "C-wmv") else 2)})
     return claims_table(out, ctx)

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["summarise", "eps_axis", "set_eps_ticks", "chosen_lam", "edge_share", "factor_effects"]
+__all__ = ["summarise", "eps_axis", "set_eps_ticks", "chosen_lam", "edge_share", "factor_effects", "source_sentence"]
 
 
 def summarise(df, index, columns="method", value="auc"):
@@ -167,3 +167,24 @@ def factor_effects(df, baseline="old defaults", by="variant", value="auc", pair_
                 )
             )
     return pd.DataFrame(out)
+
+
+def source_sentence(frame, repeats="repeat"):
+    """One sentence saying where a page's numbers come from, from the table's provenance.
+
+    A committed result (``frame.attrs["provenance"]["source"] == "committed"``, from
+    :func:`dpstack.experiments.results.load_or_run`) names its file, date, machine, ``n_jobs`` and
+    wall time; a live computation names its profile. ``repeats`` is the column counting the
+    repeats (``None``: not stated).
+    """
+    prov = frame.attrs.get("provenance") or {}
+    n = f" {frame[repeats].nunique()} repeats." if repeats and repeats in frame else ""
+    if prov.get("source") == "committed":
+        machine = prov.get("machine", {}).get("cpu", "an unnamed machine")
+        return (
+            f"Numbers from the committed results `results/{prov['name']}/{prov['profile']}.csv` "
+            f"({prov['profile']} profile, computed {prov['date'][:10]} on {machine} with n_jobs = {prov['n_jobs']} "
+            f"in {prov['wall_time_s']:.0f} s; `make reproduce` recomputes them).{n}"
+        )
+    profile = prov.get("profile", "the given")
+    return f"Numbers from a live computation at the {profile} profile (the parameters above).{n}"

@@ -18,6 +18,7 @@ not change the code a committed result was computed with.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from ..stacking import bound_rows
 
@@ -254,9 +255,9 @@ def plain_table(frame):
     """
     out = frame.copy()
     for col in list(out.columns):
-        values = out[col].tolist()
-        if out[col].dtype != object:
+        if pd.api.types.is_numeric_dtype(out[col]) or pd.api.types.is_bool_dtype(out[col]):
             continue
+        values = out[col].tolist()
         if any(isinstance(v, (list, tuple, dict, np.ndarray)) for v in values):
             out = out.drop(columns=col)
             continue
