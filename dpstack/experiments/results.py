@@ -250,7 +250,11 @@ def _load_builtins():
     for page, cells, what in [
         ("pst_fig1_epsilon", pst.fig1_cells, "PST Figure 1: test AUC against ε"),
         ("pst_fig2_groups", pst.fig2_cells, "PST Figure 2 [IJCAI Fig. 2(a)–(b)]: test AUC against K"),
-        ("pst_fig3_importance", pst.fig3_cells, "PST Figure 3 [IJCAI Fig. 2(c)–(d)]: test AUC against the importances α"),
+        (
+            "pst_fig3_importance",
+            pst.fig3_cells,
+            "PST Figure 3 [IJCAI Fig. 2(c)–(d)]: test AUC against the importances α",
+        ),
     ]:
         register(page, cells, pst.stacking_cell, profiles, plain_table, pst_status, what)
     register(
