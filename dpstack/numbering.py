@@ -1,4 +1,4 @@
-"""Which version of each paper the book's figure and table numbers follow.
+"""Every table and figure of the three papers, how the book numbers it and which page reproduces it.
 
 The stacking paper (PST) exists in two versions that number their experiment figures
 differently: the arXiv version has four figures (ε, K, feature importance, combiners); the
@@ -12,8 +12,12 @@ versions number their tables 1–4 alike.
 The transfer paper (PPTL) and the multiparty paper (MPL) have one version each; their numbers
 are used as printed.
 
-:data:`PST_FIGURES` is the single mapping every PST page title and caption is checked against
-(by the test suite), and :func:`pst_figure` writes a reference in the book's form.
+:data:`PAPER_ITEMS` is the one list of the papers' tables and figures: for each, what it shows,
+the book page that reproduces it and how (:data:`HOW`). Everything else here is derived from it:
+:data:`PST_FIGURES` (the mapping every PST page title and caption is checked against by the
+test suite), :data:`PPTL_NUMBERS`, :data:`MPL_FIGURES`, :func:`pst_figure` (a reference in the
+book's form) and :func:`coverage_table` (the table of the "Reproducing the results" page, whose
+status column is worked out from the committed results and the data present when it is called).
 """
 
 from __future__ import annotations
@@ -21,11 +25,18 @@ from __future__ import annotations
 from typing import NamedTuple
 
 __all__ = [
+    "PAPERS",
+    "HOW",
+    "PaperItem",
+    "PAPER_ITEMS",
     "PaperFigure",
     "PST_VERSION",
     "PST_FIGURES",
     "PPTL_NUMBERS",
     "MPL_FIGURES",
+    "item_label",
+    "item_status",
+    "coverage_table",
     "pst_figure",
     "ijcai_number",
     "pst_figure_table",
@@ -33,6 +44,90 @@ __all__ = [
 
 #: The version of the stacking paper whose figure numbers the book uses.
 PST_VERSION = "arXiv"
+
+#: The three papers by the short name the book uses, with their full reference.
+PAPERS = {
+    "PST": "Yao et al., Privacy-preserving stacking with application to cross-organizational diabetes prediction",
+    "PPTL": "Guo et al., Privacy-preserving transfer learning for knowledge sharing",
+    "MPL": "Hamm, Cao & Belkin, Learning privately from multiparty data (ICML 2016)",
+}
+
+#: How a page reproduces a paper's item. ``"computed"`` and ``"synthetic"`` items are computed by
+#: the page; their status (committed paper-profile results, computed when the page runs, or data
+#: absent) is read from :mod:`dpstack.experiments.results` by :func:`item_status`.
+HOW = {
+    "computed": "the page computes it from the paper's data",
+    "synthetic": "the page computes it on the synthetic RUIJIN-like cohort (RUIJIN is private)",
+    "diagram": "the page redraws the diagram",
+    "copied": "a description of the private RUIJIN data, copied into the synthetic cohort",
+}
+
+
+class PaperItem(NamedTuple):
+    """One table or figure of one paper, numbered as the book numbers it.
+
+    ``number`` is the book's number (PST: the arXiv version's; a panel as ``"3(a)"`` when the
+    panels of one figure are reproduced on different pages); ``ijcai`` is the IJCAI version's
+    number of a PST item (empty for PPTL and MPL); ``how`` is a key of :data:`HOW`.
+    """
+
+    paper: str
+    kind: str
+    number: str
+    shows: str
+    page: str
+    how: str
+    ijcai: str = ""
+
+
+#: Every table and figure of the three papers, in each paper's order of appearance.
+PAPER_ITEMS = (
+    PaperItem("PST", "Table", "1", "sizes of the MNIST and NEWS20 tasks", "datasets", "computed", "1"),
+    PaperItem("PST", "Figure", "1", "test AUC against ε", "pst_fig1_epsilon", "computed", "1"),
+    PaperItem(
+        "PST", "Figure", "2", "test AUC against the number of groups K", "pst_fig2_groups", "computed", "2(a)–(b)"
+    ),
+    PaperItem(
+        "PST",
+        "Figure",
+        "3",
+        "test AUC against the feature importances vᵢ = αⁱ",
+        "pst_fig3_importance",
+        "computed",
+        "2(c)–(d)",
+    ),
+    PaperItem(
+        "PST",
+        "Figure",
+        "4",
+        "the combiners C-0 … C-4, C-mv, C-wmv and C-hl",
+        "pst_fig4_combiners",
+        "computed",
+        "3",
+    ),
+    PaperItem(
+        "PST", "Table", "2", "test AUC on the 16 RUIJIN branches (= PPTL Table 4)", "ruijin_transfer", "synthetic", "2"
+    ),
+    PaperItem("PST", "Table", "3", "RUIJIN features with the doctors' importances", "ruijin_like", "copied", "3"),
+    PaperItem(
+        "PST", "Table", "4", "RUIJIN sample sizes of the main centre and 16 branches", "ruijin_like", "copied", "4"
+    ),
+    PaperItem("PPTL", "Figure", "1", "the knowledge-sharing problem between hospitals", "pptl_overview", "diagram"),
+    PaperItem("PPTL", "Figure", "2", "the framework of PPTL-FS", "pptl_overview", "diagram"),
+    PaperItem("PPTL", "Table", "1", "MNIST transfer: test AUC against ε", "pptl_table1_mnist", "computed"),
+    PaperItem("PPTL", "Table", "2", "RUIJIN centre 3: test AUC against ε", "ruijin_transfer", "synthetic"),
+    PaperItem("PPTL", "Table", "3", "RUIJIN sample sizes of the 18 centres", "ruijin_transfer", "copied"),
+    PaperItem("PPTL", "Table", "4", "test AUC on RUIJIN centres 3–18 (= PST Table 2)", "ruijin_transfer", "synthetic"),
+    PaperItem("PPTL", "Figure", "3(a)", "MNIST: test AUC against ε (Table 1 drawn)", "pptl_table1_mnist", "computed"),
+    PaperItem("PPTL", "Figure", "3(b)", "RUIJIN: test AUC against ε (Table 2 drawn)", "ruijin_transfer", "synthetic"),
+    PaperItem("PPTL", "Figure", "4", "test AUC against the number of groups K", "ruijin_transfer", "synthetic"),
+    PaperItem(
+        "MPL", "Figure", "1", "the workflow: parties, ensemble, auxiliary data, release", "mpl_overview", "diagram"
+    ),
+    PaperItem("MPL", "Figure", "2", "activity recognition (UCI HAR): accuracy against 1/ε", "mpl_har", "computed"),
+    PaperItem("MPL", "Figure", "3", "network intrusion (KDD Cup 99): accuracy against 1/ε", "mpl_kdd", "computed"),
+    PaperItem("MPL", "Figure", "4", "malicious URLs: accuracy against 1/ε", "mpl_url", "computed"),
+)
 
 
 class PaperFigure(NamedTuple):
@@ -44,29 +139,18 @@ class PaperFigure(NamedTuple):
     page: str
 
 
-#: PST experiment figures by their arXiv number (the book's number).
+#: PST experiment figures by their arXiv number (the book's number), from :data:`PAPER_ITEMS`.
 PST_FIGURES = {
-    1: PaperFigure("1", "1", "test AUC against ε", "pst_fig1_epsilon"),
-    2: PaperFigure("2", "2(a)–(b)", "test AUC against the number of groups K", "pst_fig2_groups"),
-    3: PaperFigure("3", "2(c)–(d)", "test AUC against the feature importances vᵢ = αⁱ", "pst_fig3_importance"),
-    4: PaperFigure("4", "3", "the combiners C-0 … C-4, C-mv, C-wmv and C-hl", "pst_fig4_combiners"),
+    int(item.number): PaperFigure(item.number, item.ijcai, item.shows, item.page)
+    for item in PAPER_ITEMS
+    if item.paper == "PST" and item.kind == "Figure"
 }
 
 #: PPTL's tables and figures as printed (one version), with the page that reproduces each.
-PPTL_NUMBERS = {
-    "Figure 1": "pptl_overview",
-    "Figure 2": "pptl_overview",
-    "Table 1": "pptl_table1_mnist",
-    "Figure 3(a)": "pptl_table1_mnist",
-    "Table 2": "ruijin_transfer",
-    "Table 3": "ruijin_like",
-    "Table 4": "ruijin_transfer",
-    "Figure 3(b)": "ruijin_transfer",
-    "Figure 4": "ruijin_transfer",
-}
+PPTL_NUMBERS = {f"{item.kind} {item.number}": item.page for item in PAPER_ITEMS if item.paper == "PPTL"}
 
 #: MPL's figures as printed (one version), with the page that reproduces each.
-MPL_FIGURES = {1: "mpl_overview", 2: "mpl_har", 3: "mpl_kdd", 4: "mpl_url"}
+MPL_FIGURES = {int(item.number): item.page for item in PAPER_ITEMS if item.paper == "MPL" and item.kind == "Figure"}
 
 
 def ijcai_number(number, panel=""):
@@ -110,3 +194,72 @@ def pst_figure_table():
             f"| Figure {figure.arxiv} | Figure {figure.ijcai} | {figure.shows} | {{doc}}`../notebooks/{figure.page}` |"
         )
     return "\n".join(rows)
+
+
+def item_label(item):
+    """The book's name of ``item``: "Table 2", "Figure 3(b)", or "Figure 4 [IJCAI Fig. 3]" for PST."""
+    if item.paper == "PST" and item.kind == "Figure":
+        return pst_figure(int(item.number))
+    return f"{item.kind} {item.number}"
+
+
+def _computed_status(page):
+    """How the numbers of ``page`` come about: committed paper-profile results, live, or no data."""
+    from .experiments import results
+
+    if page not in results.experiments():
+        return "computed when the page runs"
+    try:
+        results.provenance(page, "paper")
+    except results.MissingResultError:
+        experiment = results.get(page)
+        if experiment.status is not None and experiment.status() is not None:
+            return None
+        return "computed when the page runs"
+    return "paper profile, committed results"
+
+
+def item_status(item):
+    """The status of ``item`` in the book, as the coverage table states it.
+
+    Computed items read the results registry (:mod:`dpstack.experiments.results`): a page with a
+    committed paper-profile result renders it; a registered page whose data is absent says so and
+    shows no numbers; any other page computes its numbers when it runs.
+    """
+    if item.how not in HOW:
+        raise ValueError(f"how must be one of {sorted(HOW)}, got {item.how!r} for {item_label(item)}")
+    if item.how == "diagram":
+        return "diagram redrawn"
+    if item.how == "copied":
+        return "not reproduced: it describes the private RUIJIN data; the synthetic cohort copies it"
+    how = _computed_status(item.page)
+    if how is None:
+        return "data absent here (page explains)"
+    if item.how == "synthetic":
+        return f"reproduced on the synthetic RUIJIN-like cohort ({how})"
+    return f"reproduced ({how})"
+
+
+def coverage_table(items=PAPER_ITEMS):
+    """Every table and figure of the three papers, the book page that reproduces it, and its status.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``paper``, ``item`` (numbered as the book numbers it, see :func:`item_label`),
+        ``shows``, ``page`` (a notebook or Markdown page of the book) and ``status``
+        (:func:`item_status`), one row per item in the papers' order.
+    """
+    import pandas as pd
+
+    rows = [
+        {
+            "paper": item.paper,
+            "item": item_label(item),
+            "shows": item.shows,
+            "page": item.page,
+            "status": item_status(item),
+        }
+        for item in items
+    ]
+    return pd.DataFrame(rows, columns=["paper", "item", "shows", "page", "status"])

@@ -24,6 +24,7 @@ Biopharmaceutics 15(6), 1987.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -284,9 +285,16 @@ def verdict_frame(verdicts):
 def verdict_counts(verdicts):
     """How many claims are supported, contradicted and inconclusive (all three keys present).
 
-    ``verdicts`` is a list of :class:`Verdict` or a table with a ``verdict`` column (as
-    :func:`claims_frame` returns) or an ``outcome`` column (as :func:`verdict_frame` returns).
+    ``verdicts`` is a list of :class:`Verdict`, a table with a ``verdict`` column (as
+    :func:`claims_frame` returns) or an ``outcome`` column (as :func:`verdict_frame` returns),
+    or counts already made: a mapping from each of :data:`OUTCOMES` to a number (as
+    :func:`dpstack.experiments.pages.claim_counts` adds them up over pages).
     """
+    if isinstance(verdicts, Mapping):
+        missing = [o for o in OUTCOMES if o not in verdicts]
+        if missing:
+            raise ValueError(f"verdicts given as counts must have the keys {OUTCOMES}, missing {missing}")
+        return {o: int(verdicts[o]) for o in OUTCOMES}
     if isinstance(verdicts, pd.DataFrame):
         outcomes = list(verdicts["verdict" if "verdict" in verdicts else "outcome"])
     else:
@@ -295,7 +303,10 @@ def verdict_counts(verdicts):
 
 
 def counts_sentence(verdicts, what="claims"):
-    """ "k of n claims supported, c contradicted, i inconclusive." from verdicts or a claims table."""
+    """ "k of n claims supported, c contradicted, i inconclusive." from verdicts, a claims table or counts.
+
+    ``verdicts`` is anything :func:`verdict_counts` accepts.
+    """
     c = verdict_counts(verdicts)
     n = sum(c.values())
     return (
