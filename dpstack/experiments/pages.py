@@ -68,7 +68,8 @@ def register_page(page, paper, verdicts, *, status=None, label="the paper's clai
     paper : str
         ``"PST"``, ``"PPTL"`` or ``"MPL"``.
     verdicts : callable
-        ``verdicts()`` → list of :class:`~dpstack.experiments.verdicts.Verdict`, judged on the
+        ``verdicts()`` → list of :class:`~dpstack.experiments.verdicts.Verdict` (or the page's
+        claims table, :func:`~dpstack.experiments.verdicts.claims_frame`), judged on the
         page's paper-profile results (use :func:`dpstack.experiments.results.load_or_run` with
         ``profile="paper"`` so that committed results are read, not recomputed).
     status : callable, optional
@@ -100,6 +101,12 @@ def register_page(page, paper, verdicts, *, status=None, label="the paper's clai
     return entry
 
 
+class _Outcome(NamedTuple):
+    """The outcome of one row of a claims table (all that counting needs)."""
+
+    outcome: str
+
+
 def _entry(page):
     try:
         return PAGE_CLAIMS[page]
@@ -108,8 +115,15 @@ def _entry(page):
 
 
 def _checked(verdicts, page):
+    if isinstance(verdicts, pd.DataFrame):  # a page's claims table (verdicts.claims_frame): its verdict column
+        if "verdict" not in verdicts:
+            raise TypeError(f"the claims table of page {page!r} has no 'verdict' column")
+        verdicts = [_Outcome(o) for o in verdicts["verdict"]]
+        if any(v.outcome not in OUTCOMES for v in verdicts):
+            raise TypeError(f"the verdicts of page {page!r} must have an outcome in {OUTCOMES}")
+        return verdicts
     verdicts = list(verdicts)
-    wrong = [v for v in verdicts if not isinstance(v, Verdict) or v.outcome not in OUTCOMES]
+    wrong = [v for v in verdicts if not isinstance(v, (Verdict, _Outcome)) or v.outcome not in OUTCOMES]
     if wrong:
         raise TypeError(f"the verdicts of page {page!r} must be Verdict objects with an outcome in {OUTCOMES}")
     return verdicts
@@ -237,3 +251,51 @@ def _register_mpl_pages():
 
 
 _register_mpl_pages()
+
+
+def _committed(name):
+    return results.load_or_run(name, profile="paper")
+
+
+def _pst_verdicts(page, claims):
+    return claims(_committed(page))
+
+
+def _ruijin_verdicts():
+    from .pptl_report import branches_claims, groups_claims, table1_claims
+
+    return pd.concat(
+        [
+            branches_claims(_committed("ruijin_transfer_branches")),
+            table1_claims(_committed("ruijin_transfer_epsilon"), table="table2"),
+            groups_claims(_committed("ruijin_transfer_groups")),
+        ],
+        ignore_index=True,
+    )
+
+
+def _register_pst_pptl_pages():
+    from . import pptl_report, pst_report
+
+    for page, claims in [
+        ("pst_fig1_epsilon", pst_report.fig1_claims),
+        ("pst_fig2_groups", pst_report.fig2_claims),
+        ("pst_fig3_importance", pst_report.fig3_claims),
+        ("pst_fig4_combiners", pst_report.fig4_claims),
+    ]:
+        register_page(page, "PST", functools.partial(_pst_verdicts, page, claims), status=results.get(page).status)
+    register_page(
+        "pptl_table1_mnist",
+        "PPTL",
+        functools.partial(_pst_verdicts, "pptl_table1_mnist", pptl_report.table1_claims),
+        status=results.get("pptl_table1_mnist").status,
+    )
+    register_page(
+        "ruijin_transfer",
+        "PPTL",
+        _ruijin_verdicts,
+        label="PPTL Tables 2 and 4, Figure 4, PST Table 2 (synthetic cohort)",
+    )
+
+
+_register_pst_pptl_pages()
