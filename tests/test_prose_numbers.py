@@ -141,7 +141,9 @@ def clean(text):
     text = _FENCE.sub(lambda m: m.group(3) if m.group(2).strip().startswith("{") else "\n", text)
     text = _OPTION.sub("", text)
     text = _ROLE.sub(" CITE ", text)
-    text = _INLINE_CODE.sub(lambda m: f"`{m.group(1)}`" if re.fullmatch(r"[A-Za-z_][\w.]*", m.group(1)) else " CODE ", text)
+    text = _INLINE_CODE.sub(
+        lambda m: f"`{m.group(1)}`" if re.fullmatch(r"[A-Za-z_][\w.]*", m.group(1)) else " CODE ", text
+    )
     return _URL.sub(" ", text)
 
 
@@ -159,7 +161,9 @@ _CANDIDATE = re.compile(
     r")"
 )
 _GREEK = "εελαβηδγσστρμκωΔθνξφψΓΛΣΩ"
-_LATEX_GREEK = r"\\(?:epsilon|varepsilon|lambda|alpha|beta|eta|delta|gamma|sigma|tau|rho|mu|kappa|omega|Delta|theta|nu|xi|phi|psi)"
+_LATEX_GREEK = (
+    r"\\(?:epsilon|varepsilon|lambda|alpha|beta|eta|delta|gamma|sigma|tau|rho|mu|kappa|omega|Delta|theta|nu|xi|phi|psi)"
+)
 _SUB = r"(?:[_^]\{?\(?[\w,]+\)?\}?|[′'])*"
 _SYMBOL = (
     rf"(?:1/\s*(?:[{_GREEK}]|{_LATEX_GREEK})|(?:[{_GREEK}]|{_LATEX_GREEK}){_SUB}"
@@ -179,11 +183,11 @@ _REFERENCE = re.compile(
     r"|[Ss]teps?|erratum|item))\s*\(?" + _NUM + r"(?:\s*(?:,|and|or|/|–|-)\s*\(?" + _NUM + r")*"
 )
 _VERSION = re.compile(r"(?:\b(?:version|Python|CC[ -]BY(?:-[A-Z]+)*|release)\s+|\bv)" + _NUM + r"|\b\d+\.\d+\.\d+")
-_LEVEL_AFTER = re.compile(r"^\s*(?:\\?%|percent)?\s*(?:[\w-]+\s+){0,2}?(?:confidence|interval|t-interval|band|CI|Clopper|level)")
-_LEVEL_BEFORE = re.compile(r"(?:level|significance|confidence)\s*(?:of\s*)?$")
-_ATTRIBUTION = re.compile(
-    r"\b(?:PST|PPTL|MPL|[Pp]apers?|Table|Figure|Fig\.|reports?|says|prints?|printed|CITE)\b|§"
+_LEVEL_AFTER = re.compile(
+    r"^\s*(?:\\?%|percent)?\s*(?:[\w-]+\s+){0,2}?(?:confidence|interval|t-interval|band|CI|Clopper|level)"
 )
+_LEVEL_BEFORE = re.compile(r"(?:level|significance|confidence)\s*(?:of\s*)?$")
+_ATTRIBUTION = re.compile(r"\b(?:PST|PPTL|MPL|[Pp]apers?|Table|Figure|Fig\.|reports?|says|prints?|printed|CITE)\b|§")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z*(\[$])|\n\s*\n|\n\s*(?:[-*]|\d+\.)\s+|\n#+\s")
 
 
