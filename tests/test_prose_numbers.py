@@ -10,9 +10,10 @@ numbers that look like results:
 * a number in scientific notation (``3e-4``);
 * a percentage (``59.5 %``, ``90%``);
 * a ratio (``1.58×``, ``50×`` — a number followed by ``×`` or ``\\times`` with no number after it,
-  so ``8×8`` images are not ratios).
+  so ``8×8`` images are not ratios);
+* a count of outcomes, ``k of n`` or ``k out of n`` ("wins in 12 of 16 branches").
 
-Integers are not scanned: in this book they are sizes, counts, years and section numbers, and the
+Other integers are not scanned: in this book they are sizes, counts, years and section numbers, and the
 results the pages compute are decimals, percentages and ratios. Fractions such as ``2/3`` are
 integers over integers and are not scanned either.
 
@@ -153,8 +154,9 @@ def clean(text):
 
 _NUM = r"\d+(?:[.,]\d+)*"
 _CANDIDATE = re.compile(
-    r"(?<![\w.,{^_/])(?:"
-    r"(?P<sci>\d+(?:\.\d+)?e[-−+]?\d+)(?![\w.])"
+    r"(?<![\w.{^_/])(?:"
+    r"(?P<count>\d+ (?:of|out of) \d+)(?![\w.])"
+    r"|(?P<sci>\d+(?:\.\d+)?e[-−+]?\d+)(?![\w.])"
     r"|(?P<pct>\d+(?:\.\d+)?)\s*(?:\\?%|percent\b)"
     r"|(?P<ratio>\d+(?:\.\d+)?)\s*(?:×|\\times)(?!\s*[\d{(\\])"
     r"|(?P<dec>\d+\.\d+)(?!\.?\d)"
@@ -228,6 +230,8 @@ def is_paper_value(token, kind, paper):
     ``0.9``). Rounding the paper's values to the prose's precision instead would let almost any
     two-decimal AUC through, since some paper value rounds to it.
     """
+    if kind == "count":
+        return all(float(v) in paper for v in re.findall(r"\d+", token))
     value = float(token)
     return value in paper or (kind == "pct" and round(value / 100, 12) in {round(p, 12) for p in paper})
 
@@ -423,6 +427,7 @@ def test_pending_pages_exist():
         ("The mean AUC is 0.73 (p = 0.03).", ["0.73", "0.03"]),
         ("It wins in 59.5 % of the repeats and is 1.58× faster, 50× at best.", ["59.5%", "1.58×", "50×"]),
         ("The estimate was 3e-4 lower.", ["3e-4"]),
+        ("PST-H(W) wins in 12 of 16 branches.", ["12 of 16"]),
         ("With ε = 0.25, λ = 1e-4, $\\lambda_k=0.01$, K = 5 and δ_p = δ_s = 0.05.", []),
         ("Blocks with q = (0.4, 0.3, 0.2, 0.1) and noise N(0, 0.3²); 1/ε = 0.1 and `AUC_MARGIN` = 0.01.", []),
         ("Section 6.1, Sections 3.3 and 4.5, §4.2, Table 2.1, jupyter v1.0.2, CC BY 4.0.", []),
