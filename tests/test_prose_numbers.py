@@ -356,9 +356,9 @@ def output_texts(output):
 
 
 def counts_offenders(notebooks=None):
-    """Every counts sentence that disagrees with the claims table shown before it on its page."""
+    """(offenders, number of sentences checked): counts sentences against the claims table before them."""
     paths = sorted((ROOT / "notebooks").glob("*.ipynb")) if notebooks is None else notebooks
-    out = []
+    out, checked = [], 0
     for path in paths:
         nb = nbformat.read(path, as_version=4)
         last = None
@@ -374,6 +374,7 @@ def counts_offenders(notebooks=None):
                                 last = outcomes
                         continue
                     for m in _COUNTS.finditer(text):
+                        checked += 1
                         k, n, c, inc = map(int, m.groups())
                         page = Path(path).name
                         if last is None:
@@ -391,7 +392,7 @@ def counts_offenders(notebooks=None):
                                 f"{table[0]} supported, {table[2]} contradicted, {table[3]} inconclusive "
                                 f"of {table[1]}"
                             )
-    return out
+    return out, checked
 
 
 # --------------------------------------------------------------------------------------------------
@@ -442,5 +443,6 @@ def test_result_pattern(sentence, flagged):
 
 
 def test_counts_sentences_match_claims_tables():
-    offenders = counts_offenders()
+    offenders, checked = counts_offenders()
+    assert checked > 0, "no counts sentence found in any output: has counts_sentence's wording changed?"
     assert not offenders, "counts sentences that disagree with their claims table:\n" + "\n".join(offenders)
