@@ -21,9 +21,10 @@ A candidate is *not a result* (and is dropped) when its context says so:
 
 * **parameter** — it directly follows ``<symbol> =`` (or ``≤ < ≥ >``), possibly after a chain such as
   ``δ_p = δ_s =``, where the symbol is a Greek letter (Unicode or LaTeX, with sub/superscripts and
-  primes: ``ε``, ``λ_s``, ``\\epsilon_g``, ``\\lambda^{(k)}``), a single Latin letter other than
-  ``p``/``P`` (``K``, ``M``, ``d``, ``n``, ``q_1``), ``1/ε``, or an identifier in backticks
-  (```AUC_MARGIN```); all the numbers of a tuple or set right after ``<symbol> =`` or ``∈``
+  primes: ``ε``, ``λ_s``, ``\\epsilon_g``, ``\\lambda^{(k)}``; not Δ or σ, which this book computes,
+  and not an estimate such as ``ε_lo`` or ``\\epsilon_{hat}``), a single Latin letter other than
+  ``p``/``P`` (``K``, ``M``, ``d``, ``n``, ``q_1``), ``1/ε``, or an identifier in backticks that is
+  not a fitted attribute (```AUC_MARGIN``` but not ```auc_```); all the numbers of a tuple or set right after ``<symbol> =`` or ``∈``
   (``q = (0.4, 0.3, 0.2, 0.1)``) are parameters too, and so are the arguments of a named
   distribution (``N(0, 0.3²)``). ``p = 0.03`` is a p-value and *is* a result;
 * **confidence or significance level** — a percentage followed by *confidence*, *interval*, *band*,
@@ -162,14 +163,13 @@ _CANDIDATE = re.compile(
     r"|(?P<dec>\d+\.\d+)(?!\.?\d)"
     r")"
 )
-_GREEK = "εελαβηδγσστρμκωΔθνξφψΓΛΣΩ"
-_LATEX_GREEK = (
-    r"\\(?:epsilon|varepsilon|lambda|alpha|beta|eta|delta|gamma|sigma|tau|rho|mu|kappa|omega|Delta|theta|nu|xi|phi|psi)"
-)
-_SUB = r"(?:[_^]\{?\(?[\w,]+\)?\}?|[′'])*"
+_GREEK = "εϵλαβηδγρτμκθνξφψω"  # not Δ, σ: in this book they are computed (the extra ridge, a spread)
+_LATEX_GREEK = r"\\(?:epsilon|varepsilon|lambda|alpha|beta|eta|delta|gamma|tau|rho|mu|kappa|omega|theta|nu|xi|phi|psi)"
+_ESTIMATE = r"(?![_^]\{?(?:lo|hi|low|high|hat|emp|obs)\b)"  # ε_lo, \\epsilon_{lo}: estimates, i.e. results
+_SUB = _ESTIMATE + r"(?:[_^]\{?\(?[\w,]+\)?\}?|[′'])*"
 _SYMBOL = (
     rf"(?:1/\s*(?:[{_GREEK}]|{_LATEX_GREEK})|(?:[{_GREEK}]|{_LATEX_GREEK}){_SUB}"
-    rf"|(?<![\w\\])[A-OQ-Za-oq-z](?![A-Za-z0-9]){_SUB}|`[A-Za-z_][\w.]*`)"
+    rf"|(?<![\w\\])[A-OQ-Za-oq-z](?![A-Za-z0-9]){_SUB}|`[A-Za-z_][\w.]*(?<!_)`)"
 )
 _RELATION = r"\s*\$?\s*(?:=|≤|≥|<|>|\\le|\\ge|\\leq|\\geq)\s*\$?\s*"
 _VALUE = rf"[-−]?{_NUM}(?:e[-−]?\d+)?"
@@ -429,6 +429,8 @@ def test_pending_pages_exist():
         ("It wins in 59.5 % of the repeats and is 1.58× faster, 50× at best.", ["59.5%", "1.58×", "50×"]),
         ("The estimate was 3e-4 lower.", ["3e-4"]),
         ("PST-H(W) wins in 12 of 16 branches.", ["12 of 16"]),
+        ("The lower bound is ε_lo = 3.42, $\\epsilon_{lo}=3.4$, and Δ = 0.0046.", ["3.42", "3.4", "0.0046"]),
+        ("The fitted `auc_` = 0.81 and $\\Delta=0.02$.", ["0.81", "0.02"]),
         ("With ε = 0.25, λ = 1e-4, $\\lambda_k=0.01$, K = 5 and δ_p = δ_s = 0.05.", []),
         ("Blocks with q = (0.4, 0.3, 0.2, 0.1) and noise N(0, 0.3²); 1/ε = 0.1 and `AUC_MARGIN` = 0.01.", []),
         ("Section 6.1, Sections 3.3 and 4.5, §4.2, Table 2.1, jupyter v1.0.2, CC BY 4.0.", []),
