@@ -32,6 +32,8 @@ __all__ = [
     "PST_TABLE2",
     "PST_MAIN_CENTRE_PLR",
     "PST_TABLE1_SIZES",
+    "PST_MNIST_SPLIT_TEXT",
+    "PPTL_RUIJIN_DATA",
     "PST_CLAIMS",
     "PPTL_CLAIMS",
     "PST_TO_PPTL",
@@ -284,6 +286,14 @@ PST_TABLE1_SIZES = {
     "MNIST": {"train": 3000, "test": 2000, "features": 100},
     "NEWS20": {"train": 4321, "test": 643, "features": 100},
 }
+
+#: PST §4.1 text: the MNIST split as worded, "60% for training (1/3 of it for validation) and the
+#: remaining 20% for testing", which does not add up; Table 1's sizes are used (erratum 6).
+PST_MNIST_SPLIT_TEXT = {"source": "PST §4.1 text (MNIST)", "train": 0.60, "validation_of_train": 1 / 3, "test": 0.20}
+
+#: PPTL §4.1's description of the RUIJIN data: 18 of the 22 centres are used, with 52 features
+#: (PST §4.2 describes the same data with 50 features).
+PPTL_RUIJIN_DATA = {"source": "PPTL §4.1 text", "centres_used": 18, "centres_total": 22, "features": 52}
 
 #: PST names → PPTL names (the book's errata page, item "Names").
 PST_TO_PPTL = {"PST-H(W)": "PPTL-FS(W)", "PST-H(U)": "PPTL-FS(R)", "PPHTL": "SimComb", "PLR(target)": "Direct"}
