@@ -73,22 +73,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAPER_VALUES = ROOT / "dpstack" / "experiments" / "paper_values.py"
 
 #: Pages whose prose is being rewritten elsewhere: scanned and reported, not failed. Empty it when done.
-PAGES_PENDING = {
-    "notebooks/pst_fig1_epsilon.ipynb",
-    "notebooks/pst_fig2_groups.ipynb",
-    "notebooks/pst_fig3_importance.ipynb",
-    "notebooks/pst_fig4_combiners.ipynb",
-    "notebooks/stacking_ablation.ipynb",
-    "notebooks/end_to_end_private.ipynb",
-    "notebooks/pptl_table1_mnist.ipynb",
-    "notebooks/ruijin_transfer.ipynb",
-    "notebooks/mpl_har.ipynb",
-    "notebooks/mpl_kdd.ipynb",
-    "notebooks/mpl_url.ipynb",
-    "notebooks/mpl_mnist10.ipynb",
-    "book/templates/mpl_experiment.ipynb",
-    "book/reproducing.md",
-}
+PAGES_PENDING: set = set()  # pages being rewritten elsewhere (none)
 
 #: Numbers that are not results although they look like one: (page, number as printed, a regular
 #: expression the sentence must match, reason). Page "*" means any page.
@@ -292,6 +277,8 @@ def prose_offenders(cells=None, allowed=None, used=None):
 # --------------------------------------------------------------------------------------------------
 
 _COUNTS = re.compile(r"(\d+) of (\d+) [\w ]+? supported, (\d+) contradicted, (\d+) inconclusive")
+#: "PST: k of n claims …" on the reproducing page: a paper's sum over its pages, not one page's table
+_PAPER_TOTAL = re.compile(r"(?:^|\s)(?:PST|PPTL|MPL): $")
 
 
 class _Tables(HTMLParser):
@@ -374,6 +361,8 @@ def counts_offenders(notebooks=None):
                                 last = outcomes
                         continue
                     for m in _COUNTS.finditer(text):
+                        if _PAPER_TOTAL.search(text[: m.start()]):
+                            continue  # a paper's total over its pages (test_pages checks those sums)
                         checked += 1
                         k, n, c, inc = map(int, m.groups())
                         page = Path(path).name

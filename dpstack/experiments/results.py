@@ -75,6 +75,8 @@ __all__ = [
     "replay",
     "check",
     "reproduce_command",
+    "committed_table",
+    "committed_sentence",
     "FORMAT",
 ]
 
@@ -993,3 +995,47 @@ def replay(name, profile="paper", n_cells=2, rng=None, n_jobs=1, root=None):
                 f"recomputed {b[line] if line < len(b) else None!r}"
             )
     return out
+
+
+def committed_table(profile="paper", root=None):
+    """One row per committed result at ``profile``: its page, size, ``n_jobs``, wall time, date and machine.
+
+    Read from the provenance files (nothing is computed); a registered result without a committed
+    file is listed with ``committed`` False.
+    """
+    rows = []
+    for name in experiments():
+        exp = get(name)
+        try:
+            prov = provenance(name, profile, root)
+        except MissingResultError:
+            rows.append(dict(result=name, page=exp.page, committed=False))
+            continue
+        rows.append(
+            dict(
+                result=name,
+                page=exp.page,
+                committed=True,
+                cells=len(prov["cells"]),
+                rows=int(prov["n_rows"]),
+                n_jobs=int(prov["n_jobs"]),
+                **{"wall time (s)": float(prov["wall_time_s"])},
+                date=prov["date"][:10],
+                machine=prov["machine"].get("cpu", ""),
+            )
+        )
+    return pd.DataFrame(rows)
+
+
+def committed_sentence(table):
+    """The sentence under :func:`committed_table`: how many results, their total wall time, what is missing."""
+    done = table[table["committed"]]
+    missing = table.loc[~table["committed"], "result"].tolist()
+    total = float(done["wall time (s)"].sum()) if len(done) else 0.0
+    text = (
+        f"{len(done)} committed results on {done['page'].nunique()} pages; computing them all took "
+        f"{total / 60:.0f} min of wall time in the runs recorded (each with the n_jobs shown)."
+    )
+    if missing:
+        text += f" Not committed (the page computes them when it runs): {', '.join(missing)}."
+    return text
