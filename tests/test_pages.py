@@ -127,3 +127,70 @@ def test_the_mpl_counts_are_the_committed_paper_profile_verdicts(monkeypatch):
     present = breakdown.xs(True, level="counted")
     assert counts.loc["MPL", "total"] == present["total"].sum() > 0
     assert counts.loc["MPL", "pages"] == judged
+
+
+COUNTS = __import__("re").compile(r"(\d+) of (\d+) [\w ]+? supported, (\d+) contradicted, (\d+) inconclusive")
+
+
+def shown_counts(notebook):
+    """Sum of the counts sentences ("k of n claims supported, c contradicted, i inconclusive") a page shows."""
+    import nbformat
+
+    total = {"supported": 0, "total": 0, "contradicted": 0, "inconclusive": 0}
+    for cell in nbformat.read(notebook, as_version=4).cells:
+        for output in cell.get("outputs", []):
+            text = output.get("data", {}).get("text/markdown", "") or output.get("text", "")
+            for m in COUNTS.finditer(text):
+                for key, value in zip(("supported", "total", "contradicted", "inconclusive"), map(int, m.groups())):
+                    total[key] += value
+    return total
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "pst_fig1_epsilon",
+        "pst_fig2_groups",
+        "pst_fig3_importance",
+        "pst_fig4_combiners",
+        "pptl_table1_mnist",
+        "ruijin_transfer",
+    ],
+)
+def test_each_page_states_the_verdicts_of_its_committed_results(page, monkeypatch):
+    """The verdict counts a page shows are those its committed paper-profile results give today."""
+    monkeypatch.setattr(results, "compute", lambda *a, **k: pytest.fail("a committed result is missing"))
+    if pages.page_verdicts(page) is None:
+        pytest.skip(f"{page}: data absent here")
+    row = pages.page_counts([page]).iloc[0]
+    expected = {key: int(row[key]) for key in ("supported", "total", "contradicted", "inconclusive")}
+    assert shown_counts(ROOT / "notebooks" / f"{page}.ipynb") == expected, (
+        f"{page} shows other verdicts than its committed results give: re-execute the page "
+        f"(python scripts/run_notebooks.py notebooks/{page}.ipynb)"
+    )
+
+
+def test_a_page_showing_other_verdicts_is_caught(tmp_path, monkeypatch):
+    """Planted: one counts sentence of a page changed by one claim."""
+    import nbformat
+
+    page = "pst_fig4_combiners"
+    monkeypatch.setattr(results, "compute", lambda *a, **k: pytest.fail("a committed result is missing"))
+    if pages.page_verdicts(page) is None:
+        pytest.skip("data absent here")
+    nb = nbformat.read(ROOT / "notebooks" / f"{page}.ipynb", as_version=4)
+    planted = False
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            text = output.get("data", {}).get("text/markdown", "")
+            m = COUNTS.search(text)
+            if m and not planted:
+                k, n, c, i = map(int, m.groups())
+                output["data"]["text/markdown"] = text.replace(
+                    m.group(), f"{k - 1} of {n} claims supported, {c + 1} contradicted, {i} inconclusive"
+                )
+                planted = True
+    assert planted
+    nbformat.write(nb, tmp_path / "planted.ipynb")
+    row = pages.page_counts([page]).iloc[0]
+    assert shown_counts(tmp_path / "planted.ipynb")["supported"] == int(row["supported"]) - 1
