@@ -359,3 +359,18 @@ def test_plain_table_keeps_rows_and_stores_only_plain_columns():
     assert back["variant"].tolist() == ["x", "", "z"] and back["auc"].tolist() == [0.5, 0.6, 0.7]
     with pytest.raises(TypeError, match="mixed"):
         plain_table(pd.DataFrame({"mixed": [1, "a"]}))
+
+
+def test_reproduce_on_a_dask_cluster_writes_the_same_table(toy, capsys, tmp_path, monkeypatch):
+    """``--dask ADDRESS`` sends the cells to a dask.distributed cluster; the committed table is the same."""
+    distributed = pytest.importorskip("dask.distributed")
+    monkeypatch.setenv("DPSTACK_CACHE", str(tmp_path / "cache"))
+    assert reproduce.main(["toy_page", "--profile", "quick", "--no-cache"]) == 0
+    alone = results.result_paths("toy_page", "quick")[0].read_bytes()
+    # threads in this process, so the workers import the toy module from the test's folder
+    with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1, dashboard_address=None) as c:
+        args = ["toy_page", "--profile", "quick", "--no-cache", "--dask", c.scheduler_address, "--n-jobs", "2"]
+        assert reproduce.main(args) == 0
+    out = capsys.readouterr().out
+    assert "dask: " in out and "2 workers" in out
+    assert results.result_paths("toy_page", "quick")[0].read_bytes() == alone

@@ -6,6 +6,7 @@ Usage::
     python -m dpstack.experiments.reproduce mpl_kdd mpl_mnist10 --profile paper --n-jobs 2
     python -m dpstack.experiments.reproduce --list                 # pages, data and committed results
     python -m dpstack.experiments.reproduce --check                # verify every committed result
+    python -m dpstack.experiments.reproduce pst_fig2_groups --dask tcp://scheduler:8786   # on a cluster
 
 Each experiment runs through :func:`dpstack.experiments.runner.run_cells` with the disk cache
 on, so an interrupted run resumes where it stopped (cells already computed by the same code are
@@ -20,6 +21,7 @@ absent is skipped with a message when every page is run, and is an error when na
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 
@@ -64,6 +66,12 @@ def main(argv=None):
     parser.add_argument("--n-jobs", type=int, default=1, help="cells run at once (default: 1)")
     parser.add_argument("--seed", type=int, default=0, help="root seed (default: 0, the one the pages use)")
     parser.add_argument("--no-cache", action="store_true", help="do not reuse or store cells in the runner's cache")
+    parser.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run the cells on a dask.distributed cluster: a scheduler address (tcp://host:8786), or 'local' "
+        "for a local cluster of --n-jobs single-threaded workers (results are the same as without it)",
+    )
     parser.add_argument("--list", action="store_true", help="list the registered pages and exit")
     parser.add_argument("--check", action="store_true", help="verify the committed results and exit")
     parser.add_argument(
@@ -87,6 +95,31 @@ def main(argv=None):
     if unknown:
         parser.error(f"unknown page(s) {', '.join(unknown)}; registered: {', '.join(known)}")
     names = args.names or known
+    with _backend(args.dask, args.n_jobs):
+        return _run(names, args)
+
+
+@contextlib.contextmanager
+def _backend(address, n_jobs):
+    """joblib's dask backend on the cluster at ``address`` (``"local"``: a LocalCluster), or nothing."""
+    if not address:
+        yield
+        return
+    from dask.distributed import Client, LocalCluster
+    from joblib import parallel_config
+
+    if address == "local":
+        with LocalCluster(n_workers=max(1, n_jobs), threads_per_worker=1, dashboard_address=None) as cluster:
+            with Client(cluster) as client, parallel_config(backend="dask"):
+                print(f"dask: local cluster, {len(client.scheduler_info()['workers'])} workers", flush=True)
+                yield
+        return
+    with Client(address) as client, parallel_config(backend="dask"):
+        print(f"dask: {address}, {len(client.scheduler_info()['workers'])} workers", flush=True)
+        yield
+
+
+def _run(names, args):
     failed, t_all = [], time.perf_counter()
     for name in names:
         exp = results.get(name)
