@@ -59,11 +59,13 @@ data: $(STAMP)
 # absent are skipped (their pages are re-executed and show the absent-data note).
 #   make reproduce                         every registered page, paper profile, 2 workers
 #   make reproduce EXPERIMENTS="mpl_kdd"   some pages; PROFILE=quick, N_JOBS=4 likewise
+#   make reproduce DASK=tcp://host:8786    on a dask.distributed cluster (DASK=local: a local one)
 EXPERIMENTS ?=
 PROFILE ?= paper
 N_JOBS ?= 2
+DASK ?=
 reproduce: $(STAMP)
-	"$(PY)" -m dpstack.experiments.reproduce $(EXPERIMENTS) --profile $(PROFILE) --n-jobs $(N_JOBS)
+	"$(PY)" -m dpstack.experiments.reproduce $(EXPERIMENTS) --profile $(PROFILE) --n-jobs $(N_JOBS) $(if $(DASK),--dask $(DASK))
 	$(NB_ENV) "$(PY)" scripts/run_notebooks.py -j 1 $$("$(PY)" -m dpstack.experiments.reproduce --pages $(EXPERIMENTS))
 
 notebooks: $(STAMP)
