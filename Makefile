@@ -77,11 +77,18 @@ JUPYTER_BOOK := "$(PY)" -c "import sys; from jupyter_book.cli.main import main; 
 html: $(STAMP)
 	$(JUPYTER_BOOK) build . --all --warningiserror --keep-going --quiet
 
+# The unit tests run beside nbval (one process each, so both cores work; their output is printed
+# after nbval's), then the browser test. Any part failing fails make test, with every part's output.
 test: $(STAMP)
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint; \
-	$(MAKE) --no-print-directory test-unit; \
-	$(MAKE) --no-print-directory test-notebooks; \
+	log=$$(mktemp); \
+	( $(MAKE) --no-print-directory test-unit > "$$log" 2>&1 ) & unit_pid=$$!; \
+	nb=0; $(MAKE) --no-print-directory test-notebooks || nb=$$?; \
+	unit=0; wait $$unit_pid || unit=$$?; \
+	echo "---- unit tests (run beside the notebooks): exit $$unit ----"; cat "$$log"; rm -f "$$log"; \
+	if [ "$$unit" -ne 0 ] || [ "$$nb" -ne 0 ]; then \
+	  echo "make test: FAILED (unit tests exit $$unit, notebooks exit $$nb)"; exit 1; fi; \
 	$(MAKE) --no-print-directory test-browser; \
 	echo "make test: $$(( $$(date +%s) - start )) s"
 
