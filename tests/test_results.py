@@ -374,3 +374,14 @@ def test_reproduce_on_a_dask_cluster_writes_the_same_table(toy, capsys, tmp_path
     out = capsys.readouterr().out
     assert "dask: " in out and "2 workers" in out
     assert results.result_paths("toy_page", "quick")[0].read_bytes() == alone
+
+
+def test_a_loaded_table_carries_a_summary_of_its_provenance_not_its_grid(toy):
+    """pandas deep-copies ``attrs`` on every operation: the grid of cells must stay in the file."""
+    results.save(results.compute("toy_page", "quick"))
+    frame = results.load_or_run("toy_page", "quick")
+    prov = frame.attrs["provenance"]
+    assert prov["source"] == "committed" and prov["n_cells"] == 4 and "date" in prov and "wall_time_s" in prov
+    assert not {"cells", "rows_per_cell", "code", "columns", "parameters"} & set(prov)
+    assert results.provenance("toy_page", "quick")["cells"]  # the whole record is in the file
+    assert "cells" not in results.load_or_run("toy_page", "quick", seed=5).attrs["provenance"]  # live too

@@ -907,6 +907,21 @@ def load(name, profile="paper", root=None):
     return frame
 
 
+#: provenance entries a page does not need; pandas deep-copies ``attrs`` on every operation, so a
+#: frame carrying its whole grid of cells makes each groupby on it seconds slower
+_BULKY = ("cells", "rows_per_cell", "code", "columns", "parameters")
+
+
+def _summary(prov, source):
+    """The provenance a page shows (source, date, machine, n_jobs, wall time …), without the bulky parts.
+
+    The whole record stays in ``results/<name>/<profile>.json`` (:func:`provenance`).
+    """
+    out = {k: v for k, v in prov.items() if k not in _BULKY}
+    out.update(source=source, n_cells=len(prov.get("cells", ())))
+    return out
+
+
 def load_or_run(name, profile="paper", *, seed=0, n_jobs=1, cache=False, root=None, **overrides):
     """What a page calls: the committed table when it matches, else the live computation.
 
@@ -933,7 +948,9 @@ def load_or_run(name, profile="paper", *, seed=0, n_jobs=1, cache=False, root=No
     Returns
     -------
     pandas.DataFrame
-        ``frame.attrs["provenance"]["source"]`` is ``"committed"`` or ``"live"``.
+        ``frame.attrs["provenance"]`` summarises the provenance (source ``"committed"`` or
+        ``"live"``, date, machine, ``n_jobs``, wall time, ``n_cells``; the grid, code hashes and
+        parameters are in the provenance file).
     """
     exp = get(name)
     cells = exp.grid(profile, **overrides)
@@ -943,10 +960,10 @@ def load_or_run(name, profile="paper", *, seed=0, n_jobs=1, cache=False, root=No
         prov = None
     if prov is not None and prov.get("seed") == seed and _canonical(prov.get("cells")) == _canonical(cells):
         frame = load(name, profile, root)
-        frame.attrs["provenance"] = dict(frame.attrs["provenance"], source="committed")
+        frame.attrs["provenance"] = _summary(frame.attrs["provenance"], "committed")
         return frame
     frame = compute(name, profile, seed=seed, n_jobs=n_jobs, cache=cache, **overrides)
-    frame.attrs["provenance"] = dict(frame.attrs["provenance"], source="live")
+    frame.attrs["provenance"] = _summary(frame.attrs["provenance"], "live")
     return frame
 
 
