@@ -385,3 +385,14 @@ def test_a_loaded_table_carries_a_summary_of_its_provenance_not_its_grid(toy):
     assert not {"cells", "rows_per_cell", "code", "columns", "parameters"} & set(prov)
     assert results.provenance("toy_page", "quick")["cells"]  # the whole record is in the file
     assert "cells" not in results.load_or_run("toy_page", "quick", seed=5).attrs["provenance"]  # live too
+
+
+@pytest.mark.skipif(("ruijin_transfer_groups", "paper") not in COMMITTED, reason="no committed result")
+def test_replaying_cells_whose_column_is_all_missing_compares_them_as_missing():
+    """The branch of an MNIST cell is missing: alone, its column cannot say it is a number column."""
+    prov = results.provenance("ruijin_transfer_groups", "paper")
+    mnist = next(i for i, c in enumerate(prov["cells"]) if c["dataset"] == "MNIST")
+    out = results.replay("ruijin_transfer_groups", "paper", cells=[mnist])
+    assert out[0]["identical"], out[0]["first_difference"]
+    with pytest.raises(ValueError, match="cells"):
+        results.replay("ruijin_transfer_groups", "paper", cells=[len(prov["cells"])])

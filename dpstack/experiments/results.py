@@ -967,8 +967,31 @@ def load_or_run(name, profile="paper", *, seed=0, n_jobs=1, cache=False, root=No
     return frame
 
 
-def replay(name, profile="paper", n_cells=2, rng=None, n_jobs=1, root=None):
+def _missing_alike(stored, again):
+    """``again`` with the columns that are absent or wholly missing in it typed as in ``stored``.
+
+    A few cells recomputed alone can hold only missing values in a column the whole grid fills
+    (e.g. the branch of MNIST cells); ``finish`` then cannot tell a number column from a string
+    one. A missing value is NaN in a float column and ``""`` in a string column.
+    """
+    again = again.copy()
+    for c in stored.columns:
+        if c not in again:  # no recomputed cell has the key (e.g. alpha of PST-F(U) cells)
+            again[c] = [None] * len(again)
+        values = again[c].tolist()
+        if not all(v is None or v == "" or (isinstance(v, float) and math.isnan(v)) for v in values):
+            continue
+        if stored[c].dtype == np.float64:
+            again[c] = np.full(len(again), np.nan)
+        elif not pd.api.types.is_numeric_dtype(stored[c]) and not pd.api.types.is_bool_dtype(stored[c]):
+            again[c] = [""] * len(again)
+    return again
+
+
+def replay(name, profile="paper", n_cells=2, rng=None, n_jobs=1, root=None, cells=None):
     """Recompute ``n_cells`` cells of a committed result, drawn at random, and compare bit for bit.
+
+    ``cells`` (indices into the committed grid) replays those cells instead of a random draw.
 
     Returns
     -------
@@ -979,12 +1002,18 @@ def replay(name, profile="paper", n_cells=2, rng=None, n_jobs=1, root=None):
     frame = load(name, profile, root)
     prov = frame.attrs["provenance"]
     exp = get(name)
-    cells, counts = prov["cells"], prov["rows_per_cell"]
+    counts = prov["rows_per_cell"]
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(int)
     rng = np.random.default_rng(rng)
-    chosen = sorted(rng.choice(len(cells), size=min(n_cells, len(cells)), replace=False).tolist())
+    if cells is not None:
+        chosen = sorted(int(i) for i in cells)
+        if any(not 0 <= i < len(prov["cells"]) for i in chosen):
+            raise ValueError(f"cells must be indices into the {len(prov['cells'])} cells of {name!r}, got {cells!r}")
+    else:
+        chosen = sorted(rng.choice(len(prov["cells"]), size=min(n_cells, len(prov["cells"])), replace=False).tolist())
     out = []
-    raw = run_cells(exp.cell, [cells[i] for i in chosen], seed=prov["seed"], n_jobs=n_jobs, desc=f"replay {name}")
+    grid = prov["cells"]
+    raw = run_cells(exp.cell, [grid[i] for i in chosen], seed=prov["seed"], n_jobs=n_jobs, desc=f"replay {name}")
     fresh = exp.finish(raw) if exp.finish is not None else raw
     fresh = fresh.reset_index(drop=True)
     start = 0
@@ -992,9 +1021,9 @@ def replay(name, profile="paper", n_cells=2, rng=None, n_jobs=1, root=None):
         stored = frame.iloc[offsets[i] : offsets[i + 1]].reset_index(drop=True)
         again = fresh.iloc[start : start + counts[i]].reset_index(drop=True)
         start += counts[i]
-        out.append(dict(index=i, cell=cells[i], identical=False, first_difference=None))
+        out.append(dict(index=i, cell=grid[i], identical=False, first_difference=None))
         try:
-            again = again[list(stored.columns)]
+            again = _missing_alike(stored, again)[list(stored.columns)]
             text_stored, _ = write_csv(stored)
             text_again, _ = write_csv(
                 again.astype({c: stored[c].dtype for c in stored.columns if stored[c].dtype != object})
