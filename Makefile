@@ -77,19 +77,20 @@ JUPYTER_BOOK := "$(PY)" -c "import sys; from jupyter_book.cli.main import main; 
 html: $(STAMP)
 	$(JUPYTER_BOOK) build . --all --warningiserror --keep-going --quiet
 
-# The unit tests run beside nbval (one process each, so both cores work; their output is printed
-# after nbval's), then the browser test. Any part failing fails make test, with every part's output.
+# The unit tests run beside nbval and then the browser test (one process each, so both cores work;
+# the unit tests' output is printed at the end). Any part failing fails make test, with every part's output.
 test: $(STAMP)
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory lint; \
 	log=$$(mktemp); \
 	( $(MAKE) --no-print-directory test-unit > "$$log" 2>&1 ) & unit_pid=$$!; \
 	nb=0; $(MAKE) --no-print-directory test-notebooks || nb=$$?; \
+	browser=0; $(MAKE) --no-print-directory test-browser || browser=$$?; \
 	unit=0; wait $$unit_pid || unit=$$?; \
-	echo "---- unit tests (run beside the notebooks): exit $$unit ----"; cat "$$log"; rm -f "$$log"; \
-	if [ "$$unit" -ne 0 ] || [ "$$nb" -ne 0 ]; then \
-	  echo "make test: FAILED (unit tests exit $$unit, notebooks exit $$nb)"; exit 1; fi; \
-	$(MAKE) --no-print-directory test-browser; \
+	echo "---- unit tests (run beside the notebooks and the browser test): exit $$unit ----"; \
+	cat "$$log"; rm -f "$$log"; \
+	if [ "$$unit" -ne 0 ] || [ "$$nb" -ne 0 ] || [ "$$browser" -ne 0 ]; then \
+	  echo "make test: FAILED (unit tests exit $$unit, notebooks exit $$nb, browser exit $$browser)"; exit 1; fi; \
 	echo "make test: $$(( $$(date +%s) - start )) s"
 
 # ruff: the rules are in pyproject.toml ([tool.ruff]); `ruff format .` and `ruff check --fix .` repair most findings.
