@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from test_prose_numbers import _COUNTS as COUNTS  # the one pattern of a counts sentence
 
 from dpstack.experiments import mpl_report, pages, results
 from dpstack.experiments.multiparty import DP_NOISE, EXP_NOISE, data_status
@@ -128,9 +129,6 @@ def test_the_mpl_counts_are_the_committed_paper_profile_verdicts(monkeypatch):
     present = present[present["paper"] == "MPL"]
     assert counts.loc["MPL", "total"] == present["total"].sum() > 0
     assert counts.loc["MPL", "pages"] == judged
-
-
-COUNTS = __import__("re").compile(r"(\d+) of (\d+) [\w ]+? supported, (\d+) contradicted, (\d+) inconclusive")
 
 
 def shown_counts(notebook):

@@ -227,12 +227,16 @@ def claims_sentences(counts=None):
 
 
 # ------------------------------------------------------------------------------------- the pages
+def _committed(name):
+    """The committed paper-profile table of ``name`` (read, not computed, when it is committed)."""
+    return results.load_or_run(name, profile="paper")
+
+
 def _mpl_verdicts(dataset, noise):
     """The MPL page's claims judged on its paper-profile results (committed, so read not computed)."""
     from .mpl_report import PAGES, judge_claims
 
-    frame = results.load_or_run(PAGES[dataset]["page"], profile="paper")
-    return judge_claims(frame, dataset, noise)
+    return judge_claims(_committed(PAGES[dataset]["page"]), dataset, noise)
 
 
 def _register_mpl_pages():
@@ -253,11 +257,7 @@ def _register_mpl_pages():
 _register_mpl_pages()
 
 
-def _committed(name):
-    return results.load_or_run(name, profile="paper")
-
-
-def _pst_verdicts(page, claims):
+def _claims_of(page, claims):
     return claims(_committed(page))
 
 
@@ -283,11 +283,11 @@ def _register_pst_pptl_pages():
         ("pst_fig3_importance", pst_report.fig3_claims),
         ("pst_fig4_combiners", pst_report.fig4_claims),
     ]:
-        register_page(page, "PST", functools.partial(_pst_verdicts, page, claims), status=results.get(page).status)
+        register_page(page, "PST", functools.partial(_claims_of, page, claims), status=results.get(page).status)
     register_page(
         "pptl_table1_mnist",
         "PPTL",
-        functools.partial(_pst_verdicts, "pptl_table1_mnist", pptl_report.table1_claims),
+        functools.partial(_claims_of, "pptl_table1_mnist", pptl_report.table1_claims),
         status=results.get("pptl_table1_mnist").status,
     )
     register_page(

@@ -12,14 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["summarise", "eps_axis", "set_eps_ticks", "chosen_lam", "edge_share", "factor_effects", "source_sentence"]
-
-
-def summarise(df, index, columns="method", value="auc"):
-    """mean ± s.d. over repeats as strings, index × columns, for printing."""
-    g = df.groupby([*np.atleast_1d(index), *np.atleast_1d(columns)])[value].agg(["mean", "std"])
-    txt = g.apply(lambda r: f"{r['mean']:.4f} ± {r['std']:.4f}", axis=1)
-    return txt.unstack(list(np.atleast_1d(columns)))
+__all__ = ["eps_axis", "set_eps_ticks", "chosen_lam", "edge_share", "factor_effects", "source_sentence"]
 
 
 def eps_axis(df, column="epsilon"):

@@ -358,26 +358,26 @@ def _load_builtins():
         "the factors of the high level's collapse, PPTL Table 1 at ε = 0.5",
         page="stacking_ablation",
     )
-    register(
-        "stacking_ablation_grids",
-        pst.grid_comparison_cells,
-        pst.ablation_cell,
-        _both(dict(profile="quick", n_repeats=6), dict(profile="paper", n_repeats=10)),
-        plain_table,
-        mnist_status,
-        "PLR on the old and the widened λ grids",
-        page="stacking_ablation",
-    )
-    register(
-        "stacking_ablation_grids_transfer",
-        pptl.grid_comparison_cells,
-        pptl.ablation_cell,
-        _both(dict(profile="quick", n_repeats=6), dict(profile="paper", n_repeats=10)),
-        plain_table,
-        mnist_t,
-        "Direct, SourceD and SimComb on the old and the widened λ grids",
-        page="stacking_ablation",
-    )
+    for name, module, status, what in [
+        ("stacking_ablation_grids", pst, mnist_status, "PLR on the old and the widened λ grids"),
+        (
+            "stacking_ablation_grids_transfer",
+            pptl,
+            mnist_t,
+            "Direct, SourceD and SimComb on the old and the widened λ grids",
+        ),
+    ]:
+        repeats = _both(dict(profile="quick", n_repeats=6), dict(profile="paper", n_repeats=10))
+        register(
+            name,
+            module.grid_comparison_cells,
+            module.ablation_cell,
+            repeats,
+            plain_table,
+            status,
+            what,
+            page="stacking_ablation",
+        )
     choices_quick = [
         "default",
         "row_bound=normalize",
