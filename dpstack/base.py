@@ -20,7 +20,19 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from scipy.special import expit
+from sklearn.base import ClassifierMixin
 from sklearn.utils import Bunch
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import column_or_1d
+
+try:  # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _sklearn_validate_data
+except ImportError:  # pragma: no cover - older scikit-learn
+
+    def _sklearn_validate_data(est, X, y="no_validation", reset=True, **kw):
+        return est._validate_data(X, y, reset=reset, **kw)
+
 
 __all__ = [
     "PrivacyLeakWarning",
@@ -31,10 +43,70 @@ __all__ = [
     "record_diagnostics",
     "released_attributes",
     "resolve_classes",
+    "validate_data",
+    "check_class_labels",
+    "BinaryClassifierMixin",
 ]
 
 #: mechanism name of the ledger entry that marks an object fitted with ``diagnostics=True``
 DIAGNOSTICS = "diagnostics (diagnostics=True)"
+
+
+def _plain_features(X, min_samples):
+    """Whether X is a 2-D float64 ndarray with finite values that scikit-learn would return as is."""
+    return (
+        type(X) is np.ndarray
+        and X.dtype == np.float64
+        and X.ndim == 2
+        and X.shape[0] >= min_samples
+        and X.shape[1] >= 1
+        and bool(np.isfinite(X.sum()))  # a finite sum means finite entries (an overflow falls through)
+    )
+
+
+def _plain_labels(y, n):
+    """Whether y is a 1-D integer, bool or integral-float ndarray of length n (a classification target)."""
+    if type(y) is not np.ndarray or y.ndim != 1 or y.shape[0] != n:
+        return False
+    if y.dtype.kind in "iub":
+        return True
+    return y.dtype == np.float64 and bool(np.isfinite(y.sum())) and bool(np.all(y == np.round(y)))
+
+
+def validate_data(estimator, X, y="no_validation", reset=True, ensure_min_samples=1):
+    """scikit-learn's ``validate_data(estimator, X, y, dtype=float, ...)``, with a fast path.
+
+    For the common input — a 2-D float64 array with finite values (and integer labels) and
+    no feature names anywhere — the checks scikit-learn makes are made here directly and the
+    arrays are returned as they are (scikit-learn would return them uncopied too); the
+    composed estimators and the experiment grids call this thousands of times on small
+    arrays, where scikit-learn's general checks cost more than the fit. Every other input,
+    and every input that fails a check, goes through scikit-learn, with its errors and
+    warnings.
+    """
+    names = hasattr(estimator, "feature_names_in_")
+    if not names and _plain_features(X, ensure_min_samples):
+        expected = getattr(estimator, "n_features_in_", None)
+        if reset or expected == X.shape[1]:
+            if isinstance(y, str) and y == "no_validation":
+                if reset:
+                    estimator.n_features_in_ = X.shape[1]
+                return X
+            if _plain_labels(y, X.shape[0]):
+                if reset:
+                    estimator.n_features_in_ = X.shape[1]
+                return X, y
+    return _sklearn_validate_data(estimator, X, y, reset=reset, dtype=float, ensure_min_samples=ensure_min_samples)
+
+
+def check_class_labels(y):
+    """``y`` as a 1-D array of class labels (scikit-learn's ``column_or_1d`` and
+    ``check_classification_targets``), with a fast path for integer labels."""
+    if type(y) is np.ndarray and y.ndim == 1 and _plain_labels(y, y.shape[0]):
+        return y
+    y = column_or_1d(y, warn=True)
+    check_classification_targets(y)
+    return y
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -175,3 +247,49 @@ def atomic_fit(fit):
             raise
 
     return wrapper
+
+
+class BinaryClassifierMixin(ClassifierMixin):
+    """predict / predict_proba / tags / input checks shared by the binary models."""
+
+    #: fewest training samples ``fit`` accepts (stacking needs more: it splits the data)
+    _min_samples = 2
+
+    def predict_proba(self, X):
+        """Probabilities of ``classes_[0]`` and ``classes_[1]``, shape (n, 2)."""
+        p = expit(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X):
+        """The class with the larger probability (ties go to ``classes_[1]``)."""
+        margins = self.decision_function(X)  # checks fitted state before classes_ is read
+        return self.classes_[(margins >= 0).astype(int)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = False
+        return tags
+
+    def _fit_unchecked(self, X, y_signed):
+        """Internal fast path of ``fit`` for composed estimators (stacking, transfer).
+
+        The caller has validated ``X`` (finite 2-D float array, rows already under their
+        bounds) and gives ``y_signed`` in {-1, +1}; ``classes`` must be the signed label set
+        (:data:`dpstack.stacking.SIGNED`). The parameters are still checked; the data are not
+        validated a second time.
+        """
+        classes = np.asarray(self.classes, dtype=float)
+        if classes.shape != (2,) or not np.array_equal(classes, [-1.0, 1.0]):
+            raise ValueError(f"the internal fit path needs classes=[-1, 1], got {self.classes!r}")
+        check_diagnostics(self.diagnostics)
+        self.n_features_in_ = X.shape[1]
+        return self._fit_validated(X, y_signed, classes, False)
+
+    def _validate_fit_inputs(self, X, y):
+        """Checked (X, y in {-1, +1}, classes, whether classes were read from the data)."""
+        check_diagnostics(self.diagnostics)
+        X, y = validate_data(self, X, y, ensure_min_samples=self._min_samples)
+        y = check_class_labels(y)
+        classes, from_data = resolve_classes(self.classes, y, binary=True, estimator=type(self).__name__)
+        return X, np.where(y == classes[1], 1.0, -1.0), classes, from_data

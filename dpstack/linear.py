@@ -11,14 +11,18 @@ looking at the private data.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_epsilon, check_feature_groups, check_positive, check_random_state
 from .accounting import PrivacyLedger
-from .base import atomic_fit, check_diagnostics, record_classes, record_diagnostics, resolve_classes
+from .base import (
+    BinaryClassifierMixin,
+    atomic_fit,
+    record_classes,
+    record_diagnostics,
+    validate_data,
+)
 from .mechanisms import (
     check_importance,
     clip_rows,
@@ -28,50 +32,10 @@ from .mechanisms import (
 )
 from .solvers import minimize_perturbed_logistic
 
-try:  # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data as _validate_data
-except ImportError:  # pragma: no cover - older scikit-learn
-
-    def _validate_data(est, X, y="no_validation", reset=True, **kw):
-        return est._validate_data(X, y, reset=reset, **kw)
-
-
 __all__ = ["PrivateLogisticRegression", "FeatureSplitLogisticRegression"]
 
 
-class _BinaryLinearMixin(ClassifierMixin):
-    """predict / predict_proba / tags / input checks shared by the binary models."""
-
-    #: fewest training samples ``fit`` accepts (stacking needs more: it splits the data)
-    _min_samples = 2
-
-    def predict_proba(self, X):
-        """Probabilities of ``classes_[0]`` and ``classes_[1]``, shape (n, 2)."""
-        p = expit(self.decision_function(X))
-        return np.column_stack([1.0 - p, p])
-
-    def predict(self, X):
-        """The class with the larger probability (ties go to ``classes_[1]``)."""
-        margins = self.decision_function(X)  # checks fitted state before classes_ is read
-        return self.classes_[(margins >= 0).astype(int)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        tags.input_tags.sparse = False
-        return tags
-
-    def _validate_fit_inputs(self, X, y):
-        """Checked (X, y in {-1, +1}, classes, whether classes were read from the data)."""
-        check_diagnostics(self.diagnostics)
-        X, y = _validate_data(self, X, y, dtype=float, ensure_min_samples=self._min_samples)
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
-        classes, from_data = resolve_classes(self.classes, y, binary=True, estimator=type(self).__name__)
-        return X, np.where(y == classes[1], 1.0, -1.0), classes, from_data
-
-
-class PrivateLogisticRegression(_BinaryLinearMixin, BaseEstimator):
+class PrivateLogisticRegression(BinaryClassifierMixin, BaseEstimator):
     """ε-differentially private logistic regression by objective perturbation (PLR).
 
     Minimises ``(1/n) Σ log(1 + exp(−y_i wᵀx_i)) + bᵀw/n + (Δ/2)‖w‖² + (λ/2)‖w − w0‖²``
@@ -231,21 +195,6 @@ class PrivateLogisticRegression(_BinaryLinearMixin, BaseEstimator):
         X, y_signed, classes, from_data = self._validate_fit_inputs(X, y)
         return self._fit_validated(X, y_signed, classes, from_data)
 
-    def _fit_unchecked(self, X, y_signed):
-        """Internal fast path of ``fit`` for composed estimators (stacking, transfer).
-
-        The caller has validated ``X`` (finite 2-D float array, rows already under their
-        bounds) and gives ``y_signed`` in {-1, +1}; ``classes`` must be the signed label set
-        (:data:`dpstack.stacking.SIGNED`). The parameters are still checked; the data are not
-        validated a second time.
-        """
-        classes = np.asarray(self.classes, dtype=float)
-        if classes.shape != (2,) or not np.array_equal(classes, [-1.0, 1.0]):
-            raise ValueError(f"the internal fit path needs classes=[-1, 1], got {self.classes!r}")
-        check_diagnostics(self.diagnostics)
-        self.n_features_in_ = X.shape[1]
-        return self._fit_validated(X, y_signed, classes, False)
-
     def _fit_validated(self, X, y_signed, classes, from_data):
         epsilon = check_epsilon(self.epsilon)
         lam = check_positive(self.lam, "lam")
@@ -283,7 +232,7 @@ class PrivateLogisticRegression(_BinaryLinearMixin, BaseEstimator):
     def decision_function(self, X):
         """Margins ``wᵀx`` on the clipped rows (the scale the model was trained on)."""
         check_is_fitted(self)
-        X = _validate_data(self, X, dtype=float, reset=False)
+        X = validate_data(self, X, reset=False)
         return self._decision_function_unchecked(X)
 
     def _decision_function_unchecked(self, X):
@@ -291,7 +240,7 @@ class PrivateLogisticRegression(_BinaryLinearMixin, BaseEstimator):
         return self._design_matrix(X) @ self.w_
 
 
-class FeatureSplitLogisticRegression(_BinaryLinearMixin, BaseEstimator):
+class FeatureSplitLogisticRegression(BinaryClassifierMixin, BaseEstimator):
     """PLR-FS: one private logistic model per feature block with importances q_k.
 
     The features are split into K disjoint groups F_k with importance q_k ≥ 0,
@@ -411,16 +360,6 @@ class FeatureSplitLogisticRegression(_BinaryLinearMixin, BaseEstimator):
         X, y_signed, classes, from_data = self._validate_fit_inputs(X, y)
         return self._fit_validated(X, y_signed, classes, from_data)
 
-    def _fit_unchecked(self, X, y_signed):
-        """Internal fast path of ``fit`` for composed estimators: see
-        :meth:`PrivateLogisticRegression._fit_unchecked`."""
-        classes = np.asarray(self.classes, dtype=float)
-        if classes.shape != (2,) or not np.array_equal(classes, [-1.0, 1.0]):
-            raise ValueError(f"the internal fit path needs classes=[-1, 1], got {self.classes!r}")
-        check_diagnostics(self.diagnostics)
-        self.n_features_in_ = X.shape[1]
-        return self._fit_validated(X, y_signed, classes, False)
-
     def _fit_validated(self, X, y_signed, classes, from_data):
         epsilon = check_epsilon(self.epsilon)
         n, p = X.shape
@@ -474,11 +413,17 @@ class FeatureSplitLogisticRegression(_BinaryLinearMixin, BaseEstimator):
     def decision_function_blocks(self, X):
         """Per-block margins x_(k)ᵀ w_k on clipped blocks, shape (n, K)."""
         check_is_fitted(self)
-        X = _validate_data(self, X, dtype=float, reset=False)
+        X = validate_data(self, X, reset=False)
         return self._decision_function_blocks_unchecked(X)
 
-    def _decision_function_blocks_unchecked(self, X):
-        """``decision_function_blocks`` on an X the caller has already validated (internal fast path)."""
+    def _decision_function_blocks_unchecked(self, X, bounded=False):
+        """``decision_function_blocks`` on an X the caller has already validated (internal fast path).
+
+        ``bounded=True``: the caller has already brought every block under its bound (a
+        stacking design), so the blocks are not clipped again.
+        """
+        if bounded:
+            return np.column_stack([X[:, g] @ w for g, w in zip(self.groups_, self.block_coefs_)])
         return np.column_stack([self.block_design(X, k) @ w for k, w in enumerate(self.block_coefs_)])
 
     def decision_function(self, X):

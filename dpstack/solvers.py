@@ -64,6 +64,8 @@ _METHODS = ("auto", "newton", "lbfgs")
 #: CPUs), large enough that the Python loop over blocks costs < 1 % of the arithmetic.
 _BLOCK_BYTES = 2**20
 _MIN_BLOCK_ROWS = 64
+#: An X of at most this many bytes is walked in one block by every pass (Hessian included).
+_ONE_PASS_BYTES = 2**18
 
 
 class ConvergenceError(RuntimeError):
@@ -96,8 +98,13 @@ class _Problem:
         self.w0 = None if w0 is None else np.asarray(w0, dtype=float)
         self.block = max(_MIN_BLOCK_ROWS, _BLOCK_BYTES // (8 * max(self.d, 1)))
         # Passes that make a block-sized temporary (Hessian, CG preconditioner) use blocks of
-        # at most 1/16 of the rows, so that the temporary stays small next to X itself.
-        self.small_block = min(self.block, max(_MIN_BLOCK_ROWS, -(-self.n // 16)))
+        # at most 1/16 of the rows, so that the temporary stays small next to X itself; an X
+        # of at most _ONE_PASS_BYTES is one block (there the per-block calls cost more than
+        # the arithmetic, and the temporary is small in absolute terms).
+        if self.X.nbytes <= _ONE_PASS_BYTES:
+            self.small_block = self.block
+        else:
+            self.small_block = min(self.block, max(_MIN_BLOCK_ROWS, -(-self.n // 16)))
         self.n_evals = 0
 
     def _blocks(self, size=None):

@@ -50,8 +50,16 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_epsilon, check_feature_groups, check_positive, check_random_state
 from .accounting import PrivacyLedger
-from .base import PrivacyLeakWarning, atomic_fit, check_diagnostics, record_classes, record_diagnostics
-from .linear import FeatureSplitLogisticRegression, PrivateLogisticRegression, _BinaryLinearMixin, _validate_data
+from .base import (
+    BinaryClassifierMixin,
+    PrivacyLeakWarning,
+    atomic_fit,
+    check_diagnostics,
+    record_classes,
+    record_diagnostics,
+    validate_data,
+)
+from .linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
 from .mechanisms import check_importance, clip_rows
 
 __all__ = [
@@ -166,7 +174,10 @@ def bound_blocks(X, groups, importance, method="clip", row_scale=1.0, intercept=
     """
     if method not in ROW_BOUNDS:
         raise ValueError(f"row_bound must be one of {ROW_BOUNDS}, got {method!r}")
-    X = np.asarray(X, dtype=float) / check_positive(row_scale, "row_scale")
+    row_scale = check_positive(row_scale, "row_scale")
+    X = np.asarray(X, dtype=float)
+    if row_scale != 1.0:  # (X / 1 is X: skip the pass)
+        X = X / row_scale
     q = np.asarray(importance, dtype=float)
     s = INTERCEPT_SHARE if intercept else 0.0
     feat_share = np.sqrt(1.0 - s * s)
@@ -303,7 +314,7 @@ def _check_fraction(value, name="low_fraction"):
     return float(value)
 
 
-class _StackingMixin(_BinaryLinearMixin):
+class _StackingMixin(BinaryClassifierMixin):
     """Combiners, prediction, input checks and the high level shared by PST and PPTL-FS.
 
     Subclasses fit in two phases: every parameter and input is checked and every random
@@ -411,11 +422,11 @@ class _StackingMixin(_BinaryLinearMixin):
         low_level = self.low_level_ if low_level is None else low_level
         if isinstance(low_level, list):
             return np.column_stack([m._decision_function_unchecked(Z) for m in low_level])
-        return low_level._decision_function_blocks_unchecked(Z)
+        return low_level._decision_function_blocks_unchecked(Z, bounded=True)
 
     def _checked_input(self, X):
         check_is_fitted(self, "high_level_")
-        return _validate_data(self, X, dtype=float, reset=False)
+        return validate_data(self, X, reset=False)
 
     def bounded_design(self, X):
         """X as the low level sees it: blocks laid out contiguously, block k under norm q_k.
@@ -424,7 +435,7 @@ class _StackingMixin(_BinaryLinearMixin):
         privacy audit uses it to build neighbouring datasets at the bounds.
         """
         check_is_fitted(self, "groups_")
-        X = _validate_data(self, X, dtype=float, reset=False)
+        X = validate_data(self, X, reset=False)
         return self._design(X)
 
     def high_level_inputs(self, X):

@@ -33,13 +33,21 @@ import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import Bunch
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_epsilon, check_positive, check_random_state
 from .accounting import PrivacyLedger
-from .base import DIAGNOSTICS, atomic_fit, check_diagnostics, record_classes, record_diagnostics, resolve_classes
-from .linear import FeatureSplitLogisticRegression, PrivateLogisticRegression, _validate_data
+from .base import (
+    DIAGNOSTICS,
+    atomic_fit,
+    check_class_labels,
+    check_diagnostics,
+    record_classes,
+    record_diagnostics,
+    resolve_classes,
+    validate_data,
+)
+from .linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
 from .stacking import (
     ROW_BOUNDS,
     SIGNED,
@@ -73,9 +81,8 @@ def _check_target(estimator, X, y, min_samples):
     features are checked without resetting ``n_features_in_``, and its labels must lie in
     ``classes_`` (a target holding a single class keeps the output's shape).
     """
-    X, y = _validate_data(estimator, X, y, dtype=float, reset=False, ensure_min_samples=min_samples)
-    y = column_or_1d(y, warn=True)
-    check_classification_targets(y)
+    X, y = validate_data(estimator, X, y, reset=False, ensure_min_samples=min_samples)
+    y = check_class_labels(y)
     if estimator.classes is not None:
         given = np.unique(np.asarray(estimator.classes))
         if given.shape != estimator.classes_.shape or not np.array_equal(given, estimator.classes_):
@@ -425,7 +432,7 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
     def decision_function_source(self, X):
         """Sum of the source blocks' margins on X (the PLR-FS source used directly)."""
         check_is_fitted(self, "source_")
-        X = _validate_data(self, X, dtype=float, reset=False)
+        X = validate_data(self, X, reset=False)
         return self.source_._decision_function_unchecked(self._design(X, self.source_block_max_))
 
 
@@ -577,9 +584,8 @@ class SimComb(ClassifierMixin, BaseEstimator):
         """
         eps_s = check_epsilon(self.epsilon_source, "epsilon_source")
         self._check_params()
-        X, y = _validate_data(self, X, y, dtype=float, ensure_min_samples=2)
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
+        X, y = validate_data(self, X, y, ensure_min_samples=2)
+        y = check_class_labels(y)
         classes, from_data = resolve_classes(self.classes, y, binary=True, estimator="SimComb")
         rng = np.random.default_rng(_domain_seeds(self.random_state)[0])
         block_max = self._max(X)
@@ -625,7 +631,7 @@ class SimComb(ClassifierMixin, BaseEstimator):
         if model not in ("target", "source"):
             raise ValueError(f"model must be 'target' or 'source', got {model!r}")
         check_is_fitted(self, "target_" if model == "target" else "source_")
-        X = _validate_data(self, X, dtype=float, reset=False)
+        X = validate_data(self, X, reset=False)
         est, block_max = (
             (self.target_, self.block_max_) if model == "target" else (self.source_, self.source_block_max_)
         )

@@ -359,6 +359,10 @@ def test_plain_table_keeps_rows_and_stores_only_plain_columns():
     assert back["variant"].tolist() == ["x", "", "z"] and back["auc"].tolist() == [0.5, 0.6, 0.7]
     with pytest.raises(TypeError, match="mixed"):
         plain_table(pd.DataFrame({"mixed": [1, "a"]}))
+    # a column with nothing but missing values (the branch of an MNIST-only grid) is a float column,
+    # as it is where only some values are missing
+    only_missing = plain_table(pd.DataFrame({"branch": [None, None], "auc": [0.5, 0.6]}))
+    assert only_missing["branch"].dtype == float and only_missing["branch"].isna().all()
 
 
 def test_reproduce_on_a_dask_cluster_writes_the_same_table(toy, capsys, tmp_path, monkeypatch):

@@ -20,7 +20,7 @@ Design choices, and why:
   ``n_jobs=2`` give bit-identical tables; the parallelism is across cells.
 * **Backends are joblib's.** ``run_cells`` only calls ``Parallel(n_jobs=...)``,
   so ``with joblib.parallel_config(backend="dask"):`` sends the cells to a
-  ``dask.distributed`` cluster (see ``book/reproducing.md``); there is no
+  ``dask.distributed`` cluster (see the reproducing page, ``notebooks/reproducing.ipynb``); there is no
   home-made distribution layer.
 * **Cache key = everything the result depends on**: the function's qualified
   name (and, when it lives outside dpstack, its source and that of the helpers,

@@ -251,7 +251,8 @@ def plain_table(frame):
 
     Columns holding lists or dicts (the cells' λ grids and options: recorded in the result's
     provenance) are dropped; a column of numbers with missing values (``None``, e.g. the branch of
-    an MNIST cell) becomes float with NaN; a column of strings with missing values gets ``""``.
+    an MNIST cell) becomes float with NaN, and so does a column with nothing but missing values; a
+    column of strings with missing values gets ``""``.
     """
     out = frame.copy()
     for col in list(out.columns):
@@ -262,7 +263,9 @@ def plain_table(frame):
             out = out.drop(columns=col)
             continue
         present = [v for v in values if v is not None and not (isinstance(v, float) and np.isnan(v))]
-        if all(isinstance(v, str) for v in present):
+        if not present:  # nothing but missing values: a float column of NaN, like a partly missing number
+            out[col] = np.full(len(values), np.nan)
+        elif all(isinstance(v, str) for v in present):
             out[col] = ["" if (v is None or (isinstance(v, float) and np.isnan(v))) else v for v in values]
         elif all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in present):
             out[col] = np.array([np.nan if v is None else float(v) for v in values], dtype=float)
