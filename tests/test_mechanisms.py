@@ -271,3 +271,24 @@ def test_plr_on_rows_near_1e160_is_not_silently_zero():
     ref = PrivateLogisticRegression(epsilon=np.inf, lam=0.01).fit(unit, y)
     assert np.allclose(big.coef_, ref.coef_, atol=1e-8)
     assert abs(big.coef_[0, 0]) > 1.0
+
+
+@pytest.mark.parametrize("bound", [0.5, 1.0, 3.0])
+def test_clip_rows_is_the_scaling_by_min_one_bound_over_norm_exactly(bound):
+    # the common path (no overflow, bound >= 1e-150) skips the per-row guards: it must give the
+    # very bits of x · min(1, bound / ‖x‖), including rows with bound < ‖x‖ < √bound (bound < 1),
+    # which a comparison of squared norms against the bound would miss
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(300, 6)) * rng.uniform(0.0, 2.0, size=(300, 1))
+    X[0] = 0.0
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    expected = X * np.where(norms > bound, bound / np.where(norms > 0, norms, 1.0), 1.0)[:, None]
+    C = clip_rows(X, bound)
+    assert np.array_equal(C, expected)
+    assert np.all(np.linalg.norm(C, axis=1) <= bound * (1 + 1e-15))
+    inside = X[norms <= bound]
+    assert clip_rows(inside, bound) is inside
+    # rows just outside the bound, alone: every one of them is clipped (at bound 0.5 their squared
+    # norms, 0.36, are below the bound)
+    outside = X[norms > 0] / norms[norms > 0, None] * (1.2 * bound)
+    assert np.all(np.abs(np.linalg.norm(clip_rows(outside, bound), axis=1) - bound) < 1e-12)
