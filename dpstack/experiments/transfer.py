@@ -465,15 +465,21 @@ def _grid(p):
     return dict(lam_grid=list(p["lam_grid"]), eta_grid=list(p["eta_grid"]))
 
 
-def table1_cells(profile="quick", methods=TRANSFER_METHODS, epsilons=None, n_repeats=None):
-    """The cells of PPTL Table 1: every (repeat, ε, method) on the MNIST transfer task."""
+def _epsilon_sweep_cells(profile, dataset, branch, methods, epsilons, n_repeats):
+    """Every (repeat, ε, method) of one task (``branch`` None: no branch column), the profile's grids."""
     p = _profile(profile)
+    where = {} if branch is None else {"branch": int(branch)}
     return [
-        dict(dataset="MNIST", method=m, epsilon=float(e), repeat=r, **_grid(p))
+        dict(dataset=dataset, **where, method=m, epsilon=float(e), repeat=r, **_grid(p))
         for r in range(n_repeats or p["n_repeats"])
         for e in epsilons or p["epsilons"]
         for m in methods
     ]
+
+
+def table1_cells(profile="quick", methods=TRANSFER_METHODS, epsilons=None, n_repeats=None):
+    """The cells of PPTL Table 1: every (repeat, ε, method) on the MNIST transfer task."""
+    return _epsilon_sweep_cells(profile, "MNIST", None, methods, epsilons, n_repeats)
 
 
 def pptl_table1(
@@ -517,13 +523,7 @@ def ruijin_branches(
 
 def epsilon_cells(profile="quick", branch=1, methods=TRANSFER_METHODS, epsilons=None, n_repeats=None):
     """The cells of PPTL Table 2: one RUIJIN-like branch, every (repeat, ε, method)."""
-    p = _profile(profile)
-    return [
-        dict(dataset="RUIJIN", branch=int(branch), method=m, epsilon=float(e), repeat=r, **_grid(p))
-        for r in range(n_repeats or p["n_repeats"])
-        for e in epsilons or p["epsilons"]
-        for m in methods
-    ]
+    return _epsilon_sweep_cells(profile, "RUIJIN", branch, methods, epsilons, n_repeats)
 
 
 def ruijin_epsilon(
