@@ -55,24 +55,6 @@ def check_X(X, name="X"):
     return X
 
 
-def check_binary_y(y, n_samples):
-    """Labels of a binary problem: returns (classes, y in {-1, +1})."""
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError(f"y must be 1-D, got shape {y.shape}")
-    if y.shape[0] != n_samples:
-        raise ValueError(f"X and y have inconsistent numbers of samples: {n_samples} and {y.shape[0]}")
-    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-        raise ValueError("y contains NaN or infinity")
-    classes = np.unique(y)
-    if classes.size != 2:
-        raise ValueError(
-            "Only binary classification is supported: this estimator needs exactly two classes "
-            f"in y, got {classes.size}: {classes[:10]!r}"
-        )
-    return classes, np.where(y == classes[1], 1.0, -1.0)
-
-
 def check_feature_groups(groups, n_features):
     """K disjoint, non-empty groups of integer feature indices in [0, n_features).
 

@@ -43,6 +43,7 @@ __all__ = [
     "record_diagnostics",
     "released_attributes",
     "resolve_classes",
+    "signed_labels",
     "validate_data",
     "check_class_labels",
     "BinaryClassifierMixin",
@@ -117,11 +118,42 @@ class PrivacyLeakWarning(UserWarning):
     """
 
 
+def signed_labels(y, positive):
+    """``+1`` where ``y == positive``, else ``-1``, as an int8 vector.
+
+    The solvers' label encoding. int8 holds ±1 exactly and every product with it is computed
+    in float64, so the fits are bit for bit those of a float64 encoding, for n bytes instead
+    of 8n (a tenth of X when it has 10 features).
+
+    >>> signed_labels(np.array(["a", "b", "b"]), "b")
+    array([-1,  1,  1], dtype=int8)
+    """
+    out = np.asarray(np.asarray(y) == positive, dtype=bool).view(np.int8)
+    out *= 2
+    out -= 1
+    return out
+
+
 def check_diagnostics(value):
     """``diagnostics`` must be a bool."""
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"diagnostics must be True or False, got {value!r}")
     return bool(value)
+
+
+def _label_set(y, binary):
+    """``np.unique(y)``; for two classes or fewer without sorting a copy of y (bool n-vectors only)."""
+    if not binary or y.ndim != 1 or y.size == 0:
+        return np.unique(y)
+    first = y[:1]
+    other = y != first[0]
+    if not other.any():
+        return np.unique(first)
+    second = y[np.argmax(other) : np.argmax(other) + 1]
+    other &= y != second[0]
+    if other.any():  # more than two classes: the caller's error lists them
+        return np.unique(y)
+    return np.unique(np.concatenate([first, second]))
 
 
 def resolve_classes(classes, y, binary=True, estimator="this estimator"):
@@ -151,7 +183,7 @@ def resolve_classes(classes, y, binary=True, estimator="this estimator"):
     """
     y = np.asarray(y)
     if classes is None:
-        classes = np.unique(y)
+        classes = _label_set(y, binary)
         warnings.warn(
             f"{estimator}: classes=None, so the label set is read from the private labels "
             f"(np.unique(y) = {classes[:10]!r}); the set of labels, and the shape of the output, "
@@ -168,12 +200,19 @@ def resolve_classes(classes, y, binary=True, estimator="this estimator"):
         classes = np.unique(given)
         if classes.size != given.size:
             raise ValueError(f"classes must not repeat a label, got {classes!r}")
-        present = np.unique(y)
+        # Membership by one comparison per class (bool n-vectors): np.unique(y) would sort a copy
+        # of y, and np.isin builds integer index arrays of y's size.
         try:
-            unknown = present[~np.isin(present, classes)]
+            if classes.size <= 64:
+                known = np.zeros(y.shape, dtype=bool)
+                for c in classes:
+                    known |= y == c
+            else:
+                known = np.isin(y, classes)
         except TypeError:  # labels of incomparable types (e.g. str and int)
-            unknown = present
-        if unknown.size:
+            known = np.zeros(y.shape, dtype=bool)
+        if not known.all():
+            unknown = np.unique(y[~known])
             raise ValueError(f"y has labels that are not in classes={given!r}: {unknown[:10]!r}")
         from_data = False
     if binary and classes.size != 2:
@@ -292,4 +331,4 @@ class BinaryClassifierMixin(ClassifierMixin):
         X, y = validate_data(self, X, y, ensure_min_samples=self._min_samples)
         y = check_class_labels(y)
         classes, from_data = resolve_classes(self.classes, y, binary=True, estimator=type(self).__name__)
-        return X, np.where(y == classes[1], 1.0, -1.0), classes, from_data
+        return X, signed_labels(y, classes[1]), classes, from_data

@@ -84,20 +84,13 @@ def clip_rows(X, bound):
     bound = float(bound)
     if not bound >= 0 or not np.isfinite(bound):
         raise ValueError(f"bound must be a finite number >= 0, got {bound!r}")
-    squared = row_norms_squared(X)
-    largest = squared.max(initial=0.0)  # NaN if any squared norm is NaN
-    if np.isfinite(largest) and bound >= _TINY_NORM:
-        # The common case, no overflow or underflow to guard against: the same norms and
-        # factors as below, without the per-row checks (√ is monotone, so comparing the
-        # largest norm decides whether any row is clipped).
-        if np.sqrt(largest) <= bound:
+    if bound >= _TINY_NORM:
+        factor = _clip_factors(X, bound)
+        if factor is None:
             return X
-        norms = np.sqrt(squared)
-        too_long = norms > bound
-        factor = np.ones(X.shape[0])
-        factor[too_long] = bound / norms[too_long]
-        return np.multiply(X, factor[:, None])
-    norms = np.sqrt(squared)
+        if factor is not _UNSAFE:
+            return np.multiply(X, factor[:, None])
+    norms = np.sqrt(row_norms_squared(X))
     # Rows whose squared norm overflowed (or is NaN), and, under a tiny bound, rows whose
     # squared norm may have underflowed: measured again on the row divided by its peak.
     unsafe = ~np.isfinite(norms)
@@ -125,6 +118,38 @@ def clip_rows(X, bound):
     if rescaled is not None:
         out[rescaled[0]] = rescaled[1]
     return out
+
+
+_UNSAFE = object()
+#: Rows per block of the clipping scan: its squared norms (two blocks' worth live at once) take
+#: 128 KiB, whatever n.
+_CLIP_BLOCK_ROWS = 2**13
+
+
+def _clip_factors(X, bound):
+    """The common case of :func:`clip_rows`, with no overflow or underflow to guard against.
+
+    Scans X in row blocks: ``None`` when no row is longer than ``bound`` (no n-vector is kept),
+    else the per-row factors (1 inside the bound, the same norms and factors as the guarded
+    path), or ``_UNSAFE`` when a squared norm is not finite (the guarded path measures again).
+    √ is monotone, so a block's largest squared norm decides whether any of its rows is clipped.
+    """
+    n = X.shape[0]
+    factor = None
+    for start in range(0, n, _CLIP_BLOCK_ROWS):
+        stop = min(start + _CLIP_BLOCK_ROWS, n)
+        squared = row_norms_squared(X[start:stop])
+        largest = squared.max(initial=0.0)  # NaN if any squared norm is NaN
+        if not np.isfinite(largest):
+            return _UNSAFE
+        if np.sqrt(largest) <= bound:
+            continue
+        if factor is None:  # the first block with a long row; the rows before it keep factor 1
+            factor = np.ones(n)
+        norms = np.sqrt(squared)
+        too_long = norms > bound
+        factor[start:stop][too_long] = bound / norms[too_long]
+    return factor
 
 
 def row_norms_squared(X):

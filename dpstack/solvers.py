@@ -91,7 +91,10 @@ class _Problem:
 
     def __init__(self, X, y, lam, b, delta, w0):
         self.X = np.asarray(X, dtype=float)
-        self.y = np.asarray(y, dtype=float)
+        # Labels ±1 are used in the dtype given when it is numeric (the estimators pass int8:
+        # n bytes instead of a float64 copy); every product with them is computed in float64.
+        y = np.asarray(y)
+        self.y = y if y.dtype.kind in "if" else y.astype(float)
         self.n, self.d = self.X.shape
         self.lam, self.delta = float(lam), float(delta)
         self.b = None if b is None else np.asarray(b, dtype=float)
@@ -121,11 +124,15 @@ class _Problem:
             m *= yb  # margins y_i wᵀx_i
             # ℓ(m) = log(1 + e^{−m}) = log1p(e) − min(m, 0) and −ℓ'(m) = 1/(1 + e^{m}) from
             # the one exponential e = e^{−|m|} (stable for any m; one exp and one log1p per row).
+            # Three block-sized vectors (m, e, r), the loss terms and residuals written into r.
             e = np.abs(m)
             np.negative(e, out=e)
             np.exp(e, out=e)
-            loss += np.log1p(e).sum() - np.minimum(m, 0.0).sum()
-            r = np.where(m >= 0, e, 1.0)
+            r = np.log1p(e)
+            loss += r.sum()
+            loss -= np.minimum(m, 0.0, out=r).sum()
+            r.fill(1.0)
+            np.copyto(r, e, where=m >= 0)
             e += 1.0
             r /= e
             r *= yb

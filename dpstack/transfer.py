@@ -45,6 +45,7 @@ from .base import (
     record_classes,
     record_diagnostics,
     resolve_classes,
+    signed_labels,
     validate_data,
 )
 from .linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
@@ -91,7 +92,7 @@ def _check_target(estimator, X, y, min_samples):
                 f"({estimator.classes_!r}): refit the source with the new label set"
             )
     classes, _ = resolve_classes(estimator.classes_, y, binary=True, estimator=type(estimator).__name__)
-    return X, np.where(y == classes[1], 1.0, -1.0)
+    return X, signed_labels(y, classes[1])
 
 
 def _drop(estimator, names):
@@ -590,7 +591,7 @@ class SimComb(ClassifierMixin, BaseEstimator):
         rng = np.random.default_rng(_domain_seeds(self.random_state)[0])
         block_max = self._max(X)
         source = self._plr(eps_s, self.lam_source, None, _seed(rng))._fit_unchecked(
-            self._rows(X, block_max), np.where(y == classes[1], 1.0, -1.0)
+            self._rows(X, block_max), signed_labels(y, classes[1])
         )
         ledger = PrivacyLedger()
         ledger.add("PLR (source)", "D_s", eps_s)
