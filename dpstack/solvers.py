@@ -91,10 +91,10 @@ class _Problem:
 
     def __init__(self, X, y, lam, b, delta, w0):
         self.X = np.asarray(X, dtype=float)
-        # Labels ±1 are used in the dtype given when it is numeric (the estimators pass int8:
-        # n bytes instead of a float64 copy); every product with them is computed in float64.
-        y = np.asarray(y)
-        self.y = y if y.dtype.kind in "if" else y.astype(float)
+        # Labels ±1 enter only as signs: a margin times y_i is the margin, negated where y_i < 0
+        # (bit for bit the product, exact in IEEE arithmetic). One bool per row, whatever y's
+        # dtype, and no float copy or cast buffer of the labels.
+        self.negative = np.asarray(y) < 0
         self.n, self.d = self.X.shape
         self.lam, self.delta = float(lam), float(delta)
         self.b = None if b is None else np.asarray(b, dtype=float)
@@ -114,28 +114,30 @@ class _Problem:
         size = size or self.block
         for start in range(0, self.n, size):
             stop = min(start + size, self.n)
-            yield self.X[start:stop], self.y[start:stop]
+            yield self.X[start:stop], self.negative[start:stop]
 
     def value_grad(self, w):
         self.n_evals += 1
         loss, grad = 0.0, np.zeros(self.d)
-        for Xb, yb in self._blocks():
+        for Xb, neg in self._blocks():
             m = Xb @ w
-            m *= yb  # margins y_i wᵀx_i
+            np.negative(m, out=m, where=neg)  # margins y_i wᵀx_i
             # ℓ(m) = log(1 + e^{−m}) = log1p(e) − min(m, 0) and −ℓ'(m) = 1/(1 + e^{m}) from
             # the one exponential e = e^{−|m|} (stable for any m; one exp and one log1p per row).
-            # Three block-sized vectors (m, e, r), the loss terms and residuals written into r.
-            e = np.abs(m)
+            # Two block-sized vectors: e overwrites m once m's sign is taken, r holds the loss
+            # terms and then the residuals.
+            r = np.minimum(m, 0.0)
+            low = r.sum()
+            inside = m >= 0
+            e = np.abs(m, out=m)
             np.negative(e, out=e)
             np.exp(e, out=e)
-            r = np.log1p(e)
-            loss += r.sum()
-            loss -= np.minimum(m, 0.0, out=r).sum()
+            loss += np.log1p(e, out=r).sum() - low
             r.fill(1.0)
-            np.copyto(r, e, where=m >= 0)
+            np.copyto(r, e, where=inside)
             e += 1.0
             r /= e
-            r *= yb
+            np.negative(r, out=r, where=neg)
             grad -= r @ Xb
         diff = w if self.w0 is None else w - self.w0
         value = loss / self.n + 0.5 * self.delta * (w @ w) + 0.5 * self.lam * (diff @ diff)
@@ -164,19 +166,21 @@ class _Problem:
         """
         return np.max(np.abs(grad)) <= tol * self.scale(w)
 
-    def _block_weights(self, Xb, yb, w):
-        p = expit(yb * (Xb @ w))
+    def _block_weights(self, Xb, neg, w):
+        m = Xb @ w
+        np.negative(m, out=m, where=neg)
+        p = expit(m)
         return p * (1.0 - p) / self.n
 
     def weights(self, w):
         """Loss curvature ℓ''(y_i wᵀx_i)/n of every row (an n-vector)."""
-        return np.concatenate([self._block_weights(Xb, yb, w) for Xb, yb in self._blocks()])
+        return np.concatenate([self._block_weights(Xb, neg, w) for Xb, neg in self._blocks()])
 
     def hessian_lower(self, w):
         """Lower triangle of ∇²J(w): one syrk per block of √weight-scaled rows, summed in place."""
         H = np.zeros((self.d, self.d), order="F")
-        for Xb, yb in self._blocks(self.small_block):
-            scaled = Xb * np.sqrt(self._block_weights(Xb, yb, w))[:, None]
+        for Xb, neg in self._blocks(self.small_block):
+            scaled = Xb * np.sqrt(self._block_weights(Xb, neg, w))[:, None]
             if scaled.flags.c_contiguous:
                 H = blas.dsyrk(1.0, scaled.T, beta=1.0, c=H, trans=0, lower=1, overwrite_c=1)
             else:
