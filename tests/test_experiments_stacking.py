@@ -608,3 +608,35 @@ def test_the_profiles_fill_the_equal_budget(profile):
     assert sizes["PPTL-FS(W)"] + len(p["lam_grid"]) == budget
     g = est.PROFILES[profile]["lam_grid"]
     assert len(shared.budget_grid(g, shared.tuning_budget(g))) == 2 * len(g)
+
+
+def _same(a, b):
+    """Deep equality of fitted objects: arrays bit for bit, containers and attributes recursively."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b, equal_nan=True)
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if hasattr(a, "__dict__") and not isinstance(a, type):
+        return type(a) is type(b) and _same(vars(a), vars(b))
+    return a == b or (a != a and b != b)
+
+
+@pytest.mark.parametrize("method", ["PPTL-FS(W)", "SimComb"])
+def test_target_fits_leave_the_cached_source_release_as_fitted(method):
+    """The transfer cells reuse one source release per repeat (shallow copies of a cached fit):
+    tuning and scoring the target on it must neither change it nor depend on the cache."""
+    import copy
+
+    from dpstack.experiments import transfer as T
+
+    cell = dict(dataset="SYNTH", method=method, epsilon=1.0, repeat=0, lam_grid=[1e-2, 1e-1], eta_grid=[0.2, 0.8])
+    T._SOURCE_CACHE.clear()
+    first = T.transfer_cell(**cell, seed_sequence=np.random.SeedSequence(0))  # fits the sources, then hits
+    assert T._SOURCE_CACHE
+    fitted = copy.deepcopy(T._SOURCE_CACHE)
+    again = T.transfer_cell(**cell, seed_sequence=np.random.SeedSequence(0))  # every source from the cache
+    assert _same(again, first)
+    assert fitted.keys() == T._SOURCE_CACHE.keys()
+    assert all(_same(fitted[k], T._SOURCE_CACHE[k]) for k in fitted)

@@ -188,17 +188,21 @@ def _split(n, rng, test_fraction):
 _SOURCE_CACHE: dict = {}
 
 
-def _fitted_source(key, estimator, X, y):
-    """``estimator.fit_source(X, y)``, once per key in this process (one private release per repeat).
+def _fitted_source(key, estimator, X, y, rows):
+    """``estimator.fit_source(X[rows], y[rows])``, once per key in this process (one private release per repeat).
 
     The key holds everything the source fit depends on (its seed included), so a hit
-    returns exactly what a fresh fit would: results do not depend on cell order.
+    returns exactly what a fresh fit would: results do not depend on cell order. The rows are
+    gathered only when the source is fitted. A hit is a shallow copy: ``set_params``, the
+    target's ``fit`` and the predictions assign attributes of the copy and only read the
+    source release they share (its coefficients, bounds and ledger are never changed in
+    place), so the cached release stays as it was fitted.
     """
     if key not in _SOURCE_CACHE:
         if len(_SOURCE_CACHE) > 256:
             _SOURCE_CACHE.clear()
-        _SOURCE_CACHE[key] = estimator.fit_source(X, y)
-    return copy.deepcopy(_SOURCE_CACHE[key])
+        _SOURCE_CACHE[key] = estimator.fit_source(X[rows], y[rows])
+    return copy.copy(_SOURCE_CACHE[key])
 
 
 def _auc(y, s):
@@ -337,7 +341,7 @@ def transfer_cell(
                 source_seed,
                 s_train.size,
             )
-            model = _fitted_source(key, est, Xs[s_train], ys[s_train])
+            model = _fitted_source(key, est, Xs, ys, s_train)
             if method == "SourceD":
                 return model
             return model.set_params(eta=est.eta, random_state=target_seed).fit(Xt[fit_rows], yt[fit_rows])
@@ -374,7 +378,7 @@ def transfer_cell(
             source_seed,
             s_train.size,
         )
-        model = _fitted_source(key, est, Xs[s_train], ys[s_train])
+        model = _fitted_source(key, est, Xs, ys, s_train)
         model.set_params(
             eta=eta,
             lam_high=lam_high,
