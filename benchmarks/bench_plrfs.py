@@ -57,7 +57,9 @@ def joint_block_solve(blocks, y, lam, bs, deltas, tol):
 
 def compare(name, X, y, K=5, epsilon=1.0, lam=0.01, tol=1e-8, repeats=5):
     groups = np.array_split(np.arange(X.shape[1]), K)
-    fs = FeatureSplitLogisticRegression(epsilon=epsilon, groups=groups, lam=lam, tol=tol, random_state=0)
+    fs = FeatureSplitLogisticRegression(
+        epsilon=epsilon, groups=groups, lam=lam, tol=tol, random_state=0, classes=[-1, 1]
+    )
     fs.fit(X, y)
     q = fs.importance_
     blocks = [clip_rows(X[:, g], q[k]) for k, g in enumerate(groups)]
@@ -69,7 +71,9 @@ def compare(name, X, y, K=5, epsilon=1.0, lam=0.01, tol=1e-8, repeats=5):
 
     def separate_plr():
         return [
-            PrivateLogisticRegression(epsilon=epsilon, lam=lam, norm_bound=q[k], tol=tol, random_state=k)
+            PrivateLogisticRegression(
+                epsilon=epsilon, lam=lam, norm_bound=q[k], tol=tol, random_state=k, classes=[-1, 1]
+            )
             .fit(X[:, g], y)
             .coef_[0]
             for k, g in enumerate(groups)
