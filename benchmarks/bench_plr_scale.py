@@ -1,7 +1,8 @@
 """PLR ``fit`` on a memory-mapped n = 10,000,000 × d = 100 float64 ``.npy`` (7.5 GiB), against scikit-learn.
 
 Opt-in (it writes 7.5 GiB): ``DPSTACK_BENCH_SCALE_DIR=/some/dir python -m benchmarks plr_scale``
-(the file is created there once and reused; ``DPSTACK_BENCH_SCALE_ROWS`` changes n). Each fit runs
+(the file is created there once and reused; ``DPSTACK_BENCH_SCALE_ROWS`` changes n and
+``DPSTACK_BENCH_SCALE_FEATURES`` d, e.g. 1e8 × 10, also 7.5 GiB). Each fit runs
 in a fresh subprocess that opens the file with ``np.load(mmap_mode="r")``, so the page cache is
 shared but nothing else; the subprocess reports the fit's wall time, the peak of memory allocated
 during it (tracemalloc: numpy's buffers, as a fraction of X). One run per side, PLR and scikit-learn alternating, after one
@@ -52,16 +53,20 @@ print(json.dumps(dict(seconds=seconds, peak_bytes=peak, coef=coef, error=error))
 
 def make_data(directory, n, d=100, seed=1, chunk=200_000):
     """The synthetic logistic model of bench_plr, written block by block to ``X_{n}.npy``/``y_{n}.npy``."""
-    path_x, path_y = os.path.join(directory, f"X_{n}x{d}.npy"), os.path.join(directory, f"y_{n}.npy")
+    path_x, path_y = os.path.join(directory, f"X_{n}x{d}.npy"), os.path.join(directory, f"y_{n}x{d}.npy")
     if os.path.exists(path_x) and os.path.exists(path_y):
         return path_x, path_y
     rng = np.random.default_rng(seed)
     w_true = rng.standard_normal(d) * 30 / np.sqrt(d)
     X = np.lib.format.open_memmap(path_x + ".tmp", mode="w+", dtype=np.float64, shape=(n, d))
     y = np.empty(n, dtype=np.int8)
-    scale = 1.0 / (1.2 * np.sqrt(d + 6 * np.sqrt(2 * d)))  # rows of norm ≲ 1 (a χ_d tail bound), then clipped by PLR
+    scale = 1.0 / (1.2 * np.sqrt(d + 6 * np.sqrt(2 * d)))  # rows of norm ≲ 1 (a χ_d tail bound)
     for start in range(0, n, chunk):
         block = rng.standard_normal((min(chunk, n - start), d)) * scale
+        # the rare rows beyond the tail bound are scaled back inside the unit ball here, so that
+        # PLR has nothing to clip (a clipped row makes clip_rows return a scaled copy of X)
+        norms = np.sqrt(np.einsum("ij,ij->i", block, block))
+        block[norms > 0.999] *= (0.999 / norms[norms > 0.999])[:, None]
         X[start : start + block.shape[0]] = block
         y[start : start + block.shape[0]] = rng.random(block.shape[0]) < 1 / (1 + np.exp(-block @ w_true))
     X.flush()
@@ -88,7 +93,8 @@ def main():
         print("skipped: set DPSTACK_BENCH_SCALE_DIR to a folder with ≥ 8 GB free to run it")
         return None
     n = int(float(os.environ.get("DPSTACK_BENCH_SCALE_ROWS", "1e7")))
-    path_x, path_y = make_data(directory, n)
+    d = int(float(os.environ.get("DPSTACK_BENCH_SCALE_FEATURES", "100")))
+    path_x, path_y = make_data(directory, n, d)
     X = np.load(path_x, mmap_mode="r")
     for start in range(0, n, 1_000_000):  # warm the page cache (both sides then read from memory)
         float(X[start : start + 1_000_000].sum())
@@ -111,7 +117,7 @@ def main():
     if results["sklearn"]["coef"] and results["inf"]["coef"]:
         diff = np.max(np.abs(np.subtract(results["sklearn"]["coef"], results["inf"]["coef"])))
         print(f"max |w_PLR(ε=∞) − w_sklearn| = {diff:.2e}")
-    print(f"n = {n}, d = 100, X = {X.nbytes / 2**30:.2f} GiB memory-mapped ({path_x}); one run each")
+    print(f"n = {n}, d = {d}, X = {X.nbytes / 2**30:.2f} GiB memory-mapped ({path_x}); one run each")
     print_table(rows, list(rows[0]), floatfmt="{:.3g}")
     return rows
 
