@@ -1,4 +1,4 @@
-"""PLR ``fit`` on a memory-mapped n = 10,000,000 × d = 100 float64 ``.npy`` (7.5 GiB), against scikit-learn.
+"""PLR ``fit`` on a memory-mapped n = 10,000,000 × d = 100 float64 ``.npy`` (7.5 GiB), or another size, against scikit-learn.
 
 Opt-in (it writes 7.5 GiB): ``DPSTACK_BENCH_SCALE_DIR=/some/dir python -m benchmarks plr_scale``
 (the file is created there once and reused; ``DPSTACK_BENCH_SCALE_ROWS`` changes n and
@@ -52,7 +52,7 @@ print(json.dumps(dict(seconds=seconds, peak_bytes=peak, coef=coef, error=error))
 
 
 def make_data(directory, n, d=100, seed=1, chunk=200_000):
-    """The synthetic logistic model of bench_plr, written block by block to ``X_{n}.npy``/``y_{n}.npy``."""
+    """The synthetic logistic model of bench_plr, written block by block to ``X_{n}x{d}.npy``/``y_{n}x{d}.npy``."""
     path_x, path_y = os.path.join(directory, f"X_{n}x{d}.npy"), os.path.join(directory, f"y_{n}x{d}.npy")
     if os.path.exists(path_x) and os.path.exists(path_y):
         return path_x, path_y

@@ -3,12 +3,14 @@
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 from test_prose_numbers import _COUNTS as COUNTS  # the one pattern of a counts sentence
 
 from dpstack.experiments import mpl_report, pages, results
 from dpstack.experiments.multiparty import DP_NOISE, EXP_NOISE, data_status
+from dpstack.experiments.report import source_sentence
 from dpstack.experiments.verdicts import counts_sentence, directional_verdict, verdict_counts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -193,3 +195,13 @@ def test_a_page_showing_other_verdicts_is_caught(tmp_path, monkeypatch):
     nbformat.write(nb, tmp_path / "planted.ipynb")
     row = pages.page_counts([page]).iloc[0]
     assert shown_counts(tmp_path / "planted.ipynb")["supported"] == int(row["supported"]) - 1
+
+
+@pytest.mark.parametrize(("repeats", "said"), [(1, " 1 repeat."), (3, " 3 repeats.")])
+def test_source_sentence_counts_the_repeats_in_the_right_number(repeats, said):
+    frame = pd.DataFrame({"repeat": np.repeat(np.arange(repeats), 2), "auc": 0.5})
+    frame.attrs["provenance"] = {"source": "live", "profile": "quick"}
+    assert (
+        source_sentence(frame) == f"Numbers from a live computation at the quick profile (the parameters above).{said}"
+    )
+    assert source_sentence(frame, repeats=None).endswith("(the parameters above).")

@@ -171,7 +171,8 @@ def source_sentence(frame, repeats="repeat"):
     repeats (``None``: not stated).
     """
     prov = frame.attrs.get("provenance") or {}
-    n = f" {frame[repeats].nunique()} repeats." if repeats and repeats in frame else ""
+    count = frame[repeats].nunique() if repeats and repeats in frame else None
+    n = "" if count is None else f" {count} repeat{'' if count == 1 else 's'}."
     if prov.get("source") == "committed":
         machine = prov.get("machine", {}).get("cpu", "an unnamed machine")
         return (
