@@ -23,6 +23,11 @@ Compared, interleaved (one warm-up round, then medians of ``repeats`` rounds):
   per party (its fastest solver here), on the two-class parties among the first
   ``sklearn_parties`` (scikit-learn refuses one-class parties).
 
+* **compiled kernel** (only when numba is installed; it is not a dependency): the same
+  Newton method compiled per party, :mod:`benchmarks._compiled_newton`, with the batched
+  solver's Gram products and Bᵀ X around it; numba's import and compilation times are
+  printed with it.
+
 Loop times are reported per party and scaled to M for the ratios.
 """
 
@@ -37,6 +42,11 @@ from threadpoolctl import threadpool_limits
 
 from benchmarks import print_table
 from dpstack.multiparty import fit_local_logistic, logistic, pad_parties
+
+try:
+    from benchmarks import _compiled_newton as compiled
+except ImportError:  # numba is not installed: no compiled side
+    compiled = None
 
 
 def lean_newton(Xm, ym, lam, tol=1e-12, max_iter=100):
@@ -152,6 +162,7 @@ def main(
 
     functions = {
         "batched": lambda: fit_local_logistic(X, y, parties, n_parties, 2, lam)[0],
+        **({"compiled kernel (numba)": lambda: _compiled(X, y, parties, n_parties, lam)} if compiled else {}),
         "numpy limit, whole arrays": numpy_limit_whole,
         "numpy limit, blocks": numpy_limit_blocked,
         "lean loop": lean_loop,
@@ -159,11 +170,13 @@ def main(
     }
     per_party = {
         "batched": n_parties,
+        "compiled kernel (numba)": n_parties,
         "numpy limit, whole arrays": n_parties,
         "numpy limit, blocks": n_parties,
         "lean loop": loop_parties,
         "scikit-learn loop": len(two_class),
     }
+    compile_s = compiled.compile_seconds() if compiled else None
     times = {k: [] for k in functions}
     results = {}
     with threadpool_limits(limits=1), warnings.catch_warnings():
@@ -204,12 +217,25 @@ def main(
         f"speed-up per party vs lean loop {per['lean loop'] / per['batched']:.1f}x, "
         f"vs scikit-learn loop {per['scikit-learn loop'] / per['batched']:.1f}x"
     )
+    if compiled:
+        diff_c = float(np.max(np.abs(results["compiled kernel (numba)"] - W[:, 0])))
+        print(
+            f"compiled kernel ÷ numpy limit = {per['compiled kernel (numba)'] / per['numpy limit']:.2f}; "
+            f"max |w_compiled − w_batched| = {diff_c:.2e}; numba {compiled.numba.__version__}: import "
+            f"{compiled.IMPORT_SECONDS:.1f} s and compilation {compile_s:.1f} s, paid once per process"
+        )
     ok = diff_lean <= 1e-6 and diff_sk <= 1e-6
     print(
         f"max |w_batched − w_lean| = {diff_lean:.2e}; max |w_batched − w_sklearn| = {diff_sk:.2e} "
         f"({len(two_class)} two-class parties); equal to 1e-6: {'yes' if ok else 'NO'}"
     )
     return {"per_party": per, "n_iter": n_iter, "diff_lean": diff_lean, "diff_sklearn": diff_sk, "ok": ok}
+
+
+def _compiled(X, y, parties, n_parties, lam):
+    Xp, rows, sizes = pad_parties(X, parties, n_parties)
+    T = np.where(rows >= 0, np.asarray(y)[rows], 0).astype(float)
+    return compiled.fit_local_logistic_compiled(Xp, T, sizes, lam)
 
 
 def _whole_batch_sizes(block_sizes):
