@@ -149,7 +149,8 @@ def _label_set(y, binary):
     other = y != first[0]
     if not other.any():
         return np.unique(first)
-    second = y[np.argmax(other) : np.argmax(other) + 1]
+    at = int(np.argmax(other))  # the first label unlike the first
+    second = y[at : at + 1]
     other &= y != second[0]
     if other.any():  # more than two classes: the caller's error lists them
         return np.unique(y)
