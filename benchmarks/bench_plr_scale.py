@@ -66,7 +66,8 @@ def make_data(directory, n, d=100, seed=1, chunk=200_000):
         # the rare rows beyond the tail bound are scaled back inside the unit ball here, so that
         # PLR has nothing to clip (a clipped row makes clip_rows return a scaled copy of X)
         norms = np.sqrt(np.einsum("ij,ij->i", block, block))
-        block[norms > 0.999] *= (0.999 / norms[norms > 0.999])[:, None]
+        outside = norms > 0.999
+        block[outside] *= (0.999 / norms[outside])[:, None]
         X[start : start + block.shape[0]] = block
         y[start : start + block.shape[0]] = rng.random(block.shape[0]) < 1 / (1 + np.exp(-block @ w_true))
     X.flush()
