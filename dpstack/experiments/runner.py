@@ -214,7 +214,9 @@ def run_cells(func, cells, *, seed=0, n_jobs=1, cache=False, desc=None):
     -------
     pandas.DataFrame
         One row per result row, cells in the order given; the cell's parameters
-        are columns, followed by the result's keys.
+        are columns, followed by the result's keys. ``frame.attrs["cells"]`` counts
+        the cells: ``{"total", "computed", "from_cache"}`` (those read from the cache
+        took no computing time).
 
     Examples
     --------
@@ -254,7 +256,9 @@ def run_cells(func, cells, *, seed=0, n_jobs=1, cache=False, desc=None):
     for cell, rows in zip(cells, results):
         for row in rows:
             records.append(_merge(cell, row))
-    return pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(_union_keys(cells)))
+    frame = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(_union_keys(cells)))
+    frame.attrs["cells"] = {"total": len(cells), "computed": len(todo), "from_cache": len(cells) - len(todo)}
+    return frame
 
 
 def _check_cell(cell):
