@@ -691,3 +691,43 @@ def test_a_corrupt_file_read_without_verification_is_named(tmp_path, loader, fil
         (tmp_path / rel).write_bytes(b"\x1f\x8b\x08\x00 truncated gzip stream")
     with pytest.raises(ds.CorruptFileError, match=re.escape(str(tmp_path / files[0]))):
         loader(tmp_path)
+
+
+# ----------------------------------------------------------------------------- the datasets page without data
+def test_the_datasets_page_note_names_what_is_missing_and_how_to_fetch_it(home):
+    """What the datasets page calls after its first table: a note (no KeyError) when the files are missing."""
+    from dpstack.datasets import overview
+
+    note = overview.stop_if_data_absent(home)
+    assert note is not None and str(home) in note and "Data absent" in note
+    assert "mnist/train-images-idx3-ubyte.gz" in note and "kddcup99/corrected.gz" in note
+    assert "python -m dpstack.datasets fetch mnist news20 kddcup99" in note
+
+
+@pytest.mark.realdata
+@need_real
+def test_the_datasets_page_with_its_files_shows_no_note():
+    from dpstack.datasets import overview
+
+    assert overview.absent_data_note(REAL) is None and overview.stop_if_data_absent(REAL) is None
+
+
+def test_the_datasets_page_runs_with_an_empty_data_home(tmp_path):
+    """``datasets.ipynb -p data_home <empty dir>``: the absent-data note, not a KeyError."""
+    import importlib.util
+    import json
+    import shutil
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("run_notebooks", root / "scripts" / "run_notebooks.py")
+    run_notebooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_notebooks)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    page = tmp_path / "datasets.ipynb"
+    shutil.copy(root / "notebooks" / "datasets.ipynb", page)
+    run_notebooks.run(page, {"data_home": str(empty)}, "python3", capture=True)
+    outputs = [o for c in json.loads(page.read_text())["cells"] for o in c.get("outputs", [])]
+    notes = [o for o in outputs if o.get("metadata", {}).get("dpstack", {}).get("data_absent")]
+    assert len(notes) == 1 and str(empty) in "".join(notes[0]["data"]["text/html"])
+    assert not any(o.get("output_type") == "error" for o in outputs)
