@@ -142,6 +142,8 @@ def load_kddcup99(subset="train", data_home=None, download=False, verify=True, d
                 names=KDD_COLUMNS + ["label"],
                 dtype={c: "category" for c in KDD_CATEGORIES} | {"label": "category"},
             )
+        if frame.empty:
+            raise CorruptFileError(f"{path}: no rows; the file is damaged or empty")
         if frame.isna().any().any():
             raise CorruptFileError(f"{path}: rows with missing fields (expected 42 comma-separated fields)")
         frames.append(frame)
