@@ -89,11 +89,12 @@ def _mac_text(text, digest):
 
 
 def _discard(path, why):
-    warnings.warn(
-        f"discarded the dataset cache entry {path}: {why}; the source is parsed again",
-        CacheIntegrityWarning,
-        stacklevel=3,
-    )
+    if why is not None:
+        warnings.warn(
+            f"discarded the dataset cache entry {path}: {why}; the source is parsed again",
+            CacheIntegrityWarning,
+            stacklevel=3,
+        )
     try:
         path.unlink()
     except OSError:
@@ -127,7 +128,7 @@ def load(name, key):
             arrays = {k: z[k] for k in z.files}
         meta = json.loads(arrays.pop(_META).tobytes().decode("utf-8"))
         if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("key") != text:
-            why = "it belongs to another key or format"
+            why = None  # an entry of an earlier version (or a colliding key): replaced without a warning
         else:
             digest = _digest(arrays)
             if meta.get("sha256") == digest and mac_ok(secret, _mac_text(text, digest), meta.get("mac")):
