@@ -95,3 +95,127 @@ def atomic_output(path):
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+# ---------------------------------------------------------------------------------------------
+# The per-user key that authenticates cache entries (HMAC-SHA256), kept outside every cache.
+# ---------------------------------------------------------------------------------------------
+KEY_ENV = "DPSTACK_CACHE_KEY"
+
+
+class CacheKeyError(OSError):
+    """The cache key cannot be created or read, is readable by others, or lies inside a cache folder."""
+
+
+def cache_key_path():
+    """Where the cache key lives: ``$DPSTACK_CACHE_KEY`` when set, else ``$XDG_CONFIG_HOME/dpstack/cache.key``.
+
+    ``$XDG_CONFIG_HOME`` defaults to ``~/.config``: a per-user folder, never the cache folder
+    (whoever can write the cache must not be able to read or replace the key).
+    """
+    env = os.environ.get(KEY_ENV)
+    if env:
+        return Path(env).expanduser()
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config").expanduser() / "dpstack" / "cache.key"
+
+
+def _inside(path, folder):
+    try:
+        Path(path).resolve().relative_to(Path(folder).resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def _read_key(path):
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if hasattr(os, "getuid") and st.st_uid != os.getuid():
+            raise CacheKeyError(f"the cache key {path} belongs to another user; refused")
+        if st.st_mode & 0o077:
+            raise CacheKeyError(
+                f"the cache key {path} is readable or writable by others (mode {st.st_mode & 0o777:o}); "
+                f"refused. Make it private (chmod 600 {path}) or delete it to create a new one"
+            )
+        text = fh.read(129).strip()
+    try:
+        key = bytes.fromhex(text.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        key = b""
+    if len(key) < 32:
+        raise CacheKeyError(f"the cache key {path} is damaged (expected 64 hex digits); delete it to create a new one")
+    return key
+
+
+def _create_key(path):
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(path.name + temp_suffix())
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(os.urandom(32).hex().encode() + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)  # never replaces: a concurrent first use keeps the key that won
+        except FileExistsError:
+            pass
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def cache_key(*caches):
+    """The per-user secret (32 bytes) that authenticates cache entries; created on first use.
+
+    Read from :func:`cache_key_path`; created there with mode 0600 (its folder 0700) the first
+    time it is needed (read again at every use: a small file). Refused (:class:`CacheKeyError`) when it lies inside :func:`user_cache_dir`
+    or one of ``caches`` (whoever can write a cache could then replace the key), belongs to
+    another user, or is readable by others.
+
+    Parameters
+    ----------
+    *caches : path-like
+        Further cache folders the key must lie outside of.
+
+    Returns
+    -------
+    bytes
+    """
+    path = cache_key_path()
+    for folder in (user_cache_dir(), *caches):
+        if _inside(path, folder):
+            raise CacheKeyError(
+                f"the cache key {path} lies inside the cache folder {folder}: whoever can write the cache "
+                f"could replace it. Point {KEY_ENV} at a file outside it (default ~/.config/dpstack/cache.key)"
+            )
+    try:
+        try:
+            key = _read_key(path)
+        except FileNotFoundError:
+            _create_key(path)
+            key = _read_key(path)
+    except CacheKeyError:
+        raise
+    except OSError as err:
+        raise CacheKeyError(f"cannot create or read the cache key {path}: {err}") from err
+    return key
+
+
+def mac(key, data):
+    """HMAC-SHA256 of ``data`` (bytes) under ``key``, as 64 hex digits."""
+    import hmac
+
+    return hmac.new(key, data, "sha256").hexdigest()
+
+
+def mac_ok(key, data, expected):
+    """True when ``expected`` (hex str or bytes) is the HMAC-SHA256 of ``data``; constant-time comparison."""
+    import hmac
+
+    if isinstance(expected, bytes):
+        try:
+            expected = expected.decode("ascii")
+        except UnicodeDecodeError:
+            return False
+    return isinstance(expected, str) and hmac.compare_digest(mac(key, data), expected)

@@ -206,6 +206,23 @@ def plot_digits(ax, summary):
     return ax
 
 
+def write_figure(summary, out):
+    """Draw :func:`plot_digits` into ``<out>/demo_digits_auc.svg``: the same bytes for the same table, every run."""
+    import matplotlib.pyplot as plt
+
+    from .plotting import save_figure
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    try:
+        plot_digits(ax, summary)
+        fig.tight_layout()
+        return save_figure(fig, out / "demo_digits_auc.svg")
+    finally:
+        plt.close(fig)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description="dpstack offline demonstration (bundled digits, RUIJIN-like cohort)")
     parser.add_argument("--out", default="demo-output", help="folder for the figure (default: ./demo-output)")
@@ -221,7 +238,6 @@ def main(argv=None):
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     print(
         f"1. Digits 0 vs 8 (scikit-learn's bundled copy): test AUC, mean of {args.repeats} random 70/30 splits "
@@ -239,14 +255,8 @@ def main(argv=None):
     print(format_table(transfer).to_string())
     print(TRANSFER_READING, "\n")
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(6, 3.8))
-    plot_digits(ax, digits)
-    fig.tight_layout()
-    fig.savefig(out / "demo_digits_auc.svg")
-    plt.close(fig)
-    print(f"figure written to {out / 'demo_digits_auc.svg'}")
+    path = write_figure(digits, args.out)
+    print(f"figure written to {path}")
 
 
 if __name__ == "__main__":

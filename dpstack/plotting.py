@@ -8,7 +8,9 @@ import numpy as np
 __all__ = [
     "COLORS",
     "SVG_METADATA",
+    "SVG_RC",
     "color_for",
+    "save_figure",
     "style",
     "notebook_setup",
     "plot_mean_with_spread",
@@ -68,6 +70,26 @@ def color_for(label):
 
 #: Passed to every SVG the book writes: no creation date, so the same figure gives the same bytes.
 SVG_METADATA = {"Date": None}
+#: rcParams every SVG is drawn with: ids (clip paths, glyphs) hashed with a fixed salt, not a random one.
+SVG_RC = {"svg.hashsalt": "dpstack"}
+
+
+def save_figure(fig, path, **kwargs):
+    """Save ``fig`` to ``path``; an SVG comes out byte-identical from run to run.
+
+    For SVG output (by ``format`` or the file's suffix) the ids are hashed with the fixed salt
+    of :data:`SVG_RC` and the metadata carry no date (:data:`SVG_METADATA`), whatever the
+    current rcParams; other formats are saved as ``fig.savefig`` would. ``kwargs`` go to
+    :meth:`matplotlib.figure.Figure.savefig`.
+    """
+    from pathlib import Path
+
+    fmt = str(kwargs.get("format") or Path(path).suffix.lstrip(".")).lower()
+    if fmt == "svg":
+        kwargs["metadata"] = {**SVG_METADATA, **(kwargs.get("metadata") or {})}
+    with plt.rc_context(SVG_RC):
+        fig.savefig(path, **kwargs)
+    return path
 
 
 def style(vector=True):

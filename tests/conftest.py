@@ -5,6 +5,8 @@ Every cache the suite fills (parsed datasets, preprocessed tasks, experiment res
 to a fresh temporary ``DPSTACK_CACHE``; at the end the session fails if any file or folder
 in the data home was added, removed or modified, whoever the user (root ignores the
 read-only permission bits, so they alone would not catch a write).
+The key that authenticates cache entries (``DPSTACK_CACHE_KEY``) goes to another fresh
+temporary folder, outside the cache, so the suite never creates or reads the user's key.
 """
 
 import os
@@ -35,6 +37,10 @@ def pytest_configure(config):
     _STATE["cache"] = tmp
     _STATE["previous_cache"] = os.environ.get("DPSTACK_CACHE")
     os.environ["DPSTACK_CACHE"] = tmp
+    key_dir = tempfile.mkdtemp(prefix="dpstack-test-key-")
+    _STATE["key_dir"] = key_dir
+    _STATE["previous_key"] = os.environ.get("DPSTACK_CACHE_KEY")
+    os.environ["DPSTACK_CACHE_KEY"] = str(Path(key_dir) / "cache.key")
     home = os.environ.get("DPSTACK_DATA")
     if home and Path(home).is_dir():
         _STATE["home"] = Path(home)
@@ -51,6 +57,11 @@ def pytest_sessionfinish(session, exitstatus):
             session.config._dpstack_data_home_changed = changed
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
     shutil.rmtree(_STATE.get("cache", ""), ignore_errors=True)
+    shutil.rmtree(_STATE.get("key_dir", ""), ignore_errors=True)
+    if _STATE.get("previous_key") is None:
+        os.environ.pop("DPSTACK_CACHE_KEY", None)
+    else:
+        os.environ["DPSTACK_CACHE_KEY"] = _STATE["previous_key"]
     if _STATE.get("previous_cache") is None:
         os.environ.pop("DPSTACK_CACHE", None)
     else:

@@ -6,6 +6,7 @@ import io
 import os
 import pickle
 import random
+import re
 import shutil
 import stat
 import subprocess
@@ -335,3 +336,54 @@ def test_news20_pst_with_a_random_generator_is_not_cached(news_home, cache):
         n_components=2, min_df=1, n_test=5, random_state=np.random.default_rng(0), data_home=news_home, verify=False
     )
     assert not list(cache.glob("news20-pst-*.npz"))
+
+
+# ----------------------------------------------------------------------------- forged entries (HMAC)
+def test_a_replaced_news20_cache_with_a_recomputed_checksum_is_rejected(news_home, cache, parses):
+    """Someone who can write the cache folder (not read the key) replaces the entry: every post forged,
+    the sha256 of the arrays recomputed, the rest of the genuine metadata kept."""
+    import json
+    import warnings
+
+    ref = ds.load_news20("all", data_home=news_home, verify=False, cache=False)
+    ds.load_news20("all", data_home=news_home, verify=False)  # the fixture tarball is not the published one
+    entry = _entry(cache)
+    with np.load(entry, allow_pickle=False) as z:
+        genuine = {k: z[k] for k in z.files}
+    meta = json.loads(genuine.pop("__meta__").tobytes())
+    blob, off = genuine["blob"].tobytes(), genuine["offsets"]
+    texts = [b"FORGED " + blob[off[i] : off[i + 1]] for i in range(len(off) - 1)]  # every cached post
+    forged = dict(
+        genuine, blob=np.frombuffer(b"".join(texts), np.uint8), offsets=np.cumsum([0] + [len(t) for t in texts])
+    )
+    meta["sha256"] = _cache._digest(forged)
+    entry.write_bytes(_npz(**forged, __meta__=np.frombuffer(json.dumps(meta).encode(), np.uint8)))
+    parses.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = ds.load_news20("all", data_home=news_home, verify=False)
+    n_forged = sum(t.startswith("FORGED") for t in got.data)
+    assert n_forged == 0, f"{n_forged} of {len(got.data)} forged posts came back"
+    _same(got, ref)
+    assert len(parses) == 1 and any(str(entry) in str(w.message) for w in caught)
+
+
+def test_an_entry_declaring_huge_or_object_arrays_is_refused_before_loading(news_home, cache, parses, monkeypatch):
+    import zipfile
+
+    ds.load_news20("all", data_home=news_home, verify=False)
+    entry = _entry(cache)
+    loads = []
+    real_load = np.load
+    monkeypatch.setattr(np, "load", lambda *a, **k: loads.append(a) or real_load(*a, **k))
+    for dtype, shape in (("<U100000", (1 << 20,)), ("|O", (3,)), ("<f8", (1 << 40,))):
+        header = {"descr": dtype, "fortran_order": False, "shape": shape}
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_1_0(buf, header)
+        with zipfile.ZipFile(entry, "w") as zf:
+            zf.writestr("blob.npy", buf.getvalue() + b"\0" * 64)
+        loads.clear()
+        parses.clear()
+        with pytest.warns(RuntimeWarning, match=re.escape(str(entry))):
+            ds.load_news20("all", data_home=news_home, verify=False)
+        assert loads == [] and len(parses) == 1, dtype  # refused from its header: np.load never called

@@ -691,3 +691,115 @@ def test_a_corrupt_file_read_without_verification_is_named(tmp_path, loader, fil
         (tmp_path / rel).write_bytes(b"\x1f\x8b\x08\x00 truncated gzip stream")
     with pytest.raises(ds.CorruptFileError, match=re.escape(str(tmp_path / files[0]))):
         loader(tmp_path)
+
+
+# ----------------------------------------------------------------------------- the datasets page without data
+def test_the_datasets_page_note_names_what_is_missing_and_how_to_fetch_it(home):
+    """What the datasets page calls after its first table: a note (no KeyError) when the files are missing."""
+    from dpstack.datasets import overview
+
+    note = overview.stop_if_data_absent(home)
+    assert note is not None and str(home) in note and "Data absent" in note
+    assert "mnist/train-images-idx3-ubyte.gz" in note and "kddcup99/corrected.gz" in note
+    assert "python -m dpstack.datasets fetch mnist news20 kddcup99" in note
+
+
+@pytest.mark.realdata
+@need_real
+def test_the_datasets_page_with_its_files_shows_no_note():
+    from dpstack.datasets import overview
+
+    assert overview.absent_data_note(REAL) is None and overview.stop_if_data_absent(REAL) is None
+
+
+def test_the_datasets_page_runs_with_an_empty_data_home(tmp_path):
+    """``datasets.ipynb -p data_home <empty dir>``: the absent-data note, not a KeyError."""
+    import importlib.util
+    import json
+    import shutil
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("run_notebooks", root / "scripts" / "run_notebooks.py")
+    run_notebooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run_notebooks)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    page = tmp_path / "datasets.ipynb"
+    shutil.copy(root / "notebooks" / "datasets.ipynb", page)
+    run_notebooks.run(page, {"data_home": str(empty)}, "python3", capture=True)
+    outputs = [o for c in json.loads(page.read_text())["cells"] for o in c.get("outputs", [])]
+    notes = [o for o in outputs if o.get("metadata", {}).get("dpstack", {}).get("data_absent")]
+    assert len(notes) == 1 and str(empty) in "".join(notes[0]["data"]["text/html"])
+    assert not any(o.get("output_type") == "error" for o in outputs)
+
+
+# ----------------------------------------------------------------------------- damaged files with verify=False
+_UNVERIFIED = {
+    "mnist/train-images-idx3-ubyte.gz": lambda h: ds.load_mnist((0, 8), "train", data_home=h, verify=False),
+    "mnist/train-labels-idx1-ubyte.gz": lambda h: ds.load_mnist((0, 8), "train", data_home=h, verify=False),
+    "20newsgroups/20news-bydate.tar.gz": lambda h: ds.load_news20("all", data_home=h, verify=False, cache=False),
+    "uci_har/UCI_HAR_Dataset/features.txt": lambda h: ds.load_har("train", data_home=h, verify=False, cache=False),
+    "uci_har/UCI_HAR_Dataset/activity_labels.txt": lambda h: ds.load_har(
+        "train", data_home=h, verify=False, cache=False
+    ),
+    "uci_har/UCI_HAR_Dataset/train/X_train.txt": lambda h: ds.load_har("train", data_home=h, verify=False, cache=False),
+    "uci_har/UCI_HAR_Dataset/train/y_train.txt": lambda h: ds.load_har("train", data_home=h, verify=False, cache=False),
+    "uci_har/UCI_HAR_Dataset/train/subject_train.txt": lambda h: ds.load_har(
+        "train", data_home=h, verify=False, cache=False
+    ),
+    "kddcup99/kddcup.data_10_percent.gz": lambda h: ds.load_kddcup99("train", data_home=h, verify=False),
+    "url_svmlight/Day0.svm": lambda h: ds.load_url([0], data_home=h, verify=False, n_features=20),
+    "url_svmlight/FeatureTypes": lambda h: ds.load_url([0], data_home=h, verify=False, n_features=20),
+}
+
+
+def _unverified_home(home):
+    rng = np.random.default_rng(0)
+    (home / "mnist").mkdir()
+    write_idx(home / "mnist/train-images-idx3-ubyte.gz", rng.integers(0, 256, (30, 28, 28)))
+    write_idx(home / "mnist/train-labels-idx1-ubyte.gz", np.arange(30) % 10)
+    (home / "20newsgroups").mkdir()
+    make_news_tar(home / "20newsgroups/20news-bydate.tar.gz")
+    har_files(home)
+    (home / "kddcup99").mkdir()
+    with gzip.open(home / "kddcup99/kddcup.data_10_percent.gz", "wt") as fh:
+        fh.write("\n".join(KDD_ROWS) + "\n")
+    (home / "url_svmlight").mkdir()
+    (home / "url_svmlight/Day0.svm").write_text("+1 4:0.5 17:1\n-1 5:0.25\n")
+    (home / "url_svmlight/FeatureTypes").write_text("4\n5\n")
+    return home
+
+
+@pytest.mark.parametrize("rel", list(_UNVERIFIED))
+def test_every_damaged_file_read_without_verification_is_named(home, rel):
+    """Seven kinds of damage to each raw file, read with verify=False: a CorruptFileError naming that file.
+
+    (A truncated FeatureTypes, a list of numbers, still parses: only its checksum could tell.)
+    """
+    _unverified_home(home)
+    path = home / rel
+    good = path.read_bytes()
+    damages = {
+        "empty": b"",
+        "truncated": good[: len(good) // 2],
+        "garbage": b"\x89garbage\xff\x00" * 50,
+        "text": b"hello world\nfoo bar\n",
+        "gzip of garbage": gzip.compress(b"\x00\x01 garbage \xff\n" * 20, mtime=0),
+        "gzip of text": gzip.compress(b"a b c\n1 2\n", mtime=0),
+        "latin-1": "é 1 2\n".encode("latin-1"),
+    }
+    unnamed = []
+    for what, data in damages.items():
+        path.write_bytes(data)
+        try:
+            _UNVERIFIED[rel](home)
+        except ds.CorruptFileError as exc:
+            if str(path) not in str(exc):
+                unnamed.append((what, f"CorruptFileError naming another file: {exc}"))
+        except Exception as exc:  # noqa: BLE001 - collecting the misleading errors is the point
+            unnamed.append((what, f"{type(exc).__name__}: {exc}"))
+        else:
+            if not (rel.endswith("FeatureTypes") and what == "truncated"):
+                unnamed.append((what, "loaded without an error"))
+        path.write_bytes(good)
+    assert not unnamed, unnamed

@@ -11,6 +11,7 @@ def test_status_lists_every_dataset(tmp_path, monkeypatch, capsys):
     for name in ("mnist", "news20", "har", "kddcup99", "url"):
         assert name in out
     assert "0/4 files present" in out  # mnist: nothing there yet
+    assert "plain-http mirrors (8;" in out and "http://kdd.ics.uci.edu/databases/kddcup99/corrected.gz" in out
 
 
 def test_fetch_failure_is_reported(tmp_path, monkeypatch, capsys):

@@ -240,11 +240,11 @@ def test_partial_files_of_a_killed_fetch_are_removed_by_the_next(server, home, m
     assert not stale_dir.exists()
 
 
-def test_the_uci_mirror_of_the_url_archive_is_listed():
+def test_the_uci_mirror_of_the_url_archive_is_listed_first():
     urls = {f.archive for f in _home.REGISTRY["url"].files}
     assert urls == {
         (
-            "http://www.sysnet.ucsd.edu/projects/url/url_svmlight.tar.gz",
             "https://archive.ics.uci.edu/ml/machine-learning-databases/url/url_svmlight.tar.gz",
+            "http://www.sysnet.ucsd.edu/projects/url/url_svmlight.tar.gz",
         )
     }

@@ -267,9 +267,12 @@ def test_reproduce_cli_writes_resumes_and_checks(toy, capsys, tmp_path, monkeypa
     monkeypatch.setenv("DPSTACK_CACHE", str(tmp_path / "cache"))
     assert reproduce.main(["toy_page", "--profile", "quick"]) == 0
     out = capsys.readouterr().out
-    assert "done    toy_page" in out and "s wall time" in out
+    assert "done    toy_page" in out and "wall time" in out and "from the cache" not in out
     first = results.result_paths("toy_page", "quick")[0].read_bytes()
     assert reproduce.main(["toy_page", "--profile", "quick", "--n-jobs", "2"]) == 0  # from the cache
+    out = capsys.readouterr().out
+    n_cells = len(results.get("toy_page").grid("quick"))
+    assert f"all {n_cells} cells read from the cache" in out  # the near-zero wall time is labelled
     assert results.result_paths("toy_page", "quick")[0].read_bytes() == first
     assert not [p for p in (tmp_path / "results" / "toy_page").iterdir() if p.name.startswith(".")]
     capsys.readouterr()
@@ -400,3 +403,41 @@ def test_replaying_cells_whose_column_is_all_missing_compares_them_as_missing():
     assert out[0]["identical"], out[0]["first_difference"]
     with pytest.raises(ValueError, match="cells"):
         results.replay("ruijin_transfer_groups", "paper", cells=[len(prov["cells"])])
+
+
+def test_provenance_says_how_many_cells_came_from_the_cache(toy, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    fresh = results.compute("toy_page", "quick", seed=3, cache=cache).attrs["provenance"]
+    n = len(fresh["cells"])
+    assert (fresh.get("cells_computed"), fresh.get("cells_from_cache")) == (n, 0)
+    assert "cache" not in results.wall_time_text(fresh)
+    again = results.compute("toy_page", "quick", seed=3, cache=cache)
+    prov = again.attrs["provenance"]
+    assert (prov.get("cells_computed"), prov.get("cells_from_cache")) == (0, n)
+    text = results.wall_time_text(prov)
+    assert text.startswith(f"{prov['wall_time_s']:.1f} s") and f"all {n} cells read from the cache" in text
+    # saved and loaded back, summarised for a page, told in its sentence and in the reproducing table
+    results.save(again)
+    summary = results.load_or_run("toy_page", "quick", seed=3).attrs["provenance"]
+    assert summary["cells_from_cache"] == n
+    from dpstack.experiments.report import source_sentence
+
+    frame = results.load_or_run("toy_page", "quick", seed=3)
+    assert "read from the cache" in source_sentence(frame, repeats=None)
+    table = results.committed_table("quick")
+    assert int(table.set_index("result").loc["toy_page", "cells from cache"]) == n
+    assert "read cells from the runner's cache (toy_page)" in results.committed_sentence(table)
+
+
+def test_provenance_written_before_the_cache_counts_still_loads_and_reads_plainly(toy):
+    results.save(results.compute("toy_page", "quick", seed=3))
+    _, json_path = results.result_paths("toy_page", "quick")
+    prov = json.loads(json_path.read_text())
+    for key in ("cells_computed", "cells_from_cache"):
+        prov.pop(key, None)
+    json_path.write_text(json.dumps(prov, indent=1))
+    frame = results.load_or_run("toy_page", "quick", seed=3)
+    assert frame.attrs["provenance"]["source"] == "committed"
+    assert results.wall_time_text(frame.attrs["provenance"]) == f"{prov['wall_time_s']:.1f} s"
+    table = results.committed_table("quick")
+    assert "cells from cache" not in table and "wall time (s)" in table

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -117,14 +118,14 @@ def test_a_planted_pickle_never_runs(tmp_path):
     _same_frames(out, reference)
 
 
-def test_entries_are_json_with_a_checksum_and_the_full_key(tmp_path):
+def test_entries_are_json_with_a_mac_and_the_full_key(tmp_path):
     run_cells(mixed_cell, [{"scale": 1.0, "repeat": 0}], seed=0, cache=tmp_path)
     (entry,) = _entries(tmp_path)
     head, body = entry.read_bytes().split(b"\n", 1)
-    import hashlib
+    import hmac
     import json
 
-    assert hashlib.sha256(body).hexdigest().encode() == head
+    assert hmac.new(_files.cache_key(), body, "sha256").hexdigest().encode() == head
     doc = json.loads(body)
     key = json.loads(doc["key"])
     assert key["versions"]["dpstack"] == dpstack.__version__ and key["code"] == code_version()
@@ -280,3 +281,99 @@ def test_values_the_cache_cannot_store_are_computed_not_cached(tmp_path):
     with pytest.warns(RuntimeWarning, match="not cached"):
         df = run_cells(object_cell, [{}], cache=tmp_path)
     assert len(df) == 1 and not any(p.suffix == ".json" for p in _entries(tmp_path))
+
+
+# ----------------------------------------------------------------------------- forgery and size limits
+def _seal(body):
+    """What a writer of the cache folder puts on line 1: the MAC when it holds the key (here: the test's key)."""
+    if hasattr(_files, "cache_key"):
+        import hmac
+
+        return hmac.new(_files.cache_key(), body, "sha256").hexdigest().encode()
+    import hashlib
+
+    return hashlib.sha256(body).hexdigest().encode()  # the checksum of the code before MACs
+
+
+def _rewrite(entry, edit, reseal):
+    """Edit the JSON document of an entry; reseal with a fresh sha256 (anyone can) or the key holder's MAC."""
+    import hashlib
+    import json
+
+    head, body = entry.read_bytes().split(b"\n", 1)
+    doc = edit(json.loads(body))
+    body = json.dumps(doc, separators=(",", ":")).encode()
+    head = _seal(body) if reseal == "mac" else hashlib.sha256(body).hexdigest().encode()
+    entry.write_bytes(head + b"\n" + body)
+
+
+def test_a_forged_cell_value_with_a_recomputed_checksum_is_discarded(tmp_path):
+    """Someone who can write the cache but not read the key edits a value and recomputes the sha256."""
+    cells = [{"scale": 1.0, "repeat": 0}]
+    reference = run_cells(mixed_cell, cells, seed=3)
+    run_cells(mixed_cell, cells, seed=3, cache=tmp_path)
+    (entry,) = _entries(tmp_path)
+
+    def forge(doc):
+        doc["rows"][0]["__dict__"][1][1] = 0.999  # the first row's "auc"
+        return doc
+
+    _rewrite(entry, forge, reseal="sha256")
+    CALLS.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = run_cells(mixed_cell, cells, seed=3, cache=tmp_path)
+    assert out.auc[0] != 0.999 and len(CALLS) == 1, "the forged value came back"  # recomputed instead
+    _same_frames(out, reference)
+    assert any(str(entry) in str(w.message) for w in caught), [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("kind", ["huge file", "huge str dtype", "huge shape", "object dtype"])
+def test_entries_past_the_size_and_dtype_limits_are_refused_before_loading(tmp_path, kind):
+    """Entries with a valid MAC (as if written by the key's holder) that would exhaust memory: refused, recomputed."""
+    cells = [{"scale": 1.0, "repeat": 0}]
+    reference = run_cells(mixed_cell, cells, seed=5)
+    run_cells(mixed_cell, cells, seed=5, cache=tmp_path)
+    (entry,) = _entries(tmp_path)
+
+    def edit(doc):
+        row = doc["rows"][0]["__dict__"]
+        if kind == "huge file":
+            row.append(["padding", "x" * (24 << 20)])  # a 24 MiB string
+        elif kind == "huge str dtype":
+            row.append(["s", {"__nd__": "<U2000000000", "shape": [64], "data": ["a"] * 64}])  # 512 GB if allocated
+        elif kind == "huge shape":
+            row.append(["s", {"__nd__": "<f8", "shape": [2**36], "data": [0.0]}])
+        else:
+            row.append(["s", {"__nd__": "|O", "shape": [1], "data": [0]}])
+        return doc
+
+    _rewrite(entry, edit, reseal="mac")
+    CALLS.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = run_cells(mixed_cell, cells, seed=5, cache=tmp_path)  # no MemoryError, no object array
+    assert len(CALLS) == 1
+    _same_frames(out, reference)
+    assert any(str(entry) in str(w.message) for w in caught), [str(w.message) for w in caught]
+
+
+def test_the_key_is_private_outside_the_cache_and_refused_inside_it(tmp_path, monkeypatch):
+    key_path = tmp_path / "config" / "dpstack" / "cache.key"
+    monkeypatch.setenv("DPSTACK_CACHE_KEY", str(key_path))
+    key = _files.cache_key()
+    assert len(key) == 32 and key_path.stat().st_mode & 0o777 == 0o600
+    assert key_path.parent.stat().st_mode & 0o077 == 0 and _files.cache_key() == key
+    # a key inside the cache folder could be replaced by whoever writes the cache: refused, cells not cached
+    monkeypatch.setenv("DPSTACK_CACHE_KEY", str(tmp_path / "cache" / "cache.key"))
+    with pytest.raises(_files.CacheKeyError, match="inside the cache folder"):
+        _files.cache_key(tmp_path / "cache")
+    CALLS.clear()
+    with pytest.warns(RuntimeWarning, match="not cached.*inside the cache folder"):
+        run_cells(mixed_cell, [{"scale": 1.0, "repeat": 0}], seed=0, cache=tmp_path / "cache")
+    assert not _entries(tmp_path / "cache") and not (tmp_path / "cache" / "cache.key").exists()
+    # a key readable by others is refused
+    monkeypatch.setenv("DPSTACK_CACHE_KEY", str(key_path))
+    key_path.chmod(0o644)
+    with pytest.raises(_files.CacheKeyError, match="readable or writable by others"):
+        _files.cache_key()

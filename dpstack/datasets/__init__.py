@@ -8,7 +8,18 @@ a pinned checksum. Each loader returns a :class:`sklearn.utils.Bunch` with ``dat
 """
 
 from ._archives import UnsafeArchiveError, safe_extract
-from ._home import REGISTRY, ChecksumError, CorruptFileError, DatasetNotFoundError, data_home, dataset_status, fetch
+from ._bounded import DiskFullError, SizeLimitError
+from ._home import (
+    REGISTRY,
+    ChecksumError,
+    CorruptFileError,
+    DatasetNotFoundError,
+    PlainHTTPWarning,
+    data_home,
+    dataset_status,
+    fetch,
+    plain_http_mirrors,
+)
 from .har import load_har
 from .kddcup99 import load_kddcup99
 from .mnist import load_mnist, read_idx
@@ -21,10 +32,13 @@ __all__ = [
     "ChecksumError",
     "CorruptFileError",
     "DatasetNotFoundError",
+    "DiskFullError",
     "NEWS20_GROUPS",
+    "PlainHTTPWarning",
     "REGISTRY",
     "RUIJIN_SIZES",
     "SCI_GROUPS",
+    "SizeLimitError",
     "TALK_GROUPS",
     "UnsafeArchiveError",
     "data_home",
@@ -41,6 +55,7 @@ __all__ = [
     "mnist_pst",
     "mnist_transfer",
     "news20_pst",
+    "plain_http_mirrors",
     "read_idx",
     "ruijin_borrowing_check",
     "ruijin_centre_table",

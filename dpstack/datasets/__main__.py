@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._home import REGISTRY, data_home, dataset_status, fetch
+from ._home import REGISTRY, data_home, dataset_status, fetch, plain_http_mirrors
 
 
 def main(argv=None):
@@ -34,6 +34,10 @@ def main(argv=None):
                 f"  {name:9s} {len(part) - len(missing)}/{len(part)} files present"
                 + (f"; missing e.g. {missing.file.iloc[0]}" if len(missing) else "")
             )
+        plain = plain_http_mirrors()
+        print(f"plain-http mirrors ({len(plain)}; fetch tries https first and warns when it uses one):")
+        for name, what, url in plain:
+            print(f"  {name:9s} {what}: {url}")
         return 0
 
     names = args.names or list(REGISTRY)

@@ -2,9 +2,15 @@
 
 The data home is ``DPSTACK_DATA`` when set, else a per-user folder
 (``$XDG_DATA_HOME/dpstack`` or ``~/.local/share/dpstack``). Every file a loader
-reads is listed in :data:`REGISTRY` with its path inside the data home and a
-pinned checksum (sha256 of the verified file). Nothing is downloaded
+reads is listed in :data:`REGISTRY` with its path inside the data home, a
+pinned checksum (sha256 of the verified file) and its size, which bounds every
+download, archive member and decompression. Nothing is downloaded
 unless :func:`fetch` is called (or a loader gets ``download=True``).
+
+Mirrors are tried https first. Some files have plain-http mirrors only or as a
+fallback (:func:`plain_http_mirrors` lists them; :func:`fetch` warns with
+:class:`PlainHTTPWarning` when it uses one): their bytes are protected by the
+pinned checksum, not by the transport.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import tarfile
 import tempfile
 import urllib.error
 import urllib.request
+import warnings
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -28,16 +35,21 @@ import pandas as pd
 
 from .._files import remove_orphans, temp_suffix
 from ._archives import UnsafeArchiveError
+from ._bounded import DiskFullError, SizeLimitError, copy_bounded, disk_full, is_disk_full
 
 __all__ = [
     "ChecksumError",
     "CorruptFileError",
     "DatasetNotFoundError",
+    "DiskFullError",
+    "PlainHTTPWarning",
     "REGISTRY",
+    "SizeLimitError",
     "data_home",
     "dataset_status",
     "fetch",
     "file_checksum",
+    "plain_http_mirrors",
 ]
 
 
@@ -51,6 +63,10 @@ class ChecksumError(ValueError):
 
 class CorruptFileError(ValueError):
     """A raw file cannot be parsed: damaged, truncated, or not in the expected format."""
+
+
+class PlainHTTPWarning(UserWarning):
+    """A file is being downloaded over plain http (its pinned checksum still protects it)."""
 
 
 @contextlib.contextmanager
@@ -68,10 +84,10 @@ def reading(*paths):
         OSError,
         EOFError,
         ValueError,
+        IndexError,
         zlib.error,
         tarfile.TarError,
         zipfile.BadZipFile,
-        UnicodeDecodeError,
         pd.errors.ParserError,
     ) as exc:
         names = ", ".join(str(p) for p in paths)
@@ -91,7 +107,21 @@ class RawFile:
     git blob id of the genuine file is known (HAR X files, URL days).
     ``archive`` (alternative URLs of one archive) and ``member`` say that the file comes out
     of a downloaded archive; an archive that wraps the members in an inner zip (UCI's newer
-    downloads do) is opened one level deeper.
+    downloads do) is opened one level deeper. URLs are listed https first.
+
+    Sizes bound every read and write of untrusted bytes (nothing larger is ever written,
+    inflated or parsed):
+
+    ``size``
+        the largest accepted size of the file in bytes: exact when every accepted copy's size
+        is known, else an upper bound stated beside it. A download or archive member stops
+        there; with ``verify=False`` a larger file in the data home is refused before parsing.
+    ``unpacked``
+        the largest size the file may decompress to (gzip files and the 20 Newsgroups tar):
+        the published file's decompressed size plus 10 %, so a copy with other line endings
+        still loads with ``verify=False``, and a decompression bomb stops there.
+    ``archive_size``, ``archive_unpacked``
+        the same two bounds for the archive a member comes out of.
     """
 
     path: str
@@ -101,6 +131,10 @@ class RawFile:
     archive: tuple | None = None
     member: str | None = None
     required: bool = True
+    size: int | None = None
+    unpacked: int | None = None
+    archive_size: int | None = None
+    archive_unpacked: int | None = None
 
 
 @dataclass(frozen=True)
@@ -116,16 +150,54 @@ _MNIST_MIRRORS = (
     "https://ossci-datasets.s3.amazonaws.com/mnist/",
     "http://yann.lecun.com/exdb/mnist/",
 )
+
+
+def _margin(n):
+    """``n`` plus 10 %: the decompressed-size bound of a file whose decompressed size is ``n``."""
+    return n + n // 10
+
+
+# Sizes of the published files (bytes, from the verified copies): compressed, then decompressed.
+_MNIST_SIZES = {
+    "train-images-idx3-ubyte.gz": (9_912_422, 47_040_016),
+    "train-labels-idx1-ubyte.gz": (28_881, 60_008),
+    "t10k-images-idx3-ubyte.gz": (1_648_877, 7_840_016),
+    "t10k-labels-idx1-ubyte.gz": (4_542, 10_008),
+}
+# UCI HAR: the zip is about 60 MB (58-61 MB for UCI's two downloads) and holds about 270 MB; the X
+# files are 7,352 and 2,947 rows of 561 values of 16 characters (about 66 and 26.5 MB): bounds.
+_HAR_ZIP_SIZE, _HAR_ZIP_UNPACKED = 80_000_000, 400_000_000
+_HAR_X_SIZES = {"train/X_train.txt": 80_000_000, "test/X_test.txt": 32_000_000}
+_HAR_SIZES = {
+    "features.txt": 15_785,
+    "activity_labels.txt": 80,
+    "train/y_train.txt": 14_704,
+    "train/subject_train.txt": 20_152,
+    "test/y_test.txt": 5_894,
+    "test/subject_test.txt": 7_934,
+}
+# The URL tarball: 121 day files, 2.4 million rows (Day45: 130 rows in 119,513 bytes, so about
+# 20 MB for a day of 20,000 rows): bounds of 64 MiB a day, 4 GiB unpacked, 1 GiB compressed.
+_URL_DAY_SIZE, _URL_TAR_SIZE, _URL_TAR_UNPACKED = 64 << 20, 1 << 30, 4 << 30
+_URL_SIZES = {45: 119_513}
+# 20 Newsgroups: the verified re-pack is 14,387,951 bytes (50,288,640 decompressed); the original
+# tarball about 14.5 MB. Bounds with room for the original.
+_NEWS20_SIZE, _NEWS20_UNPACKED = 15_000_000, 64_000_000
+_KDD_SIZES = {
+    "kddcup.data_10_percent.gz": (2_144_903, 74_889_749),
+    "corrected.gz": (1_409_035, 47_251_540),
+}
+
 _HAR_ZIP = (
     "https://archive.ics.uci.edu/ml/machine-learning-databases/00240/UCI%20HAR%20Dataset.zip",
     "https://archive.ics.uci.edu/static/public/240/human+activity+recognition+using+smartphones.zip",
 )
-# The authors' page, then UCI's copy of the same archive (the legacy "machine-learning-databases"
-# path that UCI's URL Reputation entry links to, as used by several public loaders). The
-# archive itself has no published checksum; every member is verified by its pin.
+# UCI's copy of the archive (the legacy "machine-learning-databases" path that UCI's URL Reputation
+# entry links to, as used by several public loaders; https), then the authors' page (plain http).
+# The archive itself has no published checksum; every member is verified by its pin.
 _URL_TAR = (
-    "http://www.sysnet.ucsd.edu/projects/url/url_svmlight.tar.gz",
     "https://archive.ics.uci.edu/ml/machine-learning-databases/url/url_svmlight.tar.gz",
+    "http://www.sysnet.ucsd.edu/projects/url/url_svmlight.tar.gz",
 )
 _URL_BLOBS = (
     "71b394a5430e9386a4d97d8ddd850155b9905b8b",
@@ -155,7 +227,10 @@ _URL_SHA256 = {45: ("4136f74965ef86fc0c9a2dc0d75faa75ece0425f20cea18e85535d99341
 
 
 def _mnist(name, sha):
-    return RawFile(f"mnist/{name}", (sha,), urls=tuple(m + name for m in _MNIST_MIRRORS))
+    size, unpacked = _MNIST_SIZES[name]
+    return RawFile(
+        f"mnist/{name}", (sha,), urls=tuple(m + name for m in _MNIST_MIRRORS), size=size, unpacked=_margin(unpacked)
+    )
 
 
 def _har(rel, sha=None, blob=None):
@@ -165,6 +240,9 @@ def _har(rel, sha=None, blob=None):
         git_blob=blob,
         archive=_HAR_ZIP,
         member=f"UCI HAR Dataset/{rel}",
+        size=_HAR_SIZES.get(rel) or _HAR_X_SIZES[rel],
+        archive_size=_HAR_ZIP_SIZE,
+        archive_unpacked=_HAR_ZIP_UNPACKED,
     )
 
 
@@ -195,9 +273,11 @@ REGISTRY = {
                     "f934583ecd65eae06e4d23af0fcb72ade56b76bad2279c0aed7d520aa6527b02",
                 ),
                 urls=(
-                    "http://qwone.com/~jason/20Newsgroups/20news-bydate.tar.gz",
                     "https://ndownloader.figshare.com/files/5975967",
+                    "http://qwone.com/~jason/20Newsgroups/20news-bydate.tar.gz",
                 ),
+                size=_NEWS20_SIZE,
+                unpacked=_NEWS20_UNPACKED,
             ),
         ),
     ),
@@ -227,14 +307,18 @@ REGISTRY = {
                 "kddcup99/kddcup.data_10_percent.gz",
                 ("8045aca0d84e70e622d1148d7df782496f6333bf6eb979a1b0837c42a9fd9561",),
                 urls=(
-                    "http://kdd.ics.uci.edu/databases/kddcup99/kddcup.data_10_percent.gz",
                     "https://ndownloader.figshare.com/files/5976042",
+                    "http://kdd.ics.uci.edu/databases/kddcup99/kddcup.data_10_percent.gz",
                 ),
+                size=_KDD_SIZES["kddcup.data_10_percent.gz"][0],
+                unpacked=_margin(_KDD_SIZES["kddcup.data_10_percent.gz"][1]),
             ),
             RawFile(
                 "kddcup99/corrected.gz",
                 ("74f0daef49b242badc09f2adbd457dea6a45b4f77177efbd11216d333651044b",),
-                urls=("http://kdd.ics.uci.edu/databases/kddcup99/corrected.gz",),
+                urls=("http://kdd.ics.uci.edu/databases/kddcup99/corrected.gz",),  # plain http only
+                size=_KDD_SIZES["corrected.gz"][0],
+                unpacked=_margin(_KDD_SIZES["corrected.gz"][1]),
             ),
         ),
     ),
@@ -254,6 +338,9 @@ REGISTRY = {
                 archive=_URL_TAR,
                 member=f"url_svmlight/Day{d}.svm",
                 required=d < 20,
+                size=_URL_SIZES.get(d, _URL_DAY_SIZE),
+                archive_size=_URL_TAR_SIZE,
+                archive_unpacked=_URL_TAR_UNPACKED,
             )
             for d in range(121)
         ),
@@ -331,19 +418,27 @@ def verify_file(path, raw):
     ChecksumError
         If the file differs from every accepted value.
     """
-    sha = file_checksum(path)
-    if raw.sha256 and sha not in raw.sha256:
-        raise ChecksumError(
-            f"checksum mismatch for {path}: sha256 {sha}, expected {' or '.join(raw.sha256)}. "
-            "The file is corrupt or not the published one; delete it and fetch it again "
-            "(or pass verify=False to use it anyway)."
+    return _compare(path, raw)
+
+
+def unverified_size_limit(raw):
+    """The largest file accepted for ``raw`` with ``verify=False``: twice the published size (at least 1 MiB more).
+
+    Room for another copy of the same data (other line endings, another packing), not for a
+    file that would take unbounded memory to parse.
+    """
+    return None if raw.size is None else max(2 * raw.size, raw.size + (1 << 20))
+
+
+def _check_unverified_size(path, raw):
+    limit = unverified_size_limit(raw)
+    size = path.stat().st_size
+    if limit is not None and size > limit:
+        raise CorruptFileError(
+            f"{path} is {size:,} bytes, far larger than the published file ({raw.size:,} bytes); refused "
+            "without reading it. Load it with verify=True (the default) to check it against its pinned "
+            "checksum, or delete it and fetch it again."
         )
-    if raw.git_blob and file_checksum(path, "git_blob") != raw.git_blob:
-        raise ChecksumError(
-            f"checksum mismatch for {path}: git blob id {file_checksum(path, 'git_blob')}, "
-            f"expected {raw.git_blob}. Delete the file and fetch it again (or pass verify=False)."
-        )
-    return sha
 
 
 def resolve_files(name, home=None, download=False, verify=True, only=None):
@@ -368,6 +463,8 @@ def resolve_files(name, home=None, download=False, verify=True, only=None):
     out = {}
     for f in files:
         path = home / f.path
+        if not verify:
+            _check_unverified_size(path, f)
         out[f.path] = (path, verify_file(path, f) if verify else file_checksum(path))
     return out
 
@@ -401,40 +498,138 @@ class DownloadInterrupted(ConnectionError):
     """The connection closed before the announced number of bytes arrived."""
 
 
-def _download(url, dest, timeout=60):
-    """Stream ``url`` to ``dest`` (no progress bar when DPSTACK_QUIET is set).
+def _download(url, dest, timeout=60, limit=None):
+    """Stream ``url`` to ``dest``, at most ``limit`` bytes, hashing while writing; return the sha256.
 
-    Raises :class:`DownloadInterrupted` when fewer bytes arrive than the server announced
-    (a dropped connection), so a truncated file is never taken for a whole one.
+    No progress bar when DPSTACK_QUIET is set. A server announcing more than ``limit`` bytes is
+    refused before anything is written; one sending more is cut off at ``limit``
+    (:class:`SizeLimitError`). Raises :class:`DownloadInterrupted` when fewer bytes arrive than
+    the server announced (a dropped connection), so a truncated file is never taken for a whole
+    one, and :class:`DiskFullError` (naming ``dest``) when the disk is full.
     """
     quiet = os.environ.get("DPSTACK_QUIET")
     done, total = 0, 0
+
+    def show(n):
+        nonlocal done
+        done = n
+        if not quiet:
+            print(f"\r{url}: {n / 1e6:.1f}/{total / 1e6:.1f} MB", end="", flush=True)
+
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp, open(dest, "wb") as out:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
             total = int(resp.headers.get("Content-Length") or 0)
-            for chunk in iter(lambda: resp.read(1 << 20), b""):
-                out.write(chunk)
-                done += len(chunk)
-                if not quiet:
-                    print(f"\r{url}: {done / 1e6:.1f}/{total / 1e6:.1f} MB", end="", flush=True)
+            if limit is not None and total > limit:
+                raise SizeLimitError(
+                    f"{url} announces {total:,} bytes, more than the {limit:,} of the published file; not downloaded"
+                )
+            n, sha, _ = copy_bounded(resp, dest, limit, url, progress=show)
     except http.client.HTTPException as exc:  # IncompleteRead, RemoteDisconnected...: not OSErrors
         raise DownloadInterrupted(f"{url}: transfer interrupted after {done} bytes ({exc!r})") from exc
     finally:
         if not quiet and done:
             print()
-    if total and done != total:
-        raise DownloadInterrupted(f"{url}: transfer interrupted: {done} of {total} bytes")
+    if total and n != total:
+        raise DownloadInterrupted(f"{url}: transfer interrupted: {n} of {total} bytes")
+    return sha
+
+
+def _is_plain_http(url):
+    return url.lower().startswith("http:")
+
+
+def _https_first(urls):
+    """The mirrors with the https ones first (the registry's order otherwise kept)."""
+    return sorted(urls, key=_is_plain_http)
+
+
+def plain_http_mirrors():
+    """The mirrors reached over plain http, as ``(dataset, file or archive, url)`` tuples.
+
+    Files fetched from them are still checked against their pinned checksum before use
+    (except the URL days other than 0-19 and 45, which have none); :func:`fetch` tries https
+    mirrors first and warns (:class:`PlainHTTPWarning`) when it falls back to one of these.
+    """
+    out = []
+    for info in REGISTRY.values():
+        seen = set()
+        for f in info.files:
+            what, urls = (f"archive of {f.path.split('/')[0]}", f.archive) if f.archive else (f.path, f.urls)
+            for url in urls:
+                if _is_plain_http(url) and (what, url) not in seen:
+                    seen.add((what, url))
+                    out.append((info.name, what, url))
+    return out
+
+
+def _warn_plain_http(url, what, files):
+    unpinned = [f.path for f in files if not f.sha256 and not f.git_blob]
+    protection = (
+        f"{', '.join(unpinned[:3])}{' ...' if len(unpinned) > 3 else ''} ha{'s' if len(unpinned) == 1 else 've'} "
+        "no pinned checksum, so nothing protects it (them) against tampering in transit"
+        if unpinned
+        else "its pinned checksum is checked before the file is used"
+    )
+    warnings.warn(
+        f"downloading {what} over plain http from {url} (https mirrors, if any, are tried first); {protection}",
+        PlainHTTPWarning,
+        stacklevel=3,
+    )
+
+
+def _get(opener, url, dest, limit):
+    """Download ``url`` to ``dest`` with the default streamer (bounded, hashed) or a caller's opener.
+
+    A caller's ``opener(url, dest)`` writes the file itself; its size is checked against
+    ``limit`` afterwards. Returns the sha256 when it was computed while writing, else None.
+    """
+    if opener is None:
+        return _download(url, dest, limit=limit)
+    opener(url, dest)
+    size = Path(dest).stat().st_size
+    if limit is not None and size > limit:
+        raise SizeLimitError(f"{url} delivered {size:,} bytes, more than the {limit:,} of the published file")
+    return None
+
+
+def _compare(path, raw, sha=None, blob=None):
+    """Check digests (computed while writing, else now) against the pins of ``raw``; return the sha256."""
+    sha = sha or file_checksum(path)
+    if raw.sha256 and sha not in raw.sha256:
+        raise ChecksumError(
+            f"checksum mismatch for {path}: sha256 {sha}, expected {' or '.join(raw.sha256)}. "
+            "The file is corrupt or not the published one; delete it and fetch it again "
+            "(or pass verify=False to use it anyway)."
+        )
+    if raw.git_blob:
+        blob = blob or file_checksum(path, "git_blob")
+        if blob != raw.git_blob:
+            raise ChecksumError(
+                f"checksum mismatch for {path}: git blob id {blob}, "
+                f"expected {raw.git_blob}. Delete the file and fetch it again (or pass verify=False)."
+            )
+    return sha
 
 
 # What a failed mirror can raise: unreachable or interrupted (OSError covers URLError,
-# ConnectionError and timeouts), or bytes that are not the published file.
-_ARCHIVE_ERRORS = (OSError, EOFError, KeyError, zipfile.BadZipFile, tarfile.TarError, ChecksumError)
+# ConnectionError and timeouts), or bytes that are not the published file (too many of them
+# included). A full disk is not a mirror's fault: it stops the fetch at once.
+_ARCHIVE_ERRORS = (
+    OSError,
+    EOFError,
+    KeyError,
+    zipfile.BadZipFile,
+    tarfile.TarError,
+    ChecksumError,
+    SizeLimitError,
+    UnsafeArchiveError,
+)
 
 
 def _raise_all_failed(what, info, home, errors):
     """One error for a file that no mirror could deliver, of the most telling kind."""
     detail = "; ".join(f"{url}: {exc}" for url, exc in errors)
-    for kind in (UnsafeArchiveError, ChecksumError):
+    for kind in (UnsafeArchiveError, SizeLimitError, ChecksumError):
         hits = [exc for _, exc in errors if isinstance(exc, kind)]
         if hits:
             raise kind(f"no mirror delivered a valid copy of {what} for {info.title}: {detail}") from hits[-1]
@@ -459,11 +654,19 @@ def fetch(name, data_home=None, only=None, opener=None):
     """Download a dataset's raw files into the data home, verified against pinned checksums.
 
     Called only on explicit request: loaders never download unless given ``download=True``.
-    Each source is tried in turn until one delivers a verified copy: an unreachable mirror,
-    an interrupted transfer, a damaged archive or a checksum mismatch moves on to the next.
-    Downloads go to a uniquely named ``.part`` file (or a temporary folder for archives)
-    renamed into place only once verified; those left by an interrupted or killed earlier
-    fetch are removed first, so every download restarts cleanly.
+    Each source is tried in turn, https mirrors first, until one delivers a verified copy: an
+    unreachable mirror, an interrupted transfer, a damaged archive, a file larger than the
+    published one or a checksum mismatch moves on to the next. A plain-http mirror is used only
+    when no https one delivered, with a :class:`PlainHTTPWarning` (:func:`plain_http_mirrors`
+    lists them).
+
+    Every download and every archive member is streamed in chunks into a temporary file in
+    the target folder (a uniquely named ``.part`` file, or a temporary folder for archives),
+    hashed while it is written, and stopped at the size of the published file
+    (``RawFile.size``; an archive at ``RawFile.archive_size``, its decompressed stream at
+    ``RawFile.archive_unpacked``): nothing larger than the published file is ever written.
+    Files are renamed into place only once verified; those left by an interrupted or killed
+    earlier fetch are removed first, so every download restarts cleanly.
 
     Parameters
     ----------
@@ -475,7 +678,8 @@ def fetch(name, data_home=None, only=None, opener=None):
         Relative paths to fetch (default: every file of the dataset that is missing).
     opener : callable, optional
         ``opener(url, dest)`` that writes the resource at ``url`` to ``dest``; default
-        streams over HTTP(S). Tests pass a local one.
+        streams over HTTP(S), bounded and hashed while writing. Tests pass a local one (its
+        output is size-checked after it returns).
 
     Returns
     -------
@@ -488,13 +692,17 @@ def fetch(name, data_home=None, only=None, opener=None):
         When no source could be reached (offline): names the files and the data home.
     ChecksumError
         When no source delivered a file matching its pinned checksum (nothing is kept).
+    SizeLimitError
+        When no source delivered a valid copy and at least one delivered too many bytes.
+    DiskFullError
+        When the disk (or quota) holding the data home is full: names the path being written;
+        no further mirror is tried.
     UnsafeArchiveError
         When the sources' archives had members escaping the extraction folder (and none
         delivered a valid copy).
     """
     info = _get_info(name)
     home = _home_path(data_home)
-    opener = opener or _download
     unknown = sorted(set(only or ()) - {f.path for f in info.files})
     if unknown:
         raise ValueError(
@@ -517,13 +725,17 @@ def fetch(name, data_home=None, only=None, opener=None):
         dest.parent.mkdir(parents=True, exist_ok=True)
         _clean_parts(dest)
         errors = []
-        for url in f.urls:
+        for url in _https_first(f.urls):
             tmp = _part_name(dest)
+            if _is_plain_http(url):
+                _warn_plain_http(url, f.path, [f])
             try:
-                opener(url, tmp)
-                verify_file(tmp, f)
-            except (OSError, ChecksumError) as exc:
+                sha = _get(opener, url, tmp, f.size)
+                _compare(tmp, f, sha)
+            except (OSError, ChecksumError, SizeLimitError) as exc:
                 tmp.unlink(missing_ok=True)
+                if is_disk_full(exc):
+                    raise (exc if isinstance(exc, DiskFullError) else disk_full(exc, tmp, url)) from exc
                 errors.append((url, exc))
                 continue
             os.replace(tmp, dest)
@@ -535,21 +747,36 @@ def fetch(name, data_home=None, only=None, opener=None):
         home.mkdir(parents=True, exist_ok=True)
         remove_orphans(home, ".dpstack-fetch.*.tmp")
         errors = []
-        for url in urls:
+        first = files[0]
+        for url in _https_first(urls):
+            if _is_plain_http(url):
+                _warn_plain_http(url, f"the archive {url.rsplit('/', 1)[-1]}", files)
             tmpdir = Path(tempfile.mkdtemp(prefix=".dpstack-fetch.", suffix=temp_suffix(), dir=home))
             try:
                 archive = tmpdir / "download"
-                opener(url, archive)
-                extracted = _extract_possibly_nested(archive, tmpdir / "x", [f.member for f in files])
+                _get(opener, url, archive, first.archive_size)
+                extracted = _extract_possibly_nested(
+                    archive,
+                    tmpdir / "x",
+                    [f.member for f in files],
+                    limits={f.member: f.size for f in files},
+                    total_limit=first.archive_unpacked,
+                    archive_size=first.archive_size,
+                )
                 for f in files:
-                    verify_file(extracted[f.member], f)
+                    path, _, sha, blob = extracted[f.member]
+                    _compare(path, f, sha, blob)
                 for f in files:
                     dest = home / f.path
                     dest.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.move(str(extracted[f.member]), dest)
+                    shutil.move(str(extracted[f.member][0]), dest)
                     done.append(dest)
                 break
-            except (*_ARCHIVE_ERRORS, UnsafeArchiveError) as exc:
+            except DiskFullError:
+                raise
+            except _ARCHIVE_ERRORS as exc:
+                if is_disk_full(exc):
+                    raise disk_full(exc, tmpdir, f"the archive from {url}") from exc
                 errors.append((url, exc))
             finally:
                 shutil.rmtree(tmpdir, ignore_errors=True)
@@ -563,12 +790,15 @@ def fetch(name, data_home=None, only=None, opener=None):
     return done
 
 
-def _extract_possibly_nested(archive, dest, members):
-    """Extract ``members``; if absent but the archive holds exactly one inner zip, look inside it."""
-    from ._archives import extract_members, safe_extract  # local import: keeps _home light
+def _extract_possibly_nested(archive, dest, members, limits=None, total_limit=None, archive_size=None):
+    """Extract ``members`` (bounded, hashed); if absent but the archive holds exactly one inner zip, look inside it.
+
+    Returns member -> ``(path, n_bytes, sha256, git blob id)``.
+    """
+    from ._archives import extract_members  # local import: keeps _home light
 
     try:
-        return extract_members(archive, dest, members)
+        return extract_members(archive, dest, members, limits, total_limit)
     except KeyError:
         if not zipfile.is_zipfile(archive):
             raise
@@ -576,5 +806,5 @@ def _extract_possibly_nested(archive, dest, members):
             inner = [n for n in zf.namelist() if n.lower().endswith(".zip") and "__MACOSX" not in n]
         if len(inner) != 1:
             raise
-        outer = safe_extract(archive, Path(dest) / "outer", inner)
-        return extract_members(outer[inner[0]], Path(dest) / "inner", members)
+        outer = extract_members(archive, Path(dest) / "outer", inner, archive_size, archive_size)
+        return extract_members(outer[inner[0]][0], Path(dest) / "inner", members, limits, total_limit)

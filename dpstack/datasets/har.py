@@ -7,7 +7,7 @@ import pandas as pd
 from sklearn.utils import Bunch
 
 from . import _cache
-from ._home import REGISTRY, reading, resolve_files
+from ._home import REGISTRY, CorruptFileError, reading, resolve_files
 from ._home import data_home as _home_path
 
 __all__ = ["load_har"]
@@ -16,12 +16,27 @@ _DIR = "uci_har/UCI_HAR_Dataset/"
 LOADER_VERSION = 2  # bump when the parsed matrix changes: cached parses of older versions are not used
 
 
-def _read_matrix(path, n_cols=None):
+def _read_matrix(path, n_cols=None, why=""):
     with reading(path):
         frame = pd.read_csv(path, sep=r"\s+", header=None, engine="c", dtype=np.float64)
     if n_cols is not None and frame.shape[1] != n_cols:
-        raise ValueError(f"{path}: {frame.shape[1]} columns, expected {n_cols}")
+        raise CorruptFileError(f"{path}: {frame.shape[1]} columns, expected {n_cols}{why}")
     return frame.to_numpy()
+
+
+def _read_names(path):
+    """The names of a numbered list (``features.txt``, ``activity_labels.txt``): lines ``i name``, i = 1, 2, ..."""
+    with reading(path):
+        lines = [line for line in path.read_text("latin-1").splitlines() if line.strip()]
+        names = []
+        for i, line in enumerate(lines, 1):
+            number, _, name = line.strip().partition(" ")
+            if number != str(i) or not name.strip():
+                raise ValueError(f"line {i} is {line[:60]!r}, expected '{i} <name>'")
+            names.append(name.strip())
+        if not names:
+            raise ValueError("no entries")
+    return names
 
 
 def load_har(subset="train", data_home=None, download=False, verify=True, cache=True):
@@ -73,16 +88,8 @@ def load_har(subset="train", data_home=None, download=False, verify=True, cache=
     ]
     found = resolve_files("har", data_home, download, verify, only=needed)
     home = _home_path(data_home)
-    names = [
-        line.split(" ", 1)[1].strip()
-        for line in found[_DIR + "features.txt"][0].read_text("latin-1").splitlines()
-        if line.strip()
-    ]
-    labels = [
-        line.split(" ", 1)[1].strip()
-        for line in found[_DIR + "activity_labels.txt"][0].read_text("latin-1").splitlines()
-        if line.strip()
-    ]
+    features_path, labels_path = found[_DIR + "features.txt"][0], found[_DIR + "activity_labels.txt"][0]
+    names, labels = _read_names(features_path), _read_names(labels_path)
     Xs, ys, subjects, which = [], [], [], []
     for p in parts:
         x_path, x_sha = found[f"{_DIR}{p}/X_{p}.txt"]
@@ -90,15 +97,20 @@ def load_har(subset="train", data_home=None, download=False, verify=True, cache=
         cached = _cache.load(f"har-{p}", key) if cache else None
         X = cached.get("X") if cached is not None else None
         if X is None or X.dtype != np.float64 or X.ndim != 2 or X.shape[1] != len(names):
-            X = _read_matrix(x_path, len(names))
+            X = _read_matrix(x_path, len(names), f" (the {len(names)} features listed in {features_path})")
             if cache:
                 _cache.save(f"har-{p}", key, {"X": X})
-        y = _read_matrix(found[f"{_DIR}{p}/y_{p}.txt"][0], 1).ravel().astype(np.int64)
-        s = _read_matrix(found[f"{_DIR}{p}/subject_{p}.txt"][0], 1).ravel().astype(np.int64)
+        y_path, s_path = found[f"{_DIR}{p}/y_{p}.txt"][0], found[f"{_DIR}{p}/subject_{p}.txt"][0]
+        y = _read_matrix(y_path, 1).ravel().astype(np.int64)
+        s = _read_matrix(s_path, 1).ravel().astype(np.int64)
         if not len(X) == len(y) == len(s):
-            raise ValueError(f"HAR {p}: X has {len(X)} rows, y {len(y)}, subject {len(s)}")
+            raise CorruptFileError(
+                f"HAR {p}: {x_path} has {len(X)} rows, {y_path} {len(y)}, {s_path} {len(s)}; they must match"
+            )
         if not set(np.unique(y)) <= set(range(1, len(labels) + 1)):
-            raise ValueError(f"HAR {p}: activity labels outside 1..{len(labels)}")
+            raise CorruptFileError(
+                f"HAR {p}: activity labels in {y_path} outside 1..{len(labels)} (the activities listed in {labels_path})"
+            )
         Xs.append(X)
         ys.append(y)
         subjects.append(s)

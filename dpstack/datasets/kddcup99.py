@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-from ._home import REGISTRY, reading, resolve_files
+from ._bounded import open_decompressed
+from ._home import REGISTRY, CorruptFileError, reading, resolve_files
 from ._home import data_home as _home_path
 
 __all__ = ["load_kddcup99", "KDD_COLUMNS", "KDD_CATEGORIES", "kddcup99_feature_names"]
@@ -130,18 +131,21 @@ def load_kddcup99(subset="train", data_home=None, download=False, verify=True, d
     parts = ["train", "test"] if subset == "all" else [subset]
     found = resolve_files("kddcup99", data_home, download, verify, only=[_FILES[p] for p in parts])
     frames = []
+    raws = {f.path: f for f in REGISTRY["kddcup99"].files}
     for part in parts:
         path = found[_FILES[part]][0]
-        with reading(path):
+        # decompressed through a bounded stream: never more than the published file's size (+10 %)
+        with reading(path), open_decompressed(path, raws[_FILES[part]].unpacked) as stream:
             frame = pd.read_csv(
-                path,
+                stream,
                 header=None,
                 names=KDD_COLUMNS + ["label"],
                 dtype={c: "category" for c in KDD_CATEGORIES} | {"label": "category"},
-                compression="infer",
             )
+        if frame.empty:
+            raise CorruptFileError(f"{path}: no rows; the file is damaged or empty")
         if frame.isna().any().any():
-            raise ValueError(f"{path}: rows with missing fields (expected 42 comma-separated fields)")
+            raise CorruptFileError(f"{path}: rows with missing fields (expected 42 comma-separated fields)")
         frames.append(frame)
     X = np.zeros((sum(len(f) for f in frames), len(kddcup99_feature_names())), dtype=dtype)
     unknown, attack, start = {c: 0 for c in KDD_CATEGORIES}, [], 0

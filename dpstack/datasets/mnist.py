@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import gzip
 import numbers
 
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._home import REGISTRY, reading, resolve_files
+from ._bounded import open_decompressed, unpacked_limit
+from ._home import REGISTRY, CorruptFileError, reading, resolve_files
 from ._home import data_home as _home_path
 
 __all__ = ["load_mnist", "read_idx"]
@@ -20,30 +20,54 @@ _FILES = {
 }
 
 
-def read_idx(path):
-    """Read an IDX file (gzip-compressed or not) into a numpy array.
+def read_idx(path, max_bytes=None):
+    """Read an IDX file (gzip-compressed or not) into a numpy array, header first, bounded.
 
     The format (LeCun et al.): two zero bytes, a type code, the number of dimensions,
-    one big-endian int32 per dimension, then the data in C order.
+    one big-endian int32 per dimension, then the data in C order. The header is read and
+    checked first; then exactly the bytes it announces are read (plus one, to detect extra
+    data), never more than ``max_bytes``, so a damaged or hostile file that inflates to
+    gigabytes stops after reading its header.
+
+    Parameters
+    ----------
+    path : path-like
+        An IDX file, optionally gzip-compressed (recognised by its magic bytes).
+    max_bytes : int, optional
+        Largest accepted decompressed size, header included (default: 200 times the file's
+        size, at least 1 MiB).
 
     Raises
     ------
-    ValueError
-        On a bad magic number or a size that does not match the header.
+    dpstack.datasets.CorruptFileError
+        (a ``ValueError``) naming the file, on a bad magic number, a header announcing more
+        than ``max_bytes``, or a size that does not match the header.
     """
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with reading(path), opener(path, "rb") as f:
-        raw = f.read()
-    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_DTYPES:
-        raise ValueError(f"{path} is not an IDX file (bad magic number {raw[:4].hex()})")
-    ndim = raw[3]
-    shape = tuple(int(s) for s in np.frombuffer(raw, ">i4", count=ndim, offset=4))
-    dtype = np.dtype(_IDX_DTYPES[raw[2]])
-    offset = 4 + 4 * ndim
-    expected = int(np.prod(shape)) * dtype.itemsize
-    if len(raw) - offset != expected:
-        raise ValueError(f"{path}: header says shape {shape} ({expected} bytes), file has {len(raw) - offset}")
-    return np.frombuffer(raw, dtype, offset=offset).reshape(shape).astype(dtype.newbyteorder("="))
+    limit = unpacked_limit(path, max_bytes)
+    with reading(path), open_decompressed(path, limit, what=str(path)) as f:
+        head = f.read(4)
+        if len(head) < 4 or head[0] != 0 or head[1] != 0 or head[2] not in _IDX_DTYPES:
+            raise CorruptFileError(f"{path} is not an IDX file (bad magic number {head.hex()})")
+        ndim = head[3]
+        dims = f.read(4 * ndim)
+        if len(dims) != 4 * ndim:
+            raise CorruptFileError(f"{path}: truncated IDX header")
+        shape = tuple(int(s) for s in np.frombuffer(dims, ">i4"))
+        dtype = np.dtype(_IDX_DTYPES[head[2]])
+        offset = 4 + 4 * ndim
+        expected = int(np.prod(shape, dtype=object)) * dtype.itemsize
+        if min(shape, default=0) < 0 or offset + expected > limit:
+            raise CorruptFileError(
+                f"{path}: header announces shape {shape} ({expected:,} bytes), more than the {limit:,} bytes "
+                "accepted; refused before reading the data"
+            )
+        raw = f.read(expected + 1)
+    if len(raw) != expected:
+        raise CorruptFileError(
+            f"{path}: header says shape {shape} ({expected} bytes), file has "
+            f"{'more' if len(raw) > expected else len(raw)}"
+        )
+    return np.frombuffer(raw, dtype).reshape(shape).astype(dtype.newbyteorder("="))
 
 
 def _check_digits(digits):
@@ -114,11 +138,16 @@ def load_mnist(digits=(0, 8), subset="train", data_home=None, download=False, ve
     needed = [p for part in parts for p in _FILES[part]]
     found = resolve_files("mnist", data_home, download, verify, only=needed)
     data, target, index, which = [], [], [], []
+    raws = {f.path: f for f in REGISTRY["mnist"].files}
     for part in parts:
         img_path, lab_path = (found[p][0] for p in _FILES[part])
-        images, labels = read_idx(img_path), read_idx(lab_path)
+        img_raw, lab_raw = (raws[p] for p in _FILES[part])
+        images, labels = read_idx(img_path, img_raw.unpacked), read_idx(lab_path, lab_raw.unpacked)
         if images.ndim != 3 or labels.ndim != 1 or len(images) != len(labels):
-            raise ValueError(f"MNIST {part}: images {images.shape} and labels {labels.shape} do not match")
+            raise CorruptFileError(
+                f"MNIST {part}: images {images.shape} in {img_path} and labels {labels.shape} in {lab_path} "
+                "do not match"
+            )
         keep = np.flatnonzero(np.isin(labels, digits)) if digits is not None else np.arange(len(labels))
         data.append(images[keep].reshape(len(keep), -1))
         target.append(labels[keep].astype(np.int64))

@@ -38,8 +38,8 @@ _SPLIT_DIRS = {"20news-bydate-train": "train", "20news-bydate-test": "test"}
 def _parse_tar(path):
     """All posts as arrays: texts (Latin-1 decoded), group, split, article id; sorted like the tree."""
     texts, groups, splits, ids = [], [], [], []
-    with reading(path):
-        members = list(iter_tar_files(path))
+    with reading(path):  # inflated through a bounded stream: never more than the published tar's size
+        members = list(iter_tar_files(path, REGISTRY["news20"].files[0].unpacked))
     for name, payload in members:
         parts = name.split("/")
         if len(parts) != 3 or parts[0] not in _SPLIT_DIRS or parts[1] not in NEWS20_GROUPS:

@@ -12,7 +12,71 @@ from .mnist import load_mnist
 from .news20 import load_news20
 from .url import load_url
 
-__all__ = ["file_summary", "kdd_encoding_counts", "loaded_shapes", "paper_sizes"]
+__all__ = [
+    "PAGE_DATASETS",
+    "absent_data_note",
+    "file_summary",
+    "kdd_encoding_counts",
+    "loaded_shapes",
+    "paper_sizes",
+    "stop_if_data_absent",
+]
+
+#: The datasets the datasets page loads beyond its first two tables (which show absence themselves).
+PAGE_DATASETS = {"mnist": "MNIST", "news20": "20 Newsgroups", "kddcup99": "KDD Cup 99"}
+
+
+def absent_data_note(data_home=None):
+    """HTML of the note the datasets page shows when files it loads are missing; None when all are there.
+
+    Names the data home, the missing files of :data:`PAGE_DATASETS`, the command that fetches
+    them, and what the page shows once they are there (as the other pages' notes do).
+    """
+    import html
+
+    from ._home import data_home as _home_path
+
+    status = dataset_status(data_home)
+    status = status[status.required & status.dataset.isin(list(PAGE_DATASETS))]
+    missing = status[~status.present]
+    if missing.empty:
+        return None
+    names = [n for n in PAGE_DATASETS if n in set(missing.dataset)]
+    parts = []
+    for name in names:
+        files = missing.loc[missing.dataset == name, "file"].tolist()
+        parts.append(f"{PAGE_DATASETS[name]} ({len(files)} file{'s' if len(files) > 1 else ''}: {', '.join(files)})")
+    home = html.escape(str(_home_path(data_home)))
+    command = html.escape(f"python -m dpstack.datasets fetch {' '.join(names)}")
+    return (
+        '<div class="admonition warning dpstack-data-absent"><p class="admonition-title">Data absent: '
+        "the rest of this page needs it</p>"
+        f"<p>Missing from the data home <code>{home}</code>: {html.escape('; '.join(parts))}.</p>"
+        f"<p><code>{command}</code> downloads them (checksum-verified), or copy them there by hand. Once they are "
+        "there, this page shows the loaded shapes, the preprocessing steps of each task, the sizes beside the "
+        "papers' and the importance of the PCA features.</p></div>"
+    )
+
+
+def stop_if_data_absent(data_home=None):
+    """On the datasets page: show :func:`absent_data_note` and run no further cell when files are missing.
+
+    Returns the note (None when every file the page loads is present). Outside IPython it only
+    returns the note.
+    """
+    note = absent_data_note(data_home)
+    if note is None:
+        return None
+    try:
+        from IPython import get_ipython
+        from IPython.display import HTML, display
+    except ImportError:
+        return note
+    shell = get_ipython()
+    if shell is not None:
+        display(HTML(note), metadata={"dpstack": {"data_absent": True}})
+        shell.input_transformers_post.append(lambda lines: [])  # the cells below need the data: run none
+    return note
 
 
 def file_summary(data_home=None):

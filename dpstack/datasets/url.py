@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.datasets import load_svmlight_files
 from sklearn.utils import Bunch
 
-from ._home import REGISTRY, reading, resolve_files
+from ._home import REGISTRY, CorruptFileError, reading, resolve_files
 from ._home import data_home as _home_path
 
 __all__ = ["load_url", "URL_N_FEATURES"]
@@ -63,16 +63,21 @@ def load_url(days=range(10), data_home=None, download=False, verify=True, n_feat
     with reading(*paths):
         loaded = load_svmlight_files(paths, n_features=n_features, zero_based=False, dtype=np.float64)
     Xs, ys = loaded[0::2], loaded[1::2]
-    for p, y in zip(needed, ys):
+    for p, y in zip(paths, ys):
+        if len(y) == 0:
+            raise CorruptFileError(f"{p}: no rows (a day file holds hundreds of URLs); the file is damaged or empty")
         if not set(np.unique(y)) <= {-1.0, 1.0}:
-            raise ValueError(f"{p}: labels must be +1/-1, got {np.unique(y)[:5]}")
+            raise CorruptFileError(f"{p}: labels must be +1/-1, got {np.unique(y)[:5]}")
     import scipy.sparse as sp
 
     home = _home_path(data_home)
     types = home / "url_svmlight" / "FeatureTypes"
     real = None
     if types.is_file():
-        real = np.array([int(t) for t in types.read_text().split()], dtype=np.int64) - 1
+        with reading(types):
+            real = np.array([int(t) for t in types.read_text("ascii").split()], dtype=np.int64) - 1
+            if not len(real) or real.min() < 0 or real.max() >= n_features:
+                raise ValueError(f"expected feature indices in 1..{n_features}, found {len(real)} values")
     info = REGISTRY["url"]
     return Bunch(
         data=sp.vstack(Xs, format="csr"),

@@ -170,6 +170,8 @@ def source_sentence(frame, repeats="repeat"):
     wall time; a live computation names its profile. ``repeats`` is the column counting the
     repeats (``None``: not stated).
     """
+    from .results import wall_time_text  # local: the report modules do not depend on the results registry
+
     prov = frame.attrs.get("provenance") or {}
     count = frame[repeats].nunique() if repeats and repeats in frame else None
     n = "" if count is None else f" {count} repeat{'' if count == 1 else 's'}."
@@ -178,7 +180,7 @@ def source_sentence(frame, repeats="repeat"):
         return (
             f"Numbers from the committed results `results/{prov['name']}/{prov['profile']}.csv` "
             f"({prov['profile']} profile, computed {prov['date'][:10]} on {machine} with n_jobs = {prov['n_jobs']} "
-            f"in {prov['wall_time_s']:.0f} s; `make reproduce` recomputes them).{n}"
+            f"in {wall_time_text(prov, digits=0)}; `make reproduce` recomputes them).{n}"
         )
     profile = prov.get("profile", "the given")
     return f"Numbers from a live computation at the {profile} profile (the parameters above).{n}"

@@ -36,7 +36,7 @@ def _list(profile):
         status = exp.status() if exp.status is not None else None
         try:
             prov = results.provenance(name, profile)
-            committed = f"committed {prov['date']} ({prov['n_rows']} rows, {prov['wall_time_s']} s)"
+            committed = f"committed {prov['date']} ({prov['n_rows']} rows, {results.wall_time_text(prov)})"
         except results.ResultError as err:
             committed = "not committed" if isinstance(err, results.MissingResultError) else f"unreadable: {err}"
         print(
@@ -134,8 +134,8 @@ def _run(names, args):
         csv_path, json_path = results.save(frame)
         prov = frame.attrs["provenance"]
         print(
-            f"done    {name}: {len(frame)} rows from {len(prov['cells'])} cells in {prov['wall_time_s']:.1f} s "
-            f"wall time → {csv_path.parent.name}/{csv_path.name} + {json_path.name}",
+            f"done    {name}: {len(frame)} rows from {len(prov['cells'])} cells, wall time {results.wall_time_text(prov)} "
+            f"→ {csv_path.parent.name}/{csv_path.name} + {json_path.name}",
             flush=True,
         )
     print(

@@ -769,8 +769,10 @@ def compute(name, profile="quick", *, seed=0, n_jobs=1, cache=False, **overrides
     -------
     pandas.DataFrame
         With ``frame.attrs["provenance"]`` holding the parameters, grid, seed, code hashes,
-        versions, machine, ``n_jobs`` and wall time (everything :func:`save` writes except the
-        CSV's sha256).
+        versions, machine, ``n_jobs``, wall time and how many cells were computed or read from
+        the runner's cache (``cells_computed``, ``cells_from_cache``; the wall time covers the
+        computed ones: see :func:`wall_time_text`), everything :func:`save` writes except the
+        CSV's sha256. Provenance files written before these counts existed lack them and still load.
     """
     exp = get(name)
     params = exp.parameters(profile, **overrides)
@@ -780,6 +782,7 @@ def compute(name, profile="quick", *, seed=0, n_jobs=1, cache=False, **overrides
     t0 = time.perf_counter()
     raw = run_cells(exp.cell, cells, seed=seed, n_jobs=n_jobs, cache=cache, desc=name)
     wall = time.perf_counter() - t0
+    counted = raw.attrs.get("cells") or {}
     counts = _rows_per_cell(raw, cells)
     frame = exp.finish(raw) if exp.finish is not None else raw
     if len(frame) != len(raw):
@@ -801,8 +804,29 @@ def compute(name, profile="quick", *, seed=0, n_jobs=1, cache=False, **overrides
         "machine": machine,
         "n_jobs": int(n_jobs),
         "wall_time_s": round(wall, 1),
+        # the wall time covers the computed cells only: those read from the runner's cache took none
+        "cells_computed": int(counted.get("computed", len(cells))),
+        "cells_from_cache": int(counted.get("from_cache", 0)),
     }
     return frame
+
+
+def wall_time_text(prov, digits=1):
+    """The wall time of a result as a phrase, saying when cells were read from the runner's cache.
+
+    ``"93.2 s"`` when every cell was computed (and for provenance written before the counts
+    were recorded); ``"0.0 s (all 40 cells read from the cache, not computed in this run)"`` or
+    ``"12.5 s (10 of 40 cells read from the cache)"`` otherwise, so a cached run's time is never
+    taken for the cost of the computation.
+    """
+    wall = f"{float(prov['wall_time_s']):.{digits}f} s"
+    cached = prov.get("cells_from_cache")
+    if not cached:
+        return wall
+    total = int(cached) + int(prov.get("cells_computed", 0))
+    if cached >= total:
+        return f"{wall} (all {total:,} cells read from the cache, not computed in this run)"
+    return f"{wall} ({int(cached):,} of {total:,} cells read from the cache)"
 
 
 def _write_atomic(path, data):
@@ -1066,11 +1090,18 @@ def committed_table(profile="paper", root=None):
                 rows=int(prov["n_rows"]),
                 n_jobs=int(prov["n_jobs"]),
                 **{"wall time (s)": float(prov["wall_time_s"])},
+                **{"cells from cache": prov.get("cells_from_cache")},
                 date=prov["date"][:10],
                 machine=prov["machine"].get("cpu", ""),
             )
         )
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    cached = pd.to_numeric(table.get("cells from cache"), errors="coerce") if len(table) else None
+    if cached is None or not (cached.fillna(0) > 0).any():
+        # no result read cells from the cache (or none recorded it): the wall times are whole computations
+        return table.drop(columns=["cells from cache"], errors="ignore")
+    table["cells from cache"] = cached.astype("Int64")
+    return table
 
 
 def committed_sentence(table):
@@ -1082,6 +1113,12 @@ def committed_sentence(table):
         f"{len(done)} committed results on {done['page'].nunique()} pages; computing them all took "
         f"{total / 60:.0f} min of wall time in the runs recorded (each with the n_jobs shown)."
     )
+    if "cells from cache" in done:
+        partial = done[done["cells from cache"].fillna(0) > 0]
+        text += (
+            f" {len(partial)} of them read cells from the runner's cache ({', '.join(partial['result'])}): their "
+            "wall time covers only the cells computed in that run."
+        )
     if missing:
         text += f" Not committed (the page computes them when it runs): {', '.join(missing)}."
     return text

@@ -28,12 +28,18 @@ Design choices, and why:
   dpstack, numpy, scipy, scikit-learn and Python, and :func:`code_version` (a
   hash of every ``.py`` file of the installed dpstack). Editing any dpstack
   module therefore invalidates the whole cache.
-* **Cache entries cannot run code and are checked.** The cache folder may be
-  shared (a cluster's scratch space), so an entry is JSON with a closed set of
-  value types, never a pickle, and carries the sha256 of its content and its
-  full key: a corrupt, truncated, planted or colliding entry is discarded and
-  the cell recomputed. Writes go to a unique temporary file renamed into place;
-  temporary files orphaned by a killed writer are removed by the next run.
+* **Cache entries cannot run code and cannot be forged.** An entry is JSON with a
+  closed set of value types, never a pickle, and carries its full key and an
+  HMAC-SHA256 of its content under a per-user secret kept outside the cache
+  (:func:`dpstack._files.cache_key`, ``~/.config/dpstack/cache.key`` or
+  ``$DPSTACK_CACHE_KEY``). Someone who can write the cache folder but not read
+  the key cannot make an entry that is accepted: a corrupt, truncated, planted,
+  edited or colliding entry is discarded with a warning naming the file, and the
+  cell recomputed. Entries larger than :data:`MAX_ENTRY_BYTES`, and arrays whose
+  declared dtype or size exceed the limits, are refused before they are parsed or
+  allocated. Writes go to a unique temporary file renamed into place; temporary
+  files orphaned by a killed writer are removed by the next run. Without a usable
+  key (e.g. a read-only home) the cells are computed and not cached, with a warning.
 """
 
 from __future__ import annotations
@@ -59,9 +65,22 @@ from joblib import Parallel, delayed
 from threadpoolctl import ThreadpoolController
 from tqdm import tqdm  # not tqdm.auto: without ipywidgets it warns into notebook outputs
 
-from .._files import remove_orphans, temp_suffix, user_cache_dir
+from .._files import CacheKeyError, cache_key, mac, mac_ok, remove_orphans, temp_suffix, user_cache_dir
 
-__all__ = ["cell_seed", "run_cells", "code_version", "cache_dir", "clear_cache", "progress_disabled"]
+__all__ = [
+    "CacheIntegrityWarning",
+    "cell_seed",
+    "run_cells",
+    "code_version",
+    "cache_dir",
+    "clear_cache",
+    "progress_disabled",
+]
+
+
+class CacheIntegrityWarning(RuntimeWarning):
+    """A cache entry was discarded: its MAC did not verify, or it broke a size or type limit."""
+
 
 _PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
@@ -195,7 +214,9 @@ def run_cells(func, cells, *, seed=0, n_jobs=1, cache=False, desc=None):
     -------
     pandas.DataFrame
         One row per result row, cells in the order given; the cell's parameters
-        are columns, followed by the result's keys.
+        are columns, followed by the result's keys. ``frame.attrs["cells"]`` counts
+        the cells: ``{"total", "computed", "from_cache"}`` (those read from the cache
+        took no computing time).
 
     Examples
     --------
@@ -235,7 +256,9 @@ def run_cells(func, cells, *, seed=0, n_jobs=1, cache=False, desc=None):
     for cell, rows in zip(cells, results):
         for row in rows:
             records.append(_merge(cell, row))
-    return pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(_union_keys(cells)))
+    frame = pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=list(_union_keys(cells)))
+    frame.attrs["cells"] = {"total": len(cells), "computed": len(todo), "from_cache": len(cells) - len(todo)}
+    return frame
 
 
 def _check_cell(cell):
@@ -442,7 +465,11 @@ def _versions():
 # ---------------------------------------------------------------------------------------------
 # The on-disk entries: JSON that cannot run code, with a sha256 over everything after line 1.
 # ---------------------------------------------------------------------------------------------
-_FORMAT = "dpstack-cells/2"
+_FORMAT = "dpstack-cells/3"
+#: Largest cache entry read (bytes); a cell's rows are a few kB. Larger files are refused unread.
+MAX_ENTRY_BYTES = 16 << 20
+#: Largest array rebuilt from an entry (bytes, from its declared dtype and shape, before allocating)
+MAX_ARRAY_BYTES = 64 << 20
 
 
 class UncacheableValueError(TypeError):
@@ -474,6 +501,14 @@ def _encode(value):
     raise UncacheableValueError(f"cannot store a value of type {type(value).__name__} in the results cache")
 
 
+def _dtype(text):
+    """A numeric or str dtype from its ``.str``, refusing object dtypes and giant items (before any allocation)."""
+    dtype = np.dtype(text)
+    if dtype.kind not in "biufU" or dtype.itemsize > MAX_ARRAY_BYTES:
+        raise ValueError(f"refusing dtype {dtype} in a cache entry")
+    return dtype
+
+
 def _decode(tree):
     if isinstance(tree, list):
         return [_decode(v) for v in tree]
@@ -482,12 +517,16 @@ def _decode(tree):
     if "__float__" in tree:
         return float(tree["__float__"])
     if "__np__" in tree:
-        return np.dtype(tree["__np__"]).type(_decode(tree["v"]))
+        return _dtype(tree["__np__"]).type(_decode(tree["v"]))
     if "__nd__" in tree:
-        dtype = np.dtype(tree["__nd__"])
-        if dtype.kind not in "biufU":
-            raise ValueError(f"refusing dtype {dtype}")
-        return np.array([_decode(v) for v in tree["data"]], dtype=dtype).reshape(tree["shape"])
+        dtype = _dtype(tree["__nd__"])
+        shape = tree["shape"]
+        if not isinstance(shape, list) or not all(isinstance(n, int) and 0 <= n < 2**40 for n in shape):
+            raise ValueError("bad array shape in a cache entry")
+        size = int(np.prod(shape, dtype=object))
+        if size != len(tree["data"]) or size * dtype.itemsize > MAX_ARRAY_BYTES:
+            raise ValueError(f"refusing an array of shape {shape} and dtype {dtype} in a cache entry")
+        return np.array([_decode(v) for v in tree["data"]], dtype=dtype).reshape(shape)
     if "__tuple__" in tree:
         return tuple(_decode(v) for v in tree["__tuple__"])
     if "__dict__" in tree:
@@ -498,15 +537,17 @@ def _decode(tree):
 class _CellStore:
     """Result rows of one (func, seed) as JSON files ``<dir>/cells/<func name>/<key>.json``.
 
-    An entry is two lines: the sha256 (hex) of the second line, then the JSON document
-    ``{"format", "key", "rows"}``. On read the checksum, the format and the full key are
-    checked; any mismatch or parse failure is a miss (the entry is deleted and the cell
-    recomputed). Nothing in an entry is ever executed: values are rebuilt from JSON with a
-    closed set of types (Python scalars, numpy scalars and numeric/str arrays, tuples, lists,
-    dicts with str keys).
+    An entry is two lines: the HMAC-SHA256 (hex) of the second line under the per-user cache
+    key, then the JSON document ``{"format", "key", "rows"}``. On read the size (at most
+    :data:`MAX_ENTRY_BYTES`), the MAC, the format and the full key are checked; any mismatch
+    or parse failure is a miss (the entry is deleted, a :class:`CacheIntegrityWarning` names
+    it, and the cell is recomputed). Nothing in an entry is ever executed: values are rebuilt
+    from JSON with a closed set of types (Python scalars, numpy scalars and numeric/str arrays,
+    tuples, lists, dicts with str keys), arrays only after their declared size is checked.
     """
 
     def __init__(self, root, func, seed):
+        self.root = Path(root)
         self.folder = Path(root) / "cells" / _func_name(func).replace("<", "_").replace(">", "_")
         self.prefix = {
             "format": _FORMAT,
@@ -516,8 +557,18 @@ class _CellStore:
             "versions": _versions(),
         }
         self._warned = False
+        try:
+            self.secret = cache_key(self.root)
+        except CacheKeyError as err:
+            self.secret = None
+            self._warn(f"results of {self.folder.name} are not cached: {err}")
         if self.folder.is_dir():
             remove_orphans(self.folder)
+
+    def _warn(self, message, category=RuntimeWarning):
+        if not self._warned:
+            warnings.warn(message, category, stacklevel=4)
+            self._warned = True
 
     def _key(self, cell):
         return json.dumps({**self.prefix, "cell": cell}, sort_keys=True, default=_json_default)
@@ -526,36 +577,46 @@ class _CellStore:
         return self.folder / (hashlib.sha256(key.encode()).hexdigest()[:32] + ".json")
 
     def load(self, cell):
+        if self.secret is None:
+            return None
         key = self._key(cell)
         path = self._path(key)
         try:
-            data = path.read_bytes()
-        except FileNotFoundError:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_ENTRY_BYTES + 1)  # never more, whatever the file's size
+        except OSError:  # absent (the usual miss) or unreadable
             return None
-        except OSError:
-            return None
-        rows = self._parse(data, key)
+        if len(data) > MAX_ENTRY_BYTES:
+            rows, why = None, f"it is larger than {MAX_ENTRY_BYTES:,} bytes (refused unread)"
+        else:
+            rows, why = self._parse(data, key, self.secret)
         if rows is None:
-            path.unlink(missing_ok=True)  # corrupt, foreign or stale: recompute and rewrite
+            warnings.warn(
+                f"discarded the cache entry {path}: {why}; the cell is recomputed", CacheIntegrityWarning, stacklevel=3
+            )
+            path.unlink(missing_ok=True)  # corrupt, forged, foreign or stale: recompute and rewrite
         return rows
 
     @staticmethod
-    def _parse(data, key):
+    def _parse(data, key, secret):
+        """``(rows, None)``, or ``(None, why)`` for an entry that is not accepted."""
         head, sep, body = data.partition(b"\n")
-        if not sep or len(head) != 64 or hashlib.sha256(body).hexdigest().encode() != head:
-            return None
+        if not sep or not mac_ok(secret, body, head):
+            return None, "its MAC does not verify (edited, damaged, or written with another key)"
         try:
             doc = json.loads(body.decode("utf-8"))
             if not isinstance(doc, dict) or doc.get("format") != _FORMAT or doc.get("key") != key:
-                return None
+                return None, "it belongs to another cell or format"
             rows = _decode(doc["rows"])
-        except (ValueError, KeyError, TypeError, IndexError, OverflowError):
-            return None
+        except (ValueError, KeyError, TypeError, IndexError, OverflowError, MemoryError) as err:
+            return None, f"its content is refused ({type(err).__name__}: {err})"
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-            return None
-        return rows
+            return None, "its content is not a list of rows"
+        return rows, None
 
     def save(self, cell, rows):
+        if self.secret is None:
+            return
         key = self._key(cell)
         try:
             body = json.dumps(
@@ -565,6 +626,9 @@ class _CellStore:
             if not self._warned:
                 warnings.warn(f"results of {self.folder.name} are not cached: {err}", RuntimeWarning, stacklevel=3)
                 self._warned = True
+            return
+        if len(body) + 65 > MAX_ENTRY_BYTES:
+            self._warn(f"results of {self.folder.name} are not cached: an entry of {len(body):,} bytes is too large")
             return
         path = self._path(key)
         try:
@@ -581,7 +645,7 @@ class _CellStore:
             return
         try:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+                fh.write(mac(self.secret, body).encode() + b"\n" + body)
             os.replace(tmp, path)
         except BaseException as err:
             Path(tmp).unlink(missing_ok=True)
