@@ -96,6 +96,43 @@ RULES = {
     "dataset": (lambda v: isinstance(v, str) and v.isidentifier(), "a dataset name such as 'kdd'"),
     "importance": (_importance, "a list of numbers >= 0 summing to 1"),
     "data_home": (lambda v: v is None or isinstance(v, str), "None or a folder path"),
+    "data_path": (
+        lambda v: isinstance(v, str) and v.endswith((".csv", ".npy")),
+        "a path to a .csv or .npy file",
+    ),
+    "source_path": (
+        lambda v: v is None or (isinstance(v, str) and v.endswith((".csv", ".npy"))),
+        "None or a path to a .csv or .npy file with the same columns",
+    ),
+    "label": (
+        lambda v: (isinstance(v, str) and v != "") or _int(v),
+        "the label column: a name (CSV) or an index (.npy)",
+    ),
+    "classes": (
+        lambda v: isinstance(v, (list, tuple)) and len(v) == 2 and v[0] != v[1],
+        "the two public labels, negative first, e.g. [0, 1]",
+    ),
+    "norm_bound": (_positive, "a finite number > 0 (a public bound on the rows' norms)"),
+    "feature_importance": (
+        lambda v: (
+            v is None
+            or v == "variance"
+            or (isinstance(v, (list, tuple)) and len(v) >= 1 and all(_real(x) and x >= 0 for x in v) and sum(v) > 0)
+        ),
+        "None, 'variance' or a list of numbers >= 0 (one per feature)",
+    ),
+    "groups": (
+        lambda v: (
+            v is None
+            or (isinstance(v, (list, tuple)) and len(v) >= 1 and all(isinstance(g, (list, tuple)) and g for g in v))
+        ),
+        "None or a list of non-empty lists of feature indices",
+    ),
+    "lam_grid": (
+        lambda v: v is None or _list_of(_positive)(v),
+        "None (λ fixed) or a non-empty list of finite numbers > 0",
+    ),
+    "eta": (lambda v: _real(v) and 0 <= v <= 1, "a number in [0, 1]"),
 }
 
 
