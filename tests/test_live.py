@@ -170,3 +170,16 @@ def test_the_command_line_lists_every_experiment_and_its_knobs(capsys):
     for name in results.experiments():
         assert f"  {name}:" in text
     assert "--epsilons" in text and "--k-grid" in text and "--n-parties" in text
+
+
+def test_a_page_with_knobs_checks_them_and_refuses_injected_unknown_names():
+    page = {"profile": "paper", "n_jobs": 1, "seed": 0, "epsilons": [0.05, 0.1], "n_repeats": None}
+    values = live.check_page_parameters(page, "pst_fig1_epsilon", "profile", "n_jobs", "seed")
+    assert values == {"epsilons": [0.05, 0.1], "n_repeats": None}
+    with pytest.raises(ParameterError, match="parameter n_repeats = 1"):
+        live.check_page_parameters({**page, "n_repeats": 1}, "pst_fig1_epsilon", "profile", "n_jobs", "seed")
+    with pytest.raises(ParameterError, match="parameter n_jobs = 0"):
+        live.check_page_parameters({**page, "n_jobs": 0}, "pst_fig1_epsilon", "profile", "n_jobs", "seed")
+    injected = {**page, "In": ["", "# Parameters\nk_grid = [1, 2]\n"], "k_grid": [1, 2]}
+    with pytest.raises(ParameterError, match=r"unknown parameter 'k_grid': this page's parameters are profile, n_jobs"):
+        live.check_page_parameters(injected, "pst_fig1_epsilon", "profile", "n_jobs", "seed")

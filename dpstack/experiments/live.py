@@ -39,6 +39,7 @@ __all__ = [
     "LiveResult",
     "knobs",
     "check_knobs",
+    "check_page_parameters",
     "profile_values",
     "differences",
     "grid_overrides",
@@ -365,6 +366,32 @@ def check_knobs(name, values):
             problems.append(f"parameter {key} = {value!r}: expected {expected}")
     if problems:
         raise ParameterError(f"{name}: " + "; ".join(problems))
+
+
+def check_page_parameters(namespace, name, *common):
+    """What a page's check cell calls when its parameters cell holds experiment ``name``'s knobs.
+
+    ``namespace`` is the notebook's ``globals()``; ``common`` names the page's other parameters
+    (``"profile"``, ``"n_jobs"``, ``"seed"``), checked by
+    :func:`dpstack.experiments.parameters.check_parameters`, which also refuses a name papermill
+    injected that the page does not declare. Each knob found in ``namespace`` is checked by
+    :func:`check_knobs` (``None``: the profile's value). Returns the knobs' values, ready for
+    :func:`run`.
+    """
+    from .parameters import check_parameters, injected_parameters
+
+    table = knobs(name)
+    declared = list(common) + list(table)
+    unknown = [n for n in injected_parameters(namespace) if n not in declared]
+    if unknown:
+        raise ParameterError(
+            f"unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: this page's "
+            f"parameters are {', '.join(declared)}"
+        )
+    check_parameters({k: v for k, v in namespace.items() if k != "In"}, *common)
+    values = {k: namespace[k] for k in table if k in namespace}
+    check_knobs(name, values)
+    return values
 
 
 def _plain(value):
