@@ -186,7 +186,8 @@ def plot_digits(ax, summary):
         xs = [position[e] for e in part.index]
         color = COLORS.get(method)
         ax.plot(xs, part["mean"], marker="o", ms=4, label=method, color=color)
-        ax.fill_between(xs, part["ci_low"], part["ci_high"], alpha=0.2, color=ax.lines[-1].get_color(), lw=0)
+        low, high = part["ci_low"].to_numpy(float), part["ci_high"].to_numpy(float)  # object columns: mpl < 3.8
+        ax.fill_between(xs, low, high, alpha=0.2, color=ax.lines[-1].get_color(), lw=0)
     ax.axhline(0.5, color="0.4", ls=":", lw=1)
     ax.annotate(
         "chance", (min(position.values()), 0.5), xytext=(2, 3), textcoords="offset points", fontsize=8, color="0.3"

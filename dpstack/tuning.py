@@ -266,7 +266,7 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
         candidates = []
         for g, setting in enumerate(settings):
             cand = copy.deepcopy(self.estimator)
-            cand.set_params(**setting, random_state=int(cand_ss[g].generate_state(1, np.uint64)[0] >> 1))
+            cand.set_params(**setting, random_state=int(cand_ss[g].generate_state(1, np.uint64)[0]) >> 1)
             cand.fit(X[parts[g]], y[parts[g]])
             candidates.append(cand)
         errors = np.array([int(np.sum(c.predict(X[held_out]) != y[held_out])) for c in candidates])

@@ -12,6 +12,12 @@ papermill's timestamps and durations are removed, and the cell papermill
 injects for ``-p`` parameters is tagged ``remove-cell`` so the rendered page
 does not show it. A notebook that raises makes the run exit non-zero.
 
+A ``-p`` name that a notebook's ``parameters`` cell does not assign stops the run before
+any kernel starts (exit code 2), listing the notebook's parameters: papermill itself only
+warns ("Passed unknown parameter") and would run the page with its defaults. Inside the
+kernel, ``dpstack.experiments.parameters.check_parameters`` refuses such a name likewise,
+for plain ``papermill`` runs.
+
 The executed notebook is written to a uniquely named temporary file beside the
 committed one and renamed onto it only when complete, so a failing kernel, an
 interrupted write or a concurrent run never leaves a damaged notebook.
@@ -176,6 +182,33 @@ def strip_volatile(nb):
     return nb
 
 
+def declared_parameters(path):
+    """The names the ``parameters`` cell of ``path`` assigns (of its template, for a generated page)."""
+    generated = template_of(path)
+    nb = generate(*generated) if generated else nbformat.read(path, as_version=4)
+    names = []
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "parameters" in cell.metadata.get("tags", []):
+            for node in ast.parse(cell.source).body:
+                if isinstance(node, ast.Assign):
+                    names += [t.id for t in node.targets if isinstance(t, ast.Name) and t.id not in names]
+    return names
+
+
+def unknown_parameters(paths, parameters):
+    """One line per notebook that does not declare every name in ``parameters`` (papermill would only warn)."""
+    problems = []
+    for path in paths:
+        declared = declared_parameters(path)
+        unknown = [name for name in parameters if name not in declared]
+        if unknown:
+            problems.append(
+                f"{_display(path)}: unknown parameter{'s' if len(unknown) > 1 else ''} "
+                f"{', '.join(map(repr, unknown))}; its parameters are: {', '.join(declared) or '(none)'}"
+            )
+    return problems
+
+
 def parse_value(text):
     try:
         return ast.literal_eval(text)
@@ -303,6 +336,10 @@ def main(argv=None):
     os.environ.setdefault("DPSTACK_QUIET", "1")  # no progress bars inside executed notebooks
     paths = [Path(p) for p in args.notebooks] or notebooks_in_toc()
     parameters = {name: parse_value(value) for name, value in args.p}
+    problems = unknown_parameters(paths, parameters) if parameters else []
+    if problems:  # before any kernel starts: papermill would warn and run the page with its defaults
+        print("\n".join(problems), file=sys.stderr)
+        return 2
     t0 = time.perf_counter()
     failed = []
     # One kernel per notebook: separate processes, so running several at once is safe.

@@ -5,14 +5,21 @@ Every notebook of the book checks its parameters in the cell right after the par
 make the page vacuous (no draws, a one-point curve, an empty ε grid) or fail minutes later
 ("'int' object is not iterable") stops the run at once with the parameter's name, so a
 re-run never overwrites a committed notebook with an empty table.
+
+A parameter the page does not declare is refused too. papermill only warns ("Passed unknown
+parameter") and runs the page with its defaults, so ``-p epsilons "[0.05, 0.1]"`` on a page
+without that parameter would silently render the committed results. :func:`check_parameters`
+reads the cell papermill injected (from the kernel's input history, ``In``) and fails, listing
+the page's parameters, when it assigns a name the page does not check.
 """
 
 from __future__ import annotations
 
+import ast
 import math
 import numbers
 
-__all__ = ["RULES", "check_parameters", "ParameterError"]
+__all__ = ["RULES", "check_parameters", "injected_parameters", "ParameterError"]
 
 PROFILES = ("smoke", "quick", "paper")
 
@@ -89,7 +96,74 @@ RULES = {
     "dataset": (lambda v: isinstance(v, str) and v.isidentifier(), "a dataset name such as 'kdd'"),
     "importance": (_importance, "a list of numbers >= 0 summing to 1"),
     "data_home": (lambda v: v is None or isinstance(v, str), "None or a folder path"),
+    "data_path": (
+        lambda v: isinstance(v, str) and v.endswith((".csv", ".npy")),
+        "a path to a .csv or .npy file",
+    ),
+    "source_path": (
+        lambda v: v is None or (isinstance(v, str) and v.endswith((".csv", ".npy"))),
+        "None or a path to a .csv or .npy file with the same columns",
+    ),
+    "label": (
+        lambda v: (isinstance(v, str) and v != "") or _int(v),
+        "the label column: a name (CSV) or an index (.npy)",
+    ),
+    "classes": (
+        lambda v: isinstance(v, (list, tuple)) and len(v) == 2 and v[0] != v[1],
+        "the two public labels, negative first, e.g. [0, 1]",
+    ),
+    "norm_bound": (_positive, "a finite number > 0 (a public bound on the rows' norms)"),
+    "feature_importance": (
+        lambda v: (
+            v is None
+            or v == "variance"
+            or (isinstance(v, (list, tuple)) and len(v) >= 1 and all(_real(x) and x >= 0 for x in v) and sum(v) > 0)
+        ),
+        "None, 'variance' or a list of numbers >= 0 (one per feature)",
+    ),
+    "groups": (
+        lambda v: (
+            v is None
+            or (isinstance(v, (list, tuple)) and len(v) >= 1 and all(isinstance(g, (list, tuple)) and g for g in v))
+        ),
+        "None or a list of non-empty lists of feature indices",
+    ),
+    "lam_grid": (
+        lambda v: v is None or _list_of(_positive)(v),
+        "None (λ fixed) or a non-empty list of finite numbers > 0",
+    ),
+    "eta": (lambda v: _real(v) and 0 <= v <= 1, "a number in [0, 1]"),
 }
+
+
+#: The first line of the cell papermill injects for ``-p`` parameters (its Python translator).
+INJECTED_HEADER = "# Parameters"
+
+
+def injected_parameters(namespace):
+    """Names assigned by the cell papermill injected, read from the kernel's input history.
+
+    ``namespace`` is a notebook's ``globals()``: IPython keeps the source of every executed cell
+    in ``In``. The injected cell starts with the line ``# Parameters`` (a page's own parameters
+    cell says more after it). Returns ``[]`` outside a kernel or when nothing was injected.
+    """
+    history = namespace.get("In")
+    if not isinstance(history, list):
+        return []
+    for source in reversed(history):
+        if isinstance(source, str) and source.splitlines()[:1] == [INJECTED_HEADER]:
+            try:
+                tree = ast.parse(source)
+            except SyntaxError:
+                return []
+            return [
+                target.id
+                for node in tree.body
+                if isinstance(node, ast.Assign)
+                for target in node.targets
+                if isinstance(target, ast.Name)
+            ]
+    return []
 
 
 def check_parameters(namespace, *names):
@@ -98,9 +172,16 @@ def check_parameters(namespace, *names):
     Raises
     ------
     ParameterError
-        Naming the first parameter whose value is unusable, what it got and what is expected.
-        Every problem is listed when there are several.
+        For a parameter injected by papermill that is not one of ``names`` (the message lists the
+        page's parameters), and naming the first parameter whose value is unusable, what it got
+        and what is expected. Every problem is listed when there are several.
     """
+    unknown = [n for n in injected_parameters(namespace) if n not in names]
+    if unknown:
+        raise ParameterError(
+            f"unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: this page's "
+            f"parameters are {', '.join(names)}"
+        )
     problems = []
     for name in names:
         if name not in RULES:

@@ -1,0 +1,602 @@
+"""Every registered experiment's knobs as checked parameters, and what a live run changed.
+
+A book page renders its committed paper-profile results (:func:`.results.load_or_run`). To
+re-run it with other grids, a researcher turns the knobs the page's grid function takes: the ε
+grid, the repeats, the datasets, the methods, the K grid, M, λ grids, the variants of an
+ablation. This module names those knobs for every registered experiment (:func:`knobs`), checks
+them before any work is done, and runs the experiment through :func:`.results.load_or_run`:
+
+>>> from dpstack.experiments import live
+>>> sorted(live.knobs("pst_fig1_epsilon"))
+['datasets', 'epsilons', 'methods', 'n_repeats']
+>>> live.run("pst_fig1_epsilon", epsilons=[0.05, 0.1], n_repeats=2, datasets=["MNIST"])  # doctest: +SKIP
+
+``None`` (the default of every knob) means the profile's value. An unknown knob fails at once,
+listing the valid ones; a bad value fails naming the parameter (:class:`ParameterError`). The
+returned :class:`LiveResult` holds the table, whether it is the committed result or a live
+computation, what differs from the committed profile, the wall time and ``n_jobs``: a page
+shows :attr:`LiveResult.description` at its top. One function per experiment, with the knobs as
+its keyword arguments, is also defined here under the experiment's name
+(``live.pst_fig1_epsilon(epsilons=…)``); ``python -m dpstack.experiments run NAME`` is the same
+call from a shell.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import pandas as pd
+
+from .parameters import RULES, ParameterError
+
+__all__ = [
+    "Knob",
+    "COMMON",
+    "LiveResult",
+    "knobs",
+    "check_knobs",
+    "check_page_parameters",
+    "profile_values",
+    "differences",
+    "grid_overrides",
+    "run",
+    "page_experiments",
+]
+
+COMMITTED_PROFILE = "paper"
+
+
+# ------------------------------------------------------------------------------------------ checks
+def _real(v):
+    return isinstance(v, numbers.Real) and not isinstance(v, bool) and not math.isnan(v)
+
+
+def _int(v):
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _seq(v):
+    return isinstance(v, (list, tuple)) and len(v) >= 1
+
+
+def _distinct(v):
+    return len(set(v)) == len(v)
+
+
+def _choices(allowed):
+    allowed = tuple(allowed)
+
+    def ok(v):
+        return _seq(v) and _distinct(v) and all(isinstance(x, str) and x in allowed for x in v)
+
+    return ok, f"a non-empty list of distinct names from {list(allowed)}"
+
+
+def _one_of(allowed):
+    allowed = tuple(allowed)
+    return (lambda v: isinstance(v, str) and v in allowed), f"one of {list(allowed)}"
+
+
+def _ints(low, high=None, min_len=1):
+    def ok(v):
+        return (
+            _seq(v)
+            and len(v) >= min_len
+            and _distinct(v)
+            and all(_int(x) and x >= low and (high is None or x <= high) for x in v)
+        )
+
+    rng = f">= {low}" if high is None else f"from {low} to {high}"
+    return ok, f"a list of at least {min_len} distinct integers {rng}"
+
+
+def _positive_reals(v):
+    return _seq(v) and _distinct(v) and all(_real(x) and math.isfinite(x) and x > 0 for x in v)
+
+
+def _nonnegative_reals(v):
+    return _seq(v) and _distinct(v) and all(_real(x) and math.isfinite(x) and x >= 0 for x in v)
+
+
+def _count(low):
+    return (lambda v: _int(v) and v >= low), f"an integer >= {low}"
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One parameter of an experiment's grid.
+
+    Attributes
+    ----------
+    name : str
+        The keyword of the grid function (and of the page, the command line, :func:`run`).
+    check : callable
+        ``check(value)`` → bool.
+    expected : str
+        What a valid value is (said when ``check`` fails).
+    help : str
+        One line for ``--list`` and the docstrings.
+    profile_value : callable
+        ``profile_value(profile)`` → the value the profile uses (for :func:`differences`).
+    to_grid : callable or None
+        Maps the knob's value to the grid function's argument (e.g. variant names → their options).
+    """
+
+    name: str
+    check: Callable
+    expected: str
+    help: str
+    profile_value: Callable
+    to_grid: Callable | None = None
+
+
+def _rule(name):
+    return RULES[name]
+
+
+# ------------------------------------------------------------------------------------------ the knobs
+def _build():
+    """Knobs of every registered experiment (the modules are imported on first use)."""
+    from . import end_to_end as e2e
+    from . import multiparty as mpl
+    from . import stacking as pst
+    from . import transfer as pptl
+    from .results import experiments, get
+    from .shared import ABLATION_VARIANTS, FACTOR_VARIANTS, PST_FACTOR_VARIANTS
+
+    def registered(name, key, fallback):
+        """The registered profile's value of ``key``, else ``fallback(profile)``."""
+
+        def value(profile):
+            params = get(name).profiles.get(profile, {})
+            return params[key] if key in params else fallback(profile)
+
+        return value
+
+    def from_profiles(table, key):
+        return lambda profile: table[profile][key]
+
+    def const(value):
+        return lambda profile: value
+
+    def names(variants):
+        return lambda v: {k: variants[k] for k in v}
+
+    pst_datasets = _choices(("MNIST", "NEWS20"))
+    eps_list = _rule("epsilons")
+    eps_one = _rule("epsilon")
+    reps = _rule("n_repeats")
+    out = {}
+
+    def knob(exp, name, check_expected, help_, default, to_grid=None):
+        check, expected = check_expected
+        out.setdefault(exp, {})[name] = Knob(name, check, expected, help_, registered(exp, name, default), to_grid)
+
+    P, T, E = pst.PROFILES, pptl.TRANSFER_PROFILES, e2e.PROFILES
+    # PST figures
+    for exp in ("pst_fig1_epsilon",):
+        knob(exp, "epsilons", eps_list, "the ε grid", from_profiles(P, "epsilons"))
+        knob(exp, "n_repeats", reps, "repeats (random splits)", from_profiles(P, "n_repeats"))
+        knob(exp, "datasets", pst_datasets, "datasets", from_profiles(P, "datasets"))
+        knob(exp, "methods", _choices(pst.STACKING_METHODS), "methods", const(pst.STACKING_METHODS))
+    knob("pst_fig2_groups", "k_grid", _ints(1, min_len=2), "the K grid (feature groups)", from_profiles(P, "k_grid"))
+    knob("pst_fig2_groups", "epsilon", eps_one, "ε", const(1.0))
+    knob("pst_fig2_groups", "n_repeats", reps, "repeats", from_profiles(P, "k_repeats"))
+    knob("pst_fig2_groups", "datasets", pst_datasets, "datasets", from_profiles(P, "datasets"))
+    knob(
+        "pst_fig3_importance",
+        "alphas",
+        (_positive_reals, "a non-empty list of distinct finite numbers > 0"),
+        "the importance decay grid α (v_i = α^i)",
+        from_profiles(P, "alphas"),
+    )
+    knob("pst_fig3_importance", "epsilon", eps_one, "ε", const(1.0))
+    knob("pst_fig3_importance", "n_repeats", reps, "repeats", from_profiles(P, "n_repeats"))
+    knob("pst_fig3_importance", "datasets", pst_datasets, "datasets", from_profiles(P, "datasets"))
+    knob("pst_fig4_combiners", "dataset", _one_of(("MNIST", "NEWS20")), "dataset", const("NEWS20"))
+    knob("pst_fig4_combiners", "epsilon", eps_one, "ε", const(1.0))
+    knob("pst_fig4_combiners", "n_repeats", reps, "repeats", from_profiles(P, "n_repeats"))
+    # PPTL and PST Table 2
+    transfer_methods = _choices(pptl.TRANSFER_METHODS)
+    knob("pptl_table1_mnist", "methods", transfer_methods, "methods", const(pptl.TRANSFER_METHODS))
+    knob("pptl_table1_mnist", "epsilons", eps_list, "the ε grid (ε_s = ε_t = ε)", from_profiles(T, "epsilons"))
+    knob("pptl_table1_mnist", "n_repeats", reps, "repeats", from_profiles(T, "n_repeats"))
+    knob("pptl_table1_mnist_nonprivate", "n_repeats", reps, "repeats", from_profiles(T, "n_repeats"))
+    knob(
+        "ruijin_transfer_branches",
+        "methods",
+        _choices(pptl.TRANSFER_METHODS + ("PLR(main)",)),
+        "methods",
+        const(pptl.TRANSFER_METHODS + ("PLR(main)",)),
+    )
+    knob("ruijin_transfer_branches", "branches", _ints(1, 16), "branches (1–16)", from_profiles(T, "branches"))
+    knob("ruijin_transfer_branches", "epsilon", eps_one, "ε", const(1.0))
+    knob("ruijin_transfer_branches", "n_repeats", reps, "repeats", from_profiles(T, "ruijin_repeats"))
+    branch = ((lambda v: _int(v) and 1 <= v <= 16), "an integer from 1 to 16")
+    knob("ruijin_transfer_epsilon", "branch", branch, "the branch", const(1))
+    knob("ruijin_transfer_epsilon", "methods", transfer_methods, "methods", const(pptl.TRANSFER_METHODS))
+    knob("ruijin_transfer_epsilon", "epsilons", eps_list, "the ε grid", from_profiles(T, "epsilons"))
+    knob("ruijin_transfer_epsilon", "n_repeats", reps, "repeats", from_profiles(T, "n_repeats"))
+    knob(
+        "ruijin_transfer_groups",
+        "datasets",
+        _choices(("RUIJIN", "MNIST")),
+        "datasets",
+        const(("RUIJIN", "MNIST")),
+    )
+    knob("ruijin_transfer_groups", "k_grid", _ints(1, min_len=2), "the K grid", from_profiles(T, "k_grid"))
+    knob("ruijin_transfer_groups", "branch", branch, "the RUIJIN-like branch", const(1))
+    knob("ruijin_transfer_groups", "epsilon", eps_one, "ε", const(1.0))
+    knob("ruijin_transfer_groups", "n_repeats", reps, "repeats", from_profiles(T, "k_repeats"))
+    # the ablation page
+    lam_grid = (_rule("lams")[0], _rule("lams")[1])
+    for exp, methods, variants, profiles in (
+        ("stacking_ablation_pst", pst.STACKING_METHODS, PST_FACTOR_VARIANTS, P),
+        ("stacking_ablation_choices", pst.STACKING_METHODS, ABLATION_VARIANTS, P),
+    ):
+        knob(exp, "methods", _choices(methods), "methods", None)
+        knob(exp, "epsilons", eps_list, "the ε grid", None)
+        knob(exp, "variants", _choices(variants), "the variants (by name)", None, names(variants))
+        knob(exp, "n_repeats", reps, "repeats", None)
+        knob(exp, "lam_grid", lam_grid, "the λ grid", from_profiles(profiles, "lam_grid"))
+    exp = "stacking_ablation_transfer"
+    knob(exp, "methods", transfer_methods, "methods", None)
+    knob(exp, "epsilon", eps_one, "ε", None)
+    knob(exp, "variants", _choices(FACTOR_VARIANTS), "the variants (by name)", None, names(FACTOR_VARIANTS))
+    knob(exp, "n_repeats", reps, "repeats", None)
+    knob(exp, "lam_grid", lam_grid, "the λ grid", from_profiles(T, "lam_grid"))
+    knob("stacking_ablation_grids", "n_repeats", reps, "repeats", None)
+    knob("stacking_ablation_grids_transfer", "n_repeats", reps, "repeats", None)
+    knob(
+        "stacking_ablation_grids_transfer",
+        "methods",
+        _choices(("Direct", "SourceD", "SimComb")),
+        "methods",
+        const(("Direct", "SourceD", "SimComb")),
+    )
+    knob("stacking_ablation_swing", "n_seeds", _rule("n_draws"), "noise seeds per case", None)
+    # the end-to-end page
+    knob(
+        "end_to_end_private",
+        "pst_methods",
+        _choices(e2e.PST_METHODS),
+        "PST methods",
+        from_profiles(E, "pst_methods"),
+    )
+    knob(
+        "end_to_end_private",
+        "transfer_methods",
+        _choices(e2e.TRANSFER_METHODS),
+        "transfer methods",
+        from_profiles(E, "transfer_methods"),
+    )
+    knob("end_to_end_private", "n_repeats", reps, "repeats", from_profiles(E, "n_repeats"))
+    # MPL
+    for page, dataset in (("mpl_har", "har"), ("mpl_kdd", "kdd"), ("mpl_url", "url"), ("mpl_mnist10", "mnist10")):
+        knob(page, "n_parties", _ints(1), "the M grid (parties)", const(mpl.DATASETS[dataset]["n_parties"]))
+        knob(
+            page,
+            "inv_epsilons",
+            (_nonnegative_reals, "a non-empty list of distinct finite numbers >= 0 (0 is non-private)"),
+            "the 1/ε grid",
+            const(mpl.INV_EPSILONS),
+        )
+        knob(page, "lam", _rule("lam"), "λ of the global model", const(1e-4))
+        knob(page, "fit_on", _one_of(("aux", "private")), "rows the PCA is fitted on", const("aux"))
+        knob(page, "n_trials", _count(1), "random splits", from_profiles(mpl.PROFILES, "n_trials"))
+        knob(page, "n_noise", _count(1), "noise draws per split", from_profiles(mpl.PROFILES, "n_noise"))
+    missing = sorted(set(experiments()) - set(out))
+    if missing:  # every registered experiment has knobs (a new one must be added here)
+        raise RuntimeError(f"no knobs declared for the registered experiment(s) {missing}")
+    return out
+
+
+_KNOBS: dict = {}
+
+
+def _knobs_table():
+    if not _KNOBS:
+        _KNOBS.update(_build())
+    return _KNOBS
+
+
+#: parameters every experiment takes besides its knobs: name → (check, expected, help)
+COMMON = {
+    "profile": (
+        lambda v: isinstance(v, str) and v in ("quick", "paper"),
+        "'quick' or 'paper'",
+        "the grids and repeats every knob left at None takes ('paper': the committed results)",
+    ),
+    "seed": (RULES["seed"][0], RULES["seed"][1], "root seed (never tuned)"),
+    "n_jobs": (RULES["n_jobs"][0], RULES["n_jobs"][1], "cells in parallel (results do not depend on it)"),
+    "cache": (
+        lambda v: isinstance(v, bool) or isinstance(v, str),
+        "True, False or a folder",
+        "the runner's cell cache (resumes an interrupted run)",
+    ),
+}
+
+
+def knobs(name):
+    """The knobs of experiment ``name`` (``{name: Knob}``, in the order they are listed)."""
+    table = _knobs_table()
+    if name not in table:
+        raise KeyError(f"no experiment called {name!r}; registered: {', '.join(table)}")
+    return dict(table[name])
+
+
+def page_experiments():
+    """Page → the registered experiments it renders (a page with several grids has several)."""
+    from .results import experiments, get
+
+    out = {}
+    for name in experiments():
+        out.setdefault(get(name).page, []).append(name)
+    return out
+
+
+def check_knobs(name, values):
+    """Check the parameters ``values`` (a mapping) of experiment ``name``; ``None`` means the profile's value.
+
+    Raises
+    ------
+    ParameterError
+        For a name that is neither a knob of ``name`` nor a common parameter (the message lists the
+        valid ones), and for a value a knob cannot use (naming the parameter, what it got and what
+        is expected). Every problem is listed when there are several.
+    """
+    table = knobs(name)
+    valid = list(table) + list(COMMON)
+    unknown = [k for k in values if k not in valid]
+    if unknown:
+        raise ParameterError(
+            f"unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} for "
+            f"{name!r}; its parameters are: {', '.join(valid)}"
+        )
+    problems = []
+    for key, value in values.items():
+        if value is None and key in table:
+            continue
+        check, expected = (table[key].check, table[key].expected) if key in table else COMMON[key][:2]
+        if not check(value):
+            problems.append(f"parameter {key} = {value!r}: expected {expected}")
+    if problems:
+        raise ParameterError(f"{name}: " + "; ".join(problems))
+
+
+def check_page_parameters(namespace, name, *common):
+    """What a page's check cell calls when its parameters cell holds experiment ``name``'s knobs.
+
+    ``namespace`` is the notebook's ``globals()``; ``common`` names the page's other parameters
+    (``"profile"``, ``"n_jobs"``, ``"seed"``), checked by
+    :func:`dpstack.experiments.parameters.check_parameters`, which also refuses a name papermill
+    injected that the page does not declare. Each knob found in ``namespace`` is checked by
+    :func:`check_knobs` (``None``: the profile's value). Returns the knobs' values, ready for
+    :func:`run`.
+    """
+    from .parameters import check_parameters, injected_parameters
+
+    table = knobs(name)
+    declared = list(common) + list(table)
+    unknown = [n for n in injected_parameters(namespace) if n not in declared]
+    if unknown:
+        raise ParameterError(
+            f"unknown parameter{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: this page's "
+            f"parameters are {', '.join(declared)}"
+        )
+    check_parameters({k: v for k, v in namespace.items() if k != "In"}, *common)
+    values = {k: namespace[k] for k in table if k in namespace}
+    check_knobs(name, values)
+    return values
+
+
+def _plain(value):
+    if isinstance(value, dict):
+        return list(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and value.is_integer() and math.isfinite(value):
+        return value
+    return value
+
+
+def profile_values(name, profile=COMMITTED_PROFILE):
+    """Each knob's value in ``profile`` (variants by name), for :func:`differences`."""
+    return {k: _plain(knob.profile_value(profile)) for k, knob in knobs(name).items()}
+
+
+def _same(a, b):
+    a, b = _plain(a), _plain(b)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if _real(a) and _real(b):
+        return float(a) == float(b)
+    return a == b
+
+
+def differences(name, profile="paper", seed=0, **values):
+    """What a run differs in from the committed ``paper`` profile: ``{parameter: (requested, committed)}``.
+
+    The profile itself counts (``"profile": ("quick", "paper")``), the seed likewise; a knob set
+    to the profile's own value does not.
+    """
+    committed = profile_values(name, COMMITTED_PROFILE)
+    resolved = profile_values(name, profile)
+    out = {}
+    if profile != COMMITTED_PROFILE:
+        out["profile"] = (profile, COMMITTED_PROFILE)
+    if seed != 0:
+        out["seed"] = (seed, 0)
+    for key in knobs(name):
+        value = values.get(key)
+        requested = resolved[key] if value is None else _plain(value)
+        if not _same(requested, committed[key]):
+            out[key] = (requested, committed[key])
+    return out
+
+
+def _short(value, limit=6):
+    if isinstance(value, list) and len(value) > limit:
+        return "[" + ", ".join(map(repr, value[: limit - 1])) + f", … ({len(value)} values)]"
+    return repr(value)
+
+
+@dataclass
+class LiveResult:
+    """What :func:`run` returns.
+
+    Attributes
+    ----------
+    frame : pandas.DataFrame
+        The tidy table (as the page's ``load_or_run`` would give it, with its provenance summary
+        in ``frame.attrs["provenance"]``).
+    name : str
+        The experiment.
+    source : str
+        ``"committed"`` (the committed paper-profile result) or ``"live"`` (computed now).
+    parameters : dict
+        The knobs and common parameters as given (``None``: the profile's value).
+    differences : dict
+        ``{parameter: (this run's value, the committed profile's value)}``; empty for the
+        committed result.
+    wall_time_s : float
+        Wall time of this call (a committed result is read in well under a second; its own
+        computation's wall time is in the provenance).
+    n_jobs : int
+        Workers of a live computation.
+    """
+
+    frame: pd.DataFrame
+    name: str
+    source: str
+    parameters: dict = field(default_factory=dict)
+    differences: dict = field(default_factory=dict)
+    wall_time_s: float = 0.0
+    n_jobs: int = 1
+
+    @property
+    def description(self):
+        """One paragraph for the top of a page: committed or live, what differs, wall time, ``n_jobs``."""
+        if self.source == "committed":
+            prov = self.frame.attrs.get("provenance") or {}
+            return (
+                f"Committed results of the {COMMITTED_PROFILE} profile (`results/{self.name}/{COMMITTED_PROFILE}.csv`, "
+                f"computed {str(prov.get('date', '?'))[:10]} with n_jobs = {prov.get('n_jobs', '?')} in "
+                f"{float(prov.get('wall_time_s', float('nan'))):.0f} s)."
+            )
+        changed = "; ".join(
+            f"{k} = {_short(new)} (committed: {_short(old)})" for k, (new, old) in self.differences.items()
+        )
+        return (
+            f"**Computed live**, not the committed results: {changed or 'the committed parameters'}. "
+            f"Wall time {self.wall_time_s:.1f} s with n_jobs = {self.n_jobs}. The verdicts below are those "
+            "of this run, not of the papers' scale."
+        )
+
+
+def grid_overrides(name, values):
+    """The keyword arguments of the experiment's grid function for checked knob ``values`` (``None`` dropped)."""
+    table = knobs(name)
+    out = {}
+    for key, value in values.items():
+        if value is None:
+            continue
+        to_grid = table[key].to_grid
+        out[key] = to_grid(value) if to_grid is not None else (list(value) if isinstance(value, tuple) else value)
+    return out
+
+
+def run(name, *, profile=COMMITTED_PROFILE, seed=0, n_jobs=1, cache=False, **values):
+    """Run experiment ``name`` with its knobs; the committed result when nothing differs from it.
+
+    Parameters
+    ----------
+    name : str
+        A registered experiment (:func:`dpstack.experiments.results.experiments`).
+    profile : {"paper", "quick"}, default="paper"
+        The grids and repeats of every knob left at ``None``.
+    seed : int, default=0
+        Root seed.
+    n_jobs : int, default=1
+        Workers of a live computation (``-1``: every core).
+    cache : bool or path-like, default=False
+        The runner's cell cache (a re-run resumes where an interrupted one stopped).
+    **values
+        The experiment's knobs (:func:`knobs`); ``None`` means the profile's value.
+
+    Returns
+    -------
+    LiveResult
+
+    Raises
+    ------
+    ParameterError
+        Before any work, for an unknown parameter (listing the valid ones) or an unusable value.
+    """
+    check_knobs(name, {"profile": profile, "seed": seed, "n_jobs": n_jobs, "cache": cache, **values})
+    from .results import load_or_run
+
+    overrides = grid_overrides(name, values)
+    t0 = time.perf_counter()
+    frame = load_or_run(name, profile=profile, seed=seed, n_jobs=n_jobs, cache=cache, **overrides)
+    wall = time.perf_counter() - t0
+    source = (frame.attrs.get("provenance") or {}).get("source", "live")
+    diff = {} if source == "committed" else differences(name, profile, seed, **values)
+    return LiveResult(
+        frame=frame,
+        name=name,
+        source=source,
+        parameters=dict(values, profile=profile, seed=seed, n_jobs=n_jobs),
+        differences=diff,
+        wall_time_s=wall,
+        n_jobs=n_jobs,
+    )
+
+
+# ------------------------------------------------------------------------------------------ one function per experiment
+_EXPERIMENT_NAMES = (
+    "mpl_har",
+    "mpl_kdd",
+    "mpl_url",
+    "mpl_mnist10",
+    "pst_fig1_epsilon",
+    "pst_fig2_groups",
+    "pst_fig3_importance",
+    "pst_fig4_combiners",
+    "pptl_table1_mnist",
+    "pptl_table1_mnist_nonprivate",
+    "ruijin_transfer_branches",
+    "ruijin_transfer_epsilon",
+    "ruijin_transfer_groups",
+    "stacking_ablation_pst",
+    "stacking_ablation_transfer",
+    "stacking_ablation_grids",
+    "stacking_ablation_grids_transfer",
+    "stacking_ablation_choices",
+    "stacking_ablation_swing",
+    "end_to_end_private",
+)
+
+
+def _page_function(name):
+    def call(*, profile=COMMITTED_PROFILE, seed=0, n_jobs=1, cache=False, **values):
+        return run(name, profile=profile, seed=seed, n_jobs=n_jobs, cache=cache, **values)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = (
+        f"Run the registered experiment ``{name!r}`` with its knobs (see :func:`run`; ``None``: the profile's value).\n\n"
+        f"The knobs are listed by ``dpstack.experiments.live.knobs({name!r})``.\n\n"
+        "Returns\n-------\nLiveResult\n"
+    )
+
+    return call
+
+
+for _name in _EXPERIMENT_NAMES:
+    globals()[_name] = _page_function(_name)
+    __all__.append(_name)
+del _name
