@@ -37,6 +37,7 @@ __all__ = [
     "claims",
     "claim",
     "encoding",
+    "describe",
     "judge_claim",
     "judge",
     "tally",
@@ -196,6 +197,25 @@ def claim(claim_id):
         raise KeyError(f"claim_id must be a registered claim id, got {claim_id!r}") from None
 
 
+def _rows(selector):
+    if isinstance(selector, (int, float)):
+        return f"the printed {selector:g}"
+    return ", ".join(
+        f"{k}={'|'.join(f'{x:g}' if isinstance(x, float) else str(x) for x in v) if isinstance(v, tuple) else (f'{v:g}' if isinstance(v, float) else v)}"
+        for k, v in selector
+    )
+
+
+def describe(part):
+    """One line for a part: "label: [a rows] − [b rows]" (with "between" parts and the pairing keys)."""
+    text = f"{part.label}: [{_rows(part.a)}] − [{_rows(part.b)}]"
+    if part.c is not None:
+        text = f"{part.label}: [{_rows(part.a)}] between [{_rows(part.c)}] and [{_rows(part.b)}]"
+    if part.pair_on:
+        text += f" paired on {', '.join(part.pair_on)} within the repeat"
+    return text
+
+
 def encoding(c):
     """A claim's encoding as plain data (what the tests pin): kind, quantifier, parts, margin, data."""
     return {
@@ -206,16 +226,7 @@ def encoding(c):
         "quantifier": c.quantifier,
         "value": c.value,
         "margin": None if c.margin is None else c.margin.value,
-        "parts": [
-            [
-                p.label,
-                [list(x) for x in p.a],
-                p.b if isinstance(p.b, (int, float)) else [list(x) for x in p.b],
-                list(p.pair_on),
-                None if p.c is None else [list(x) for x in p.c],
-            ]
-            for p in c.parts
-        ],
+        "parts": [describe(p) for p in c.parts],
     }
 
 
@@ -275,7 +286,8 @@ def judge(paper=None, frames=None, rule=RULE, claim_list=None):
         ``claim`` (as judged), ``kind``, ``verdict`` (an outcome, "not run" or "not judged"),
         ``effect``, ``ci_low``, ``ci_high``, ``at`` (the part the effect is of), ``p_raw``,
         ``p_adjusted``, ``n`` (repeats), ``margin``, ``repeats_to_decide``, ``decides`` and
-        ``verdict_obj`` (the :class:`~dpstack.experiments.verdicts.Verdict`, with its parts).
+        ``verdict_obj`` (the :class:`~dpstack.experiments.verdicts.Verdict`, with its parts) and
+        ``claim_obj`` (the :class:`Claim`).
         Holm runs over each (paper, data status) family of judged claims.
     """
     cs = claims(paper) if claim_list is None else list(claim_list)
@@ -315,6 +327,7 @@ def judge(paper=None, frames=None, rule=RULE, claim_list=None):
             "decides": "" if v is None else v.decides,
             "note": c.note,
             "verdict_obj": v,
+            "claim_obj": c,
         }
         rows.append(row)
     return pd.DataFrame(rows)
@@ -369,7 +382,7 @@ def robust_column(judged, variants=None, rule=RULE):
     out[skip] = "–"
     if variants is None:
         return out
-    cs = [claim(i) for i in judged["id"]]
+    cs = list(judged["claim_obj"])
     by_label = {}
     for name in sorted({c.result for c in cs}):
         try:
