@@ -151,13 +151,14 @@ class Rule:
 
     ``unit="repeat"``: one difference per repeat; ``None``: every matched pair an observation.
     ``holm_within``/``holm_across``: Holm inside a claim / over a paper's family.
-    ``margins="derived"``: the registry's margins; a number: that margin for every claim.
+    ``margins="derived"``: the registry's margins; a number: that margin for every claim; a dict:
+    a margin per score column (``{"auc": 0.01, "accuracy": 0.02}``, the previous rule's).
     """
 
     unit: str | None = "repeat"
     holm_within: bool = True
     holm_across: bool = True
-    margins: str | float = "derived"
+    margins: str | float | dict = "derived"
     alpha: float = 0.05
 
 
@@ -233,6 +234,8 @@ def encoding(c):
 def _margin(c, rule):
     if c.margin is None:
         return None
+    if isinstance(rule.margins, dict):
+        return float(rule.margins[c.value])
     return c.margin.value if rule.margins == "derived" else float(rule.margins)
 
 
