@@ -140,12 +140,42 @@ def _detail(row):
     return "".join(f"<p>{x}</p>" if not x.startswith("<table") else x for x in items)
 
 
-def verdict_table(page=None, rows=None, frames=None):
+def _live_frames(live):
+    """The tables of ``live`` (result name → table) that are not the committed ones (those need a new judgement)."""
+    out = {}
+    for name, frame in (live or {}).items():
+        prov = frame.attrs.get("provenance") or {}
+        if not (prov.get("source") == "committed" and prov.get("profile") == "paper"):
+            out[name] = frame
+    return out
+
+
+def verdict_table(page=None, rows=None, live=None, result=None, prepare=None):
     """The claim table of ``page`` (or of ``rows`` of :func:`judged`): four narrow columns, detail collapsible.
+
+    Parameters
+    ----------
+    page : str, optional
+        The page whose claims are shown.
+    rows : pandas.DataFrame, optional
+        Rows of :func:`judged` to show instead.
+    live : dict, optional
+        Result name → the table the page computed; used (and the paper's families judged
+        again) when it is not the committed paper-profile table.
+    result : str, optional
+        Only the claims judged on this result.
+    prepare : str, optional
+        Judge the page's claims again with another preparation of their tables (``"mpl-exp"``:
+        MPL's claims on the release with noise that is not ε-DP, a hypothesis, never counted).
 
     Returns an object that Jupyter renders as HTML (``IPython.display.HTML`` when available).
     """
-    rows = judged(page, frames) if rows is None else rows
+    if rows is None and prepare is not None:
+        rows = _variant_rows(page, prepare, live)
+    elif rows is None:
+        rows = judged(page, _live_frames(live))
+    if result is not None:
+        rows = rows[[c.result == result for c in rows["claim_obj"]]]
     body = []
     for _, row in rows.iterrows():
         verdict = row["verdict"]
@@ -164,6 +194,20 @@ def verdict_table(page=None, rows=None, frames=None):
     return _html(text)
 
 
+def _variant_rows(page, prepare, live=None):
+    import dataclasses
+
+    from . import PREPARE
+
+    if prepare not in PREPARE:
+        raise ValueError(f"prepare must be one of {sorted(PREPARE)}, got {prepare!r}")
+    mine = [dataclasses.replace(c, prepare=prepare) for c in claims() if c.page == page and c.kind != "not judged"]
+    frames = {**_frames(), **(live or {})}
+    j = judge(frames=frames, claim_list=mine)
+    j["robust"] = "–"
+    return j
+
+
 def _html(text):
     try:
         from IPython.display import HTML
@@ -178,9 +222,12 @@ def _counts_text(part):
     return f"{c['supported']} of {n} supported, {c['contradicted']} contradicted, {c['inconclusive']} inconclusive"
 
 
-def verdict_box(page):
-    """The admonition that opens an experiment page: its claims' tally per kind of data, the decided ones named."""
-    rows = judged(page)
+def verdict_box(page, live=None):
+    """The admonition that opens an experiment page: its claims' tally per kind of data, the contradicted named.
+
+    ``live`` as for :func:`verdict_table`.
+    """
+    rows = judged(page, _live_frames(live))
     parts = []
     for data in DATA_STATUS:
         part = rows[(rows["data"] == data) & rows["verdict"].isin(OUTCOMES)]
