@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..experiments.verdicts import OUTCOMES
+from ..experiments.verdicts import OUTCOMES, counts_sentence
 from . import DATA_STATUS, RULE, Rule, claims, committed_frames, judge, robust_column, tally
 
 __all__ = [
@@ -89,7 +89,7 @@ def effect_text(row, digits=3):
 def _p(x):
     if not math.isfinite(x):
         return "–"
-    return "< 0.0001" if x < 1e-4 else f"{x:.4f}"
+    return "&lt; 0.0001" if x < 1e-4 else f"{x:.4f}"
 
 
 def _detail(row):
@@ -127,17 +127,24 @@ def _detail(row):
                 + "."
             )
         if len(v.parts) > 1:
-            cells = "".join(
-                f"<tr><td>{html.escape(p.claim)}</td><td>{p.outcome}</td><td>"
-                f"{'–' if p.n == 0 else html.escape(effect_text({'verdict': p.outcome, 'effect': p.effect, 'ci_low': p.ci_low, 'ci_high': p.ci_high}))}"
-                f"</td><td>{_p(p.p_adjusted)}</td></tr>"
+            lines = "".join(
+                f"<li>{html.escape(p.claim)}: {p.outcome}"
+                + (
+                    ""
+                    if p.n == 0
+                    else ", "
+                    + html.escape(
+                        effect_text(
+                            {"verdict": p.outcome, "effect": p.effect, "ci_low": p.ci_low, "ci_high": p.ci_high}
+                        )
+                    )
+                    + f", p (Holm inside the claim) {_p(p.p_adjusted)}"
+                )
+                + "</li>"
                 for p in v.parts
             )
-            items.append(
-                '<table class="dpstack-parts"><tr><th>part</th><th>verdict</th><th>effect [95 % CI]</th>'
-                f"<th>p (Holm in claim)</th></tr>{cells}</table>"
-            )
-    return "".join(f"<p>{x}</p>" if not x.startswith("<table") else x for x in items)
+            items.append(f"<ul>{lines}</ul>")
+    return "".join(f"<p>{x}</p>" if not x.startswith("<ul") else x for x in items)
 
 
 def _live_frames(live):
@@ -187,9 +194,11 @@ def verdict_table(page=None, rows=None, live=None, result=None, prepare=None):
             f"<td>{html.escape(verdict)}</td><td>{html.escape(effect_text(row))}</td>"
             f"<td>{html.escape(str(row['robust']))}</td></tr>"
         )
+    run = rows[rows["verdict"].isin(OUTCOMES)]
+    counts = f'<p class="dpstack-verdict-counts"><em>{counts_sentence(run)}</em></p>' if len(run) else ""
     text = (
         '<table class="dpstack-verdicts"><thead><tr><th>claim (click for the detail)</th><th>verdict</th>'
-        "<th>effect [95 % CI]</th><th>robust</th></tr></thead><tbody>" + "".join(body) + "</tbody></table>"
+        "<th>effect [95 % CI]</th><th>robust</th></tr></thead><tbody>" + "".join(body) + "</tbody></table>" + counts
     )
     return _html(text)
 
