@@ -437,3 +437,162 @@ def test_counts_sentences_match_claims_tables():
     offenders, checked = counts_offenders()
     assert checked > 0, "no counts sentence found in any output: has counts_sentence's wording changed?"
     assert not offenders, "counts sentences that disagree with their claims table:\n" + "\n".join(offenders)
+
+
+# --------------------------------------------------------------------------------------------------
+# Prose against the results, by class: error-bar words, extreme values, errata vs the audit,
+# the coverage table vs the claim registry, the landing page's summary
+# --------------------------------------------------------------------------------------------------
+
+_BAND_DRAWERS = re.compile(r"\b(plot_mean_with_spread|mean_interval|plot_accuracy)\(")
+_TITLE = re.compile(r"""(?:title\s*=\s*|set_title\(\s*|suptitle\(\s*)f?(["'])(.*?)\1""")
+_SD_WORDS = re.compile(r"±\s*s\.?d\b|\bs\.d\.|\bstandard deviation|\bstd\b", re.IGNORECASE)
+
+
+def _code_cells():
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "book" / "templates").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for i, cell in enumerate(nb.cells):
+            if cell.cell_type == "code":
+                yield path, i, cell.source
+
+
+def error_bar_offenders(cells=None):
+    """Titles that name a standard deviation on a figure whose bands are confidence intervals."""
+    out = []
+    for path, i, src in _code_cells() if cells is None else cells:
+        if not _BAND_DRAWERS.search(src):
+            continue
+        for m in _TITLE.finditer(src):
+            if _SD_WORDS.search(m.group(2)):
+                out.append(f"{Path(path).name} cell {i}: title {m.group(2)!r} over 95 % confidence bands")
+    return out
+
+
+def test_figure_titles_name_the_bands_they_draw():
+    assert error_bar_offenders() == []
+    planted = [("x.ipynb", 0, 'plot_mean_with_spread(ax, df, "n", "auc", "m")\nax.set(title="AUC (mean ± s.d.)")')]
+    assert len(error_bar_offenders(planted)) == 1
+
+
+_EXTREME = re.compile(r"AUC\s*(?:≪|<<|<|\\ll)\s*0\.5|AUC (?:well |far )?below 0\.5", re.IGNORECASE)
+
+
+def _page_results(page):
+    from dpstack.experiments import results
+
+    out = []
+    for name in results.experiments():
+        if (results.get(name).page or name) == page:
+            try:
+                out.append(results.load(name, "paper"))
+            except results.MissingResultError:
+                pass
+    return out
+
+
+def extreme_value_offenders(cells=None):
+    """Phrases saying an AUC fell below 0.5 on pages whose committed results have no AUC below 0.5."""
+    out = []
+    for page, i, text in prose_cells() if cells is None else cells:
+        for m in _EXTREME.finditer(text):
+            frames = _page_results(Path(page).stem)
+            lows = [float(f["auc"].min()) for f in frames if "auc" in f]
+            if not lows or min(lows) >= 0.5:
+                low = "no committed AUC" if not lows else f"lowest committed AUC {min(lows):.3f}"
+                out.append(f"{page} cell {i}: {m.group()!r} but {low}")
+    return out
+
+
+def test_extreme_value_phrases_hold_in_the_results():
+    assert extreme_value_offenders() == []
+    planted = [("notebooks/pptl_table1_mnist.ipynb", 0, "the sign of the stacked score can flip (AUC ≪ 0.5).")]
+    assert len(extreme_value_offenders(planted)) == 1
+
+
+def _audit_loss(mutant):
+    """(exact max loss, claimed ε) of ``mutant`` in the audit chapter's committed mutant table."""
+    nb = nbformat.read(ROOT / "notebooks" / "audit.ipynb", as_version=4)
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            text = output.get("data", {}).get("text/plain", "")
+            if "exact max loss" not in text:
+                continue
+            for line in text.splitlines():
+                if mutant in line:
+                    numbers = re.findall(r"\d+\.\d+|\b\d+\b", line.split(mutant, 1)[1])
+                    claimed = float(numbers[0])
+                    rest = next(ln for ln in text.splitlines()[text.splitlines().index(line) :] if "one sample" in ln)
+                    loss = float(re.findall(r"\d+\.\d+", rest.split("one sample", 1)[1])[0])
+                    return loss, claimed
+    raise AssertionError(f"mutant {mutant!r} not found in the audit chapter's outputs")
+
+
+def erratum_offenders(section_text, loss, claimed):
+    if loss <= claimed:
+        return []
+    out = []
+    if "above ε" not in section_text and "more than ε" not in section_text:
+        out.append(f"the audit measures {loss:.2f} > ε = {claimed:g} but the erratum does not say it leaks")
+    for phrase in ("rather than demonstrably leaking", "not shown to leak", "does not leak"):
+        if phrase in section_text:
+            out.append(f"the erratum says {phrase!r} while the audit measures {loss:.2f} > ε = {claimed:g}")
+    return out
+
+
+def _erratum_section(anchor, next_anchor):
+    nb = nbformat.read(ROOT / "notebooks" / "errata.ipynb", as_version=4)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    return text.split(f"({anchor})=", 1)[1].split(f"({next_anchor})=", 1)[0]
+
+
+def test_errata_agree_with_the_audits_numbers():
+    loss, claimed = _audit_loss("PPTL ε^(k) = ε")
+    section = _erratum_section("erratum-pptl-epsilon-k", "erratum-pptl-lambda-k")
+    assert erratum_offenders(section, loss, claimed) == []
+    planted = "So on this evidence step 6 breaks the guarantee's proof rather than demonstrably leaking more than ε"
+    assert erratum_offenders(planted, 1.19, 1.0)
+
+
+def coverage_offenders(items=None):
+    """Coverage rows whose "how" disagrees with the data status of the registry's claims on that item."""
+    from dpstack import papers
+    from dpstack.numbering import PAPER_ITEMS
+
+    expected = {"computed": {"paper"}, "synthetic": {"synthetic"}, "partly synthetic": {"paper", "synthetic"}}
+    out = []
+    for item in PAPER_ITEMS if items is None else items:
+        if item.how not in expected:
+            continue
+        label = re.compile(rf"\b{item.kind} {re.escape(item.number)}(?![\w(])")
+        found = {
+            c.data
+            for c in papers.claims(paper=item.paper)
+            if c.page == item.page and label.search(c.location) and c.data != "stand-in"
+        }
+        if found and found != expected[item.how]:
+            out.append(f"{item.paper} {item.kind} {item.number}: coverage says {item.how!r}, claims on {sorted(found)}")
+    return out
+
+
+def test_coverage_rows_agree_with_the_claim_registry():
+    from dpstack.numbering import PAPER_ITEMS
+
+    assert coverage_offenders() == []
+    fig4 = next(i for i in PAPER_ITEMS if i.paper == "PPTL" and i.kind == "Figure" and i.number == "4")
+    assert coverage_offenders([fig4._replace(how="synthetic")])
+
+
+def test_coverage_status_of_a_page_with_several_results():
+    from dpstack.numbering import PAPER_ITEMS, item_status
+
+    fig4 = next(i for i in PAPER_ITEMS if i.paper == "PPTL" and i.kind == "Figure" and i.number == "4")
+    assert "computed when the page runs" not in item_status(fig4)  # ruijin_transfer renders committed results
+
+
+def test_landing_page_summary_is_generated_from_the_results():
+    from dpstack.papers import show
+
+    assert show.SUMMARY_PATH.read_text(encoding="utf-8") == show.summary_markdown(), (
+        "book/findings_summary.md is stale: run python -m dpstack.papers.show"
+    )
