@@ -304,9 +304,10 @@ def findings_html(prefix=""):
         )
         others = t[(t["paper"] == paper) & (t["data"] != "paper")]
         for _, o in others.iterrows():
+            words = html.escape(_DATA_WORDS[o["data"]])
             line += (
-                f" {html.escape(_DATA_WORDS[o['data']]).capitalize()}: {o['supported']} of {o['total']} orderings "
-                f"hold, {o['contradicted']} are reversed, {o['inconclusive']} undecided."
+                f" {words[0].upper() + words[1:]}: {o['supported']} of {o['total']} orderings hold, "
+                f"{o['contradicted']} reversed, {o['inconclusive']} undecided."
             )
         not_run = rows[rows["verdict"] == "not run"]
         if len(not_run):
@@ -315,7 +316,7 @@ def findings_html(prefix=""):
         items = "".join(
             f'<li><b>{html.escape(row["verdict"])}</b>: <a href="{_link(row["page"], prefix)}">'
             f"{html.escape(row['claim'])}</a> ({html.escape(row['dataset'])}): {html.escape(effect_text(row))}"
-            + (f" at {html.escape(row['at'])}" if row["at"] and row["at"] not in row["claim"] else "")
+            + (f" (part: {html.escape(row['at'])})" if row["at"] and row["at"] not in row["claim"] else "")
             + (
                 f"; about {int(row['repeats_to_decide'])} repeats would decide it"
                 if row["verdict"] == "inconclusive" and math.isfinite(row["repeats_to_decide"])
