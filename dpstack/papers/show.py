@@ -32,6 +32,7 @@ __all__ = [
     "rule_change_table",
     "effect_text",
     "SUMMARY_PATH",
+    "summary_files",
 ]
 
 SUMMARY_PATH = Path(__file__).resolve().parents[2] / "book" / "findings_summary.md"
@@ -330,12 +331,15 @@ def findings_html(prefix=""):
     return _html("".join(out))
 
 
-def summary_markdown(prefix="../notebooks/"):
-    """The landing page's summary (Markdown): per paper the tally on its data and the contradicted claims."""
+def summary_markdown(prefix="../notebooks/", papers=("PST", "PPTL", "MPL")):
+    """The landing page's summary (Markdown): per paper the tally on its data and the contradicted claims.
+
+    ``papers`` selects the papers (an overview page shows its own).
+    """
     j = judged()
     t = tally(j)
     lines = []
-    for paper in ("PST", "PPTL", "MPL"):
+    for paper in papers:
         own = t[(t["paper"] == paper) & (t["data"] == "paper")]
         if own.empty:
             continue
@@ -423,10 +427,19 @@ def rule_change_table():
     return pd.DataFrame(rows)
 
 
+def summary_files():
+    """{path: text} of the generated summaries: the landing page's and one per paper's overview."""
+    out = {SUMMARY_PATH: summary_markdown()}
+    for paper in ("PST", "PPTL", "MPL"):
+        out[SUMMARY_PATH.with_name(f"findings_{paper.lower()}.md")] = summary_markdown(papers=(paper,))
+    return out
+
+
 def main(argv=None):
-    """Write the landing page's summary (``book/findings_summary.md``) from the committed results."""
-    SUMMARY_PATH.write_text(summary_markdown(), encoding="utf-8")
-    print(f"wrote {SUMMARY_PATH}")
+    """Write the generated summaries (``book/findings_summary.md``, ``book/findings_<paper>.md``) from the results."""
+    for path, text in summary_files().items():
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path}")
 
 
 if __name__ == "__main__":
