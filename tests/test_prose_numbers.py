@@ -286,7 +286,7 @@ def prose_offenders(cells=None, allowed=None, used=None):
 
 _COUNTS = re.compile(r"(\d+) of (\d+) [\w ]+? supported, (\d+) contradicted, (\d+) inconclusive")
 #: "PST: k of n claims …" on the reproducing page: a paper's sum over its pages, not one page's table
-_PAPER_TOTAL = re.compile(r"(?:^|\s)(?:PST|PPTL|MPL): $")
+_PAPER_TOTAL = re.compile(r"(?:^|\s|\*)(?:PST|PPTL|MPL)(?: \([^)]*\))?(?:\*\*,? on the paper's data)?: $")
 
 
 class _Tables(HTMLParser):
