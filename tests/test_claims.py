@@ -243,6 +243,8 @@ def test_robust_column_from_variant_frames():
     assert differ.iloc[0] == "no: rows ÷ 4 → contradicted"
     none = P.robust_column(judged, variants=lambda name: {})
     assert none.iloc[0] == "not run"
+    partial = good[good["method"] == "a"]  # a variant without the other side's rows judges nothing
+    assert P.robust_column(judged, variants=lambda name: {"rows ÷ 4": partial}).iloc[0] == "not run"
 
 
 def test_robust_column_says_not_run_without_the_protocols_module(monkeypatch):

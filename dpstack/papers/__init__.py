@@ -368,7 +368,9 @@ def robust_column(judged, variants=None, rule=RULE):
     variants : callable, optional
         ``variants(result_name) -> {protocol label: frame}`` (default:
         :func:`dpstack.experiments.protocols.protocol_variants` when that module exists).
-        Each variant is judged as a whole family (Holm as for the primary results).
+        Each variant is judged as a family of the claims it covers (Holm as for the primary
+        results); a variant lacking some of a claim's rows (e.g. the methods a row scale does not
+        move) does not judge that claim.
 
     Returns
     -------
@@ -390,7 +392,7 @@ def robust_column(judged, variants=None, rule=RULE):
     for name in sorted({c.result for c in cs}):
         try:
             found = variants(name) or {}
-        except (KeyError, FileNotFoundError, ValueError):
+        except (KeyError, FileNotFoundError, ValueError, LookupError):
             found = {}
         for label, frame in found.items():
             by_label.setdefault(label, {})[name] = frame
@@ -400,9 +402,14 @@ def robust_column(judged, variants=None, rule=RULE):
     differ = {i: [] for i in judged.index}
     for label, frames in by_label.items():
         again = judge(frames=frames, rule=rule, claim_list=[c for c in cs if c.result in frames])
+        # a variant that lacks some rows of a claim (e.g. only the methods a row scale moves) does not judge it
+        complete = {
+            cid: v is not None and all(p.n > 0 for p in (v.parts or (v,)))
+            for cid, v in zip(again["id"], again["verdict_obj"])
+        }
         now = dict(zip(again["id"], again["verdict"]))
         for i, cid, primary in zip(judged.index, judged["id"], judged["verdict"]):
-            if skip[i] or cid not in now or now[cid] not in V.OUTCOMES:
+            if skip[i] or cid not in now or now[cid] not in V.OUTCOMES or not complete[cid]:
                 continue
             (agree if now[cid] == primary else differ)[i].append((label, now[cid]))
     for i in judged.index:
