@@ -702,7 +702,7 @@ def repeat_differences(df, a, b, value="auc", pair_on=(), unit="repeat", c=None)
     Returns
     -------
     pandas.Series
-        Indexed by repeat (or by (repeat, *pair_on) with ``unit=None``); empty when nothing pairs.
+        Indexed by repeat (or by ``(repeat, *pair_on)`` with ``unit=None``); empty when nothing pairs.
     """
     keys = ["repeat" if unit is None else unit, *pair_on]
 
