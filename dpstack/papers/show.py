@@ -263,11 +263,12 @@ def verdict_box(page, live=None):
     robust = rows[rows["verdict"].isin(OUTCOMES)]["robust"]
     if len(robust) and (robust == "not run").all():
         parts.append("<p>Robustness to the protocol variants: not run.</p>")
-    parts.append(
-        "<p>Each claim is judged on one paired difference per repeat, with Holm's correction inside the claim "
-        "and over the paper's claims; the table below gives the effect (mean difference, 95 % interval) and, "
-        "on a click, the detail.</p>"
-    )
+    if len(robust):
+        parts.append(
+            "<p>Each claim is judged on one paired difference per repeat, with Holm's correction inside the claim "
+            "and over the paper's claims; the table below gives the effect (mean difference, 95 % interval) and, "
+            "on a click, the detail.</p>"
+        )
     return _html(
         '<div class="admonition note dpstack-verdict-box"><p class="admonition-title">Verdicts on this page</p>'
         + "".join(parts)
