@@ -267,7 +267,8 @@ def verdict_box(page, live=None):
         parts.append(
             "<p>Each claim is judged on one paired difference per repeat, with Holm's correction inside the claim "
             "and over the paper's claims; the table below gives the effect (mean difference, 95 % interval) and, "
-            "on a click, the detail.</p>"
+            "on a click, the detail. A repeat redraws the split and the noise, not the data set or the test set: "
+            "the intervals leave out the variation of drawing another data set.</p>"
         )
     return _html(
         '<div class="admonition note dpstack-verdict-box"><p class="admonition-title">Verdicts on this page</p>'
