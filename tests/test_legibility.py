@@ -114,3 +114,11 @@ def test_one_link_to_a_page_is_enough_and_docstrings_are_not_searched():
 def test_a_name_that_is_itself_a_link_elsewhere_is_not_reported():
     body = "<p>The source is <a href='https://example.org/notebooks/mpl_har.ipynb'>mpl_har.ipynb</a>.</p>"
     assert legibility.unlinked_page_names(page(body), PAGES, own="notebooks/plr.html") == []
+
+
+def test_a_verdict_table_must_show_its_full_width():
+    fits = [{"section": "Paper vs ours", "width": 640, "visible": 640}]
+    assert legibility.verdict_table_problems(fits, 1400) == []
+    cut = [{"section": "Paper vs ours", "width": 1200, "visible": 420}]
+    found = legibility.verdict_table_problems(cut, 400)
+    assert len(found) == 1 and "35%" in found[0] and "400 px" in found[0] and "Paper vs ours" in found[0]

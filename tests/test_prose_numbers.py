@@ -28,7 +28,7 @@ A candidate is *not a result* (and is dropped) when its context says so:
   (``q = (0.4, 0.3, 0.2, 0.1)``) are parameters too, and so are the arguments of a named
   distribution (``N(0, 0.3²)``). ``p = 0.03`` is a p-value and *is* a result;
 * **confidence or significance level** — a percentage followed by *confidence*, *interval*, *band*,
-  *CI*, *Clopper* or *level*, or preceded by *level* or *significance*;
+  *CI*, *Clopper*, *level* or *power*, or preceded by *level* or *significance*;
 * **reference** — a number after ``§``, *Section*, *Table*, *Figure*, *Algorithm*, *Theorem*, *Lemma*,
   *Eq.*, *Appendix*, *step* and the like (lists such as ``Sections 3.3 and 4.5`` included);
 * **version** — after *version*, ``v``, *Python* or a licence name (``CC BY 4.0``), or of the
@@ -53,7 +53,8 @@ pytest with ``-s``) but do not fail the test until the set is emptied.
 **Counts sentences.** :func:`counts_offenders` finds every output of the form "k of n claims
 supported, c contradicted, i inconclusive" (:func:`dpstack.experiments.verdicts.counts_sentence`)
 and checks it against the last HTML table with a ``verdict`` (or ``outcome``) column shown before
-it on the same page (:func:`dpstack.tables.as_table`'s rendering): the counts must agree.
+it on the same page (:func:`dpstack.tables.as_table`'s rendering, or the verdict table whose HTML the
+sentence closes): the counts must agree.
 
 Pure file parsing: nothing is executed.
 """
@@ -111,7 +112,14 @@ def prose_cells():
             if cell.cell_type == "markdown":
                 yield path.relative_to(ROOT).as_posix(), i, cell.source
     for path in sorted((ROOT / "book").glob("*.md")):
+        if path.name in GENERATED:
+            continue
         yield path.relative_to(ROOT).as_posix(), 0, path.read_text(encoding="utf-8")
+
+
+#: Pages of the book written by code from the results, not by hand (each checked by its own test:
+#: ``findings_summary.md`` by ``test_landing_page_summary_is_generated_from_the_results``).
+GENERATED = {"findings_summary.md", "findings_pst.md", "findings_pptl.md", "findings_mpl.md"}
 
 
 _FENCE = re.compile(r"^(`{3,}|~{3,})([^\n]*)\n(.*?)^\1[ \t]*$", re.M | re.S)
@@ -171,7 +179,7 @@ _REFERENCE = re.compile(
 )
 _VERSION = re.compile(r"(?:\b(?:version|Python|CC[ -]BY(?:-[A-Z]+)*|release)\s+|\bv)" + _NUM + r"|\b\d+\.\d+\.\d+")
 _LEVEL_AFTER = re.compile(
-    r"^\s*(?:\\?%|percent)?\s*(?:[\w-]+\s+){0,2}?(?:confidence|interval|t-interval|band|CI|Clopper|level)"
+    r"^\s*(?:\\?%|percent)?\s*(?:[\w-]+\s+){0,2}?(?:confidence|interval|t-interval|band|CI|Clopper|level|power)"
 )
 _LEVEL_BEFORE = re.compile(r"(?:level|significance|confidence)\s*(?:of\s*)?$")
 _ATTRIBUTION = re.compile(r"\b(?:PST|PPTL|MPL|[Pp]apers?|Table|Figure|Fig\.|reports?|says|prints?|printed|CITE)\b|§")
@@ -278,7 +286,7 @@ def prose_offenders(cells=None, allowed=None, used=None):
 
 _COUNTS = re.compile(r"(\d+) of (\d+) [\w ]+? supported, (\d+) contradicted, (\d+) inconclusive")
 #: "PST: k of n claims …" on the reproducing page: a paper's sum over its pages, not one page's table
-_PAPER_TOTAL = re.compile(r"(?:^|\s)(?:PST|PPTL|MPL): $")
+_PAPER_TOTAL = re.compile(r"(?:^|\s|\*)(?:PST|PPTL|MPL)(?: \([^)]*\))?(?:\*\*,? on the paper's data)?: $")
 
 
 class _Tables(HTMLParser):
@@ -359,7 +367,9 @@ def counts_offenders(notebooks=None):
                             outcomes = verdict_column(table)
                             if outcomes is not None:
                                 last = outcomes
-                        continue
+                        if "</table>" not in text:
+                            continue
+                        text = re.sub(r"<[^>]+>", "", text.rsplit("</table>", 1)[1])  # a sentence under the table
                     for m in _COUNTS.finditer(text):
                         if _PAPER_TOTAL.search(text[: m.start()]):
                             continue  # a paper's total over its pages (test_pages checks those sums)
@@ -371,7 +381,7 @@ def counts_offenders(notebooks=None):
                             continue
                         table = (
                             last.count("supported"),
-                            len(last),
+                            sum(last.count(o) for o in ("supported", "contradicted", "inconclusive")),  # not "not run"
                             last.count("contradicted"),
                             last.count("inconclusive"),
                         )
@@ -437,3 +447,168 @@ def test_counts_sentences_match_claims_tables():
     offenders, checked = counts_offenders()
     assert checked > 0, "no counts sentence found in any output: has counts_sentence's wording changed?"
     assert not offenders, "counts sentences that disagree with their claims table:\n" + "\n".join(offenders)
+
+
+# --------------------------------------------------------------------------------------------------
+# Prose against the results, by class: error-bar words, extreme values, errata vs the audit,
+# the coverage table vs the claim registry, the landing page's summary
+# --------------------------------------------------------------------------------------------------
+
+_BAND_DRAWERS = re.compile(r"\b(plot_mean_with_spread|mean_interval|plot_accuracy)\(")
+_TITLE = re.compile(r"""(?:title\s*=\s*|set_title\(\s*|suptitle\(\s*)f?(["'])(.*?)\1""")
+_SD_WORDS = re.compile(r"±\s*s\.?d\b|\bs\.d\.|\bstandard deviation|\bstd\b", re.IGNORECASE)
+
+
+def _code_cells():
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "book" / "templates").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        for i, cell in enumerate(nb.cells):
+            if cell.cell_type == "code":
+                yield path, i, cell.source
+
+
+def error_bar_offenders(cells=None):
+    """Titles that name a standard deviation on a figure whose bands are confidence intervals."""
+    out = []
+    for path, i, src in _code_cells() if cells is None else cells:
+        if not _BAND_DRAWERS.search(src):
+            continue
+        for m in _TITLE.finditer(src):
+            if _SD_WORDS.search(m.group(2)):
+                out.append(f"{Path(path).name} cell {i}: title {m.group(2)!r} over 95 % confidence bands")
+    return out
+
+
+def test_figure_titles_name_the_bands_they_draw():
+    assert error_bar_offenders() == []
+    planted = [("x.ipynb", 0, 'plot_mean_with_spread(ax, df, "n", "auc", "m")\nax.set(title="AUC (mean ± s.d.)")')]
+    assert len(error_bar_offenders(planted)) == 1
+
+
+_EXTREME = re.compile(r"AUC\s*(?:≪|<<|<|\\ll)\s*0\.5|AUC (?:well |far )?below 0\.5", re.IGNORECASE)
+
+
+def _page_results(page):
+    from dpstack.experiments import results
+
+    out = []
+    for name in results.experiments():
+        if (results.get(name).page or name) == page:
+            try:
+                out.append(results.load(name, "paper"))
+            except results.MissingResultError:
+                pass
+    return out
+
+
+def extreme_value_offenders(cells=None):
+    """Phrases saying an AUC fell below 0.5 on pages whose committed results have no AUC below 0.5."""
+    out = []
+    for page, i, text in prose_cells() if cells is None else cells:
+        for m in _EXTREME.finditer(text):
+            frames = _page_results(Path(page).stem)
+            lows = [float(f["auc"].min()) for f in frames if "auc" in f]
+            if not lows or min(lows) >= 0.5:
+                low = "no committed AUC" if not lows else f"lowest committed AUC {min(lows):.3f}"
+                out.append(f"{page} cell {i}: {m.group()!r} but {low}")
+    return out
+
+
+def test_extreme_value_phrases_hold_in_the_results():
+    assert extreme_value_offenders() == []
+    planted = [("notebooks/pptl_table1_mnist.ipynb", 0, "the sign of the stacked score can flip (AUC ≪ 0.5).")]
+    assert len(extreme_value_offenders(planted)) == 1
+
+
+def _audit_loss(mutant):
+    """(exact max loss, claimed ε) of ``mutant`` in the audit chapter's committed mutant table.
+
+    The table's plain text wraps its columns in blocks; a row is found by its index in each block.
+    """
+    nb = nbformat.read(ROOT / "notebooks" / "audit.ipynb", as_version=4)
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            text = output.get("data", {}).get("text/plain", "")
+            if "exact max loss" not in text or mutant not in text:
+                continue
+            lines = text.splitlines()
+            row = next(ln for ln in lines if mutant in ln)
+            index = row.split()[0]
+            claimed = float(row.split(mutant, 1)[1].split()[-1])
+            header = next(i for i, ln in enumerate(lines) if "exact max loss" in ln)
+            names = lines[header].split()
+            values = next(ln for ln in lines[header + 1 :] if ln.split() and ln.split()[0] == index).split()
+            # columns of that block: privacy unit (two words), exact max loss, ...
+            loss = float(values[values.index("sample") + 1] if "sample" in values else values[names.index("exact") + 1])
+            return loss, claimed
+    raise AssertionError(f"mutant {mutant!r} not found in the audit chapter's outputs")
+
+
+def erratum_offenders(section_text, loss, claimed):
+    section_text = " ".join(section_text.replace("*", "").split())
+    if loss <= claimed:
+        return []
+    out = []
+    if "above ε" not in section_text and "more than ε" not in section_text:
+        out.append(f"the audit measures {loss:.2f} > ε = {claimed:g} but the erratum does not say it leaks")
+    for phrase in ("rather than demonstrably leaking", "not shown to leak", "does not leak"):
+        if phrase in section_text:
+            out.append(f"the erratum says {phrase!r} while the audit measures {loss:.2f} > ε = {claimed:g}")
+    return out
+
+
+def _erratum_section(anchor, next_anchor):
+    nb = nbformat.read(ROOT / "notebooks" / "errata.ipynb", as_version=4)
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    return text.split(f"({anchor})=", 1)[1].split(f"({next_anchor})=", 1)[0]
+
+
+def test_errata_agree_with_the_audits_numbers():
+    loss, claimed = _audit_loss("PPTL ε^(k) = ε")
+    section = _erratum_section("erratum-pptl-epsilon-k", "erratum-pptl-lambda-k")
+    assert erratum_offenders(section, loss, claimed) == []
+    planted = "So on this evidence step 6 breaks the guarantee's proof rather than demonstrably leaking more than ε"
+    assert erratum_offenders(planted, 1.19, 1.0)
+
+
+def coverage_offenders(items=None):
+    """Coverage rows whose "how" disagrees with the data status of the registry's claims on that item."""
+    from dpstack import papers
+    from dpstack.numbering import PAPER_ITEMS
+
+    expected = {"computed": {"paper"}, "synthetic": {"synthetic"}, "partly synthetic": {"paper", "synthetic"}}
+    out = []
+    for item in PAPER_ITEMS if items is None else items:
+        if item.how not in expected:
+            continue
+        label = re.compile(rf"\b{item.kind} {re.escape(item.number)}(?![\w(])")
+        found = {
+            c.data
+            for c in papers.claims(paper=item.paper)
+            if c.page == item.page and label.search(c.location) and c.data != "stand-in"
+        }
+        if found and found != expected[item.how]:
+            out.append(f"{item.paper} {item.kind} {item.number}: coverage says {item.how!r}, claims on {sorted(found)}")
+    return out
+
+
+def test_coverage_rows_agree_with_the_claim_registry():
+    from dpstack.numbering import PAPER_ITEMS
+
+    assert coverage_offenders() == []
+    fig4 = next(i for i in PAPER_ITEMS if i.paper == "PPTL" and i.kind == "Figure" and i.number == "4")
+    assert coverage_offenders([fig4._replace(how="synthetic")])
+
+
+def test_coverage_status_of_a_page_with_several_results():
+    from dpstack.numbering import PAPER_ITEMS, item_status
+
+    fig4 = next(i for i in PAPER_ITEMS if i.paper == "PPTL" and i.kind == "Figure" and i.number == "4")
+    assert "computed when the page runs" not in item_status(fig4)  # ruijin_transfer renders committed results
+
+
+def test_landing_page_summary_is_generated_from_the_results():
+    from dpstack.papers import show
+
+    for path, text in show.summary_files().items():
+        assert path.read_text(encoding="utf-8") == text, f"{path.name} is stale: run python -m dpstack.papers.show"

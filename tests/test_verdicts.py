@@ -40,18 +40,25 @@ def test_three_outcomes(mean, outcome):
     assert directional_verdict(d).outcome == outcome
 
 
-def test_inconclusive_says_how_many_repeats_would_decide():
+def test_inconclusive_says_how_many_repeats_would_decide_at_80_percent_power():
     rng = np.random.default_rng(2)
     d = 0.01 + rng.normal(0, 0.05, size=4)
     d += 0.01 - d.mean()
     v = directional_verdict(d, "C-hl beats C-mv")
-    assert v.outcome == "inconclusive"
-    need = math.ceil((1.96 * d.std(ddof=1) / 0.01) ** 2)
-    assert v.repeats_to_decide == need and need > 4
-    # with that many repeats at the same mean and spread the interval excludes 0
-    big = 0.01 + rng.normal(0, 1, size=need)
-    big = (big - big.mean()) / big.std(ddof=1) * d.std(ddof=1) + 0.01
-    assert directional_verdict(np.r_[big, big]).outcome == "supported"
+    assert v.outcome == "inconclusive" and v.decides == "supported"
+    n = int(v.repeats_to_decide)
+    delta = 0.01 / d.std(ddof=1)
+
+    def power(k):  # the two-sided t-test's power, from scipy's noncentral t directly
+        crit = stats.t.ppf(0.975, k - 1)
+        return stats.nct.sf(crit, k - 1, delta * np.sqrt(k)) + stats.nct.cdf(-crit, k - 1, delta * np.sqrt(k))
+
+    assert power(n) >= 0.8 > power(n - 1)
+    # about the normal-approximation count ((z_.975 + z_.8) sd / mean)^2, never the 50 %-power one
+    z = ((stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) / delta) ** 2
+    assert z <= n <= z + 3 and n > math.ceil((1.96 / delta) ** 2) * 1.8
+    against = directional_verdict(-d, "reversed")
+    assert against.decides == "contradicted" and against.repeats_to_decide == n
     assert "about" in verdict_sentence(v) and "inconclusive" in verdict_sentence(v)
     assert math.isinf(directional_verdict([0.1, -0.1, 0.0]).repeats_to_decide)
 

@@ -17,7 +17,7 @@ import pandas as pd
 from ..plotting import color_for, mean_interval, set_grid_ticks
 from ..tables import MISSING, paper_vs_ours
 from . import paper_values as pv
-from .multiparty import DP_NOISE, EXP_NOISE, PRIVATE
+from .multiparty import DP_NOISE, PRIVATE
 from .verdicts import claims_frame as _claims_frame
 from .verdicts import directional_verdict, equivalence_verdict
 
@@ -308,7 +308,7 @@ def _fmt_inv(v):
 def reading(df, dataset, with_hypothesis=True):
     """The page's reading, in Markdown, every number taken from ``df`` (the tidy MPL table)."""
     from .multiparty import summarize_mpl
-    from .verdicts import verdict_counts
+    from .verdicts import OUTCOMES, verdict_counts
 
     t = trial_means(df)
     Ms = sorted(t["n_parties"].unique())
@@ -351,13 +351,17 @@ def reading(df, dataset, with_hypothesis=True):
             f"1/ε = {_fmt_inv(float(soft['inv_epsilon'].iloc[-1]))} it is {float(ratio.iloc[-1]):.0f} × "
             "‖w_s‖."
         )
-    dp = verdict_counts(judge_claims(df, dataset))
+    from ..papers import show
+
+    page = PAGES[dataset]["page"]
+    rows = show.judged(page, show._live_frames({page: df}))
+    dp = verdict_counts(rows[rows["verdict"].isin(OUTCOMES)])
     line = (
         f"- **The paper's statements** with ε-DP noise: {dp['supported']} supported, {dp['contradicted']} "
         f"contradicted, {dp['inconclusive']} inconclusive"
     )
     if with_hypothesis:
-        ex = verdict_counts(judge_claims(df, dataset, EXP_NOISE))
+        ex = verdict_counts(show._variant_rows(page, "mpl-exp", {page: df}))
         line += (
             f"; with the dimension-free sampler (not ε-DP): {ex['supported']} supported, "
             f"{ex['contradicted']} contradicted, {ex['inconclusive']} inconclusive"

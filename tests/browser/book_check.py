@@ -282,11 +282,13 @@ def check_book(browser, base_url, html_dir, screenshots=None):
         try:
             probe, found = visit(browser, base_url, page)
             if probe is not None:
+                found += legibility.verdict_table_problems(browser.evaluate(legibility.VERDICT_TABLE_PROBE), WIDE)
                 if page in screenshots:
                     Path(screenshots[page]).parent.mkdir(parents=True, exist_ok=True)
                     browser.screenshot(screenshot_path(screenshots[page], WIDE))
                 browser.set_width(NARROW)
                 found += legibility.table_problems(browser.evaluate(legibility.TABLE_PROBE), NARROW)
+                found += legibility.verdict_table_problems(browser.evaluate(legibility.VERDICT_TABLE_PROBE), NARROW)
                 if page in screenshots:
                     browser.screenshot(screenshot_path(screenshots[page], NARROW))
         except ProtocolError as exc:  # e.g. the page navigated away while being inspected

@@ -82,6 +82,50 @@ def table_problems(tables, width=NARROW_WIDTH):
     return problems
 
 
+#: Run in the page at a given width; one entry per verdict table (``table.dpstack-verdicts``): how much
+#: of the table's width is visible without scrolling sideways.
+VERDICT_TABLE_PROBE = r"""
+(() => {
+  const article = document.querySelector('article') || document.querySelector('main') || document.body;
+  const limit = article.getBoundingClientRect();
+  const out = [];
+  for (const table of article.querySelectorAll('table.dpstack-verdicts')) {
+    const box = table.getBoundingClientRect();
+    if (box.width === 0 || box.height === 0) continue;
+    let right = Math.min(limit.right, window.innerWidth);
+    for (let el = table.parentElement; el && el !== article; el = el.parentElement) {
+      const style = getComputedStyle(el);
+      if (style.overflowX !== 'visible') right = Math.min(right, el.getBoundingClientRect().right);
+    }
+    const visible = Math.max(0, Math.min(box.right, right) - Math.max(box.left, limit.left));
+    const section = table.closest('section');
+    const title = section && section.querySelector('h1, h2, h3, h4');
+    out.push({section: title ? title.textContent.replace(/[#¶]\s*$/, '').trim().slice(0, 60) : '',
+              width: Math.round(box.width), visible: Math.round(visible)});
+  }
+  return out;
+})()
+"""
+
+
+def verdict_table_problems(tables, width):
+    """Verdict tables that show less than their full width at ``width`` (a scrolling one included).
+
+    ``tables`` are dicts from :data:`VERDICT_TABLE_PROBE`: ``width`` (the table's) and ``visible``
+    (the part of it inside the article and every clipping or scrolling box around it).
+    """
+    problems = []
+    for table in tables:
+        if table["visible"] + 1 < table["width"]:
+            where = f" in section “{table['section']}”" if table.get("section") else ""
+            share = table["visible"] / table["width"] if table["width"] else 0.0
+            problems.append(
+                f"verdict table{where} shows {share:.0%} of its width at {width} px "
+                f"({table['visible']} of {table['width']} px): it must fit the text column"
+            )
+    return problems
+
+
 class _Page(html.parser.HTMLParser):
     """Walks the article of a page: images, its first heading, and prose text outside links."""
 

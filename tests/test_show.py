@@ -1,0 +1,98 @@
+"""The verdicts as the book shows them: four narrow columns, the detail collapsible, the box, the findings."""
+
+import html
+import re
+
+import numpy as np
+import pandas as pd
+
+from dpstack import papers as P
+from dpstack.papers import show
+
+
+def _frame():
+    rng = np.random.default_rng(0)
+    rows = []
+    for r in range(8):
+        for e in (0.5, 1.0):
+            rows += [
+                {"repeat": r, "epsilon": e, "method": "a", "auc": 0.9 + rng.normal(0, 0.005)},
+                {"repeat": r, "epsilon": e, "method": "b", "auc": 0.8 + rng.normal(0, 0.005)},
+                {"repeat": r, "epsilon": e, "method": "c", "auc": 0.9 + rng.normal(0, 0.05)},
+            ]
+    return pd.DataFrame(rows)
+
+
+def _claims():
+    def claim(i, a, b, data="paper", kind="directional", margin=None):
+        parts = tuple(P.Part(f"ε={e:g}", P.sel(method=a, epsilon=e), P.sel(method=b, epsilon=e)) for e in (0.5, 1.0))
+        return P.Claim(
+            id=i,
+            paper="PST",
+            words=f"{a} beats {b}",
+            location="§4.1, Figure 1",
+            page="p",
+            result="r",
+            data=data,
+            dataset="MNIST",
+            kind=kind,
+            label=f"{a} > {b} at every ε",
+            parts=parts,
+            margin=margin,
+        )
+
+    m = P.Margin(0.01, "AUC", "MNIST", "a derivation written down")
+    return [
+        claim("up", "a", "b"),
+        claim("down", "b", "a"),
+        claim("noisy", "c", "a"),
+        claim("eq", "a", "c", kind="equivalence", margin=m),
+        claim("synthetic", "a", "b", data="synthetic"),
+    ]
+
+
+def _rows():
+    j = P.judge(frames={"r": _frame()}, claim_list=_claims())
+    j["robust"] = P.robust_column(j, variants=lambda name: {})
+    return j
+
+
+def test_the_claim_table_has_four_columns_and_the_detail_in_a_collapsible():
+    rows = _rows()
+    html = show.verdict_table(rows=rows).data
+    assert re.findall(r"<th>(.*?)</th>", html.split("</thead>")[0]) == [
+        "claim (click for the detail)",
+        "verdict",
+        "effect [95 % CI]",
+        "robust",
+    ]
+    body = html.split("<tbody>")[1]
+    assert body.count("<tr") == len(rows) and body.count("<details>") == len(rows)
+    first = body.split("</tr>")[0]
+    assert "“a beats b”" in first and "§4.1, Figure 1" in first  # the paper's words, in the detail only
+    assert "Holm over the paper's claims" in first and "Repeats</b>: 8" in first
+    assert "ε=0.5: supported" in first and "ε=1: supported" in first  # the verdict at each x
+    eq = body.split("</tr>")[3]
+    assert "Margin</b> ±0.01 AUC: a derivation written down" in eq
+    noisy = body.split("</tr>")[2]
+    assert "inconclusive" in noisy and "Repeats to decide" in noisy
+    assert re.search(r"<em>\d+ of 5 claims supported, \d+ contradicted, \d+ inconclusive\.</em>", html)
+
+
+def test_the_verdict_box_counts_each_kind_of_data_apart(monkeypatch):
+    rows = _rows()
+    monkeypatch.setattr(show, "judged", lambda page=None, frames=None: rows)
+    box = html.unescape(re.sub(r"<[^>]+>", "", show.verdict_box("p").data))
+    paper = rows[rows["data"] == "paper"]
+    n_sup = int((paper["verdict"] == "supported").sum())
+    assert f"{n_sup} of {len(paper)} supported" in box and "on the paper's data" in box
+    assert "1 of 1 supported" in box and "synthetic RUIJIN-like cohort" in box
+    assert "Contradicted: b > a at every ε (MNIST, −0.099 [" in box
+    assert "protocol variants: not run" in box
+
+
+def test_effect_text_and_missing_values():
+    row = {"verdict": "supported", "effect": 0.0123, "ci_low": -0.001, "ci_high": 0.0256}
+    assert show.effect_text(row) == "+0.012 [−0.001, +0.026]"
+    assert show.effect_text({**row, "verdict": "not run"}) == "–"
+    assert show.effect_text({**row, "ci_low": float("nan")}) == "+0.012"
