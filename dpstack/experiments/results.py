@@ -71,6 +71,7 @@ __all__ = [
     "save",
     "load",
     "load_or_run",
+    "is_committed",
     "compute",
     "replay",
     "check",
@@ -1038,6 +1039,21 @@ def load_or_run(name, profile="paper", *, seed=0, n_jobs=1, cache=False, root=No
     frame = compute(name, profile, seed=seed, n_jobs=n_jobs, cache=cache, **overrides)
     frame.attrs["provenance"] = _summary(frame.attrs["provenance"], "live")
     return frame
+
+
+def is_committed(name, profile="paper", *, seed=0, root=None, **overrides):
+    """Whether :func:`load_or_run` with these arguments would read a committed table (not compute one).
+
+    True when ``results/<name>/<profile>.json`` exists and was computed for exactly the grid of
+    cells these parameters give and the same root seed. The table itself is not verified here:
+    :func:`load` does that (and raises on a damaged or stale result).
+    """
+    cells = get(name).grid(profile, **overrides)
+    try:
+        prov = provenance(name, profile, root)
+    except MissingResultError:
+        return False
+    return prov.get("seed") == seed and _canonical(prov.get("cells")) == _canonical(cells)
 
 
 def _missing_alike(stored, again):
