@@ -131,8 +131,8 @@ def protocol_results(result_name):
     return [e["refit"], e["row_scale"], e["repeats"]]
 
 
-def _available(name, profile, seed, compute):
-    return compute or results.is_committed(name, profile, seed=seed)
+def _available(name, profile, seed, compute, **overrides):
+    return compute or results.is_committed(name, profile, seed=seed, **overrides)
 
 
 def missing_results(result_name, profile="paper", *, seed=0):
@@ -140,10 +140,10 @@ def missing_results(result_name, profile="paper", *, seed=0):
     return [n for n in protocol_results(result_name) if not results.is_committed(n, profile, seed=seed)]
 
 
-def _load(name, profile, seed, n_jobs, compute):
-    if not _available(name, profile, seed, compute):
+def _load(name, profile, seed, n_jobs, compute, **overrides):
+    if not _available(name, profile, seed, compute, **overrides):
         return None
-    return results.load_or_run(name, profile=profile, seed=seed, n_jobs=n_jobs)
+    return results.load_or_run(name, profile=profile, seed=seed, n_jobs=n_jobs, **overrides)
 
 
 def _as_primary(frame, result_name):
@@ -154,7 +154,7 @@ def _as_primary(frame, result_name):
     return out
 
 
-def protocol_variants(result_name, profile="paper", *, seed=0, n_jobs=1, compute=False):
+def protocol_variants(result_name, profile="paper", *, seed=0, n_jobs=1, compute=False, **overrides):
     """Each protocol variant of a primary result: protocol label → table with the primary's columns.
 
     Parameters
@@ -169,6 +169,10 @@ def protocol_variants(result_name, profile="paper", *, seed=0, n_jobs=1, compute
     compute : bool, default=False
         False: only committed variants (a variant not committed yet is left out; see
         :func:`missing_results`). True: a variant not committed is computed live.
+    **overrides
+        Parameters of the protocol grids on top of the profile's (``n_repeats``, ``epsilons``,
+        ``methods``, …), the same for the three grids; a committed result is read only when it
+        was computed for exactly the grid they give.
 
     Returns
     -------
@@ -184,14 +188,14 @@ def protocol_variants(result_name, profile="paper", *, seed=0, n_jobs=1, compute
         return {}
     e = PRIMARY[result_name]
     out = {}
-    refit = _load(e["refit"], profile, seed, n_jobs, compute)
+    refit = _load(e["refit"], profile, seed, n_jobs, compute, **overrides)
     if refit is not None:
         out[REFIT] = _as_primary(refit, result_name)
-    scaled = _load(e["row_scale"], profile, seed, n_jobs, compute)
+    scaled = _load(e["row_scale"], profile, seed, n_jobs, compute, **overrides)
     if scaled is not None:
         for s in sorted(scaled["row_scale"].unique()):
             out[f"rows ÷ {s:g}"] = _as_primary(scaled[scaled["row_scale"] == s], result_name)
-    more = _load(e["repeats"], profile, seed, n_jobs, compute)
+    more = _load(e["repeats"], profile, seed, n_jobs, compute, **overrides)
     if more is not None:
         out[f"{more['repeat'].nunique()} repeats"] = _as_primary(more, result_name)
     return out
