@@ -331,12 +331,53 @@ def claim_effects(primary_frames, variants):
 
 # --------------------------------------------------------------------------------------- the page
 class SensitivityPage(NamedTuple):
-    """What the protocol-sensitivity page shows: a note, tables, a figure and prose."""
+    """What the protocol-sensitivity page shows: a note, tables for the reader, a figure, prose, and the data.
+
+    ``tables`` holds the reader's tables (formatted, reader words): ``"claims"``, ``"repeats"``
+    (the stacked methods at each table's smallest ε), ``"repeats, every ε"`` and ``"means"``;
+    ``data`` the numbers behind them (:func:`claim_effects`, the mean AUC per protocol and
+    :func:`repeat_summary` of the stacked methods).
+    """
 
     note: str
     tables: dict
     figure: object
     prose: str
+    data: dict | None = None
+
+
+def _ci(effect, lo, hi):
+    return f"{effect:+.3f} [{lo:+.3f}, {hi:+.3f}]" if np.isfinite(lo) else f"{effect:+.3f}"
+
+
+def _reader_tables(effects, means, stacked):
+    claims = pd.DataFrame(
+        {
+            "claim": effects["claim"],
+            "data": [f"{d}, {w}" if d else w for d, w in zip(effects["dataset"], effects["where"])],
+            "protocol": effects["protocol"],
+            "repeats": effects["repeats"],
+            "difference of test AUC [95 % CI]": [
+                _ci(e, lo, hi) for e, lo, hi in zip(effects["effect"], effects["ci_low"], effects["ci_high"])
+            ],
+        }
+    )
+    shown = stacked.rename(
+        columns={
+            "epsilon": "ε",
+            "mean": "mean AUC",
+            "median": "median AUC",
+            "min": "worst repeat",
+            "collapsed": "collapsed repeats (share)",
+        }
+    )
+    smallest = shown[shown["ε"] == shown.groupby("table")["ε"].transform("min")]
+    return {
+        "claims": claims,
+        "repeats": smallest.reset_index(drop=True),
+        "repeats, every ε": shown,
+        "means": means.rename(columns={"epsilon": "ε"}),
+    }
 
 
 def _mean_table(primary_frames, variants):
@@ -439,6 +480,7 @@ def _figure(effects, means):
     else:
         ax.set_axis_off()
     fig.tight_layout()
+    plt.close(fig)  # shown where the page displays it, not where it is built
     return fig
 
 
@@ -495,6 +537,5 @@ def sensitivity_page(profile="paper", *, seed=0, n_jobs=1):
         )
         if p
     )
-    return SensitivityPage(
-        note, {"claims": effects, "means": means, "repeats": stacked}, _figure(effects, means), prose
-    )
+    data = {"claims": effects, "means": means, "repeats": stacked}
+    return SensitivityPage(note, _reader_tables(effects, means, stacked), _figure(effects, means), prose, data)
