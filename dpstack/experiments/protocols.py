@@ -372,11 +372,11 @@ def _reader_tables(effects, means, stacked):
         }
     )
     smallest = shown[shown["ε"] == shown.groupby("table")["ε"].transform("min")]
-    return {
-        "claims": claims,
-        "repeats": smallest.reset_index(drop=True),
-        "repeats, every ε": shown,
-        "means": means.rename(columns={"epsilon": "ε"}),
+    return {  # the first column as the row labels: no running row number
+        "claims": claims.set_index("claim"),
+        "repeats": smallest.set_index("table"),
+        "repeats, every ε": shown.set_index("table"),
+        "means": means.rename(columns={"epsilon": "ε"}).set_index("table"),
     }
 
 
@@ -444,7 +444,7 @@ def _repeats_sentence(summaries):
 def _figure(effects, means):
     import matplotlib.pyplot as plt
 
-    from ..plotting import color_for
+    from ..plotting import color_for, set_grid_ticks
 
     panels = list(dict.fromkeys(zip(effects["claim"], effects["dataset"])))
     fig, axes = plt.subplots(len(panels) + 1, 1, figsize=(7, 2.2 * len(panels) + 3.2), squeeze=False)
@@ -471,12 +471,9 @@ def _figure(effects, means):
             ax.plot(sub["epsilon"], sub["as in the book"], "-o", color=color_for(m), label=f"{m}", ms=4)
             ax.plot(sub["epsilon"], sub[REFIT], "--s", color=color_for(m), ms=4, mfc="none")
         ax.set_xscale("log")
-        ax.set(
-            title="PST Figure 1, MNIST: validated model (solid) and refit (dashed)",
-            xlabel="ε",
-            ylabel="mean test AUC",
-        )
-        ax.legend(fontsize=8, ncol=2)
+        set_grid_ticks(ax, sorted(part["epsilon"].unique()))
+        ax.set(title="PST Figure 1, MNIST: validated (solid), refit (dashed)", xlabel="ε", ylabel="mean test AUC")
+        ax.legend(fontsize=8, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.3))
     else:
         ax.set_axis_off()
     fig.tight_layout()
