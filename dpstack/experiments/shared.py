@@ -40,6 +40,7 @@ __all__ = [
     "resolve_grid_points",
     "high_level_signal",
     "plain_table",
+    "row_scale_table",
 ]
 
 
@@ -276,3 +277,15 @@ def plain_table(frame):
                 f"column {col!r} mixes types that a result table cannot hold: {sorted({type(v).__name__ for v in present})}"
             )
     return out
+
+
+def row_scale_table(frame):
+    """:func:`plain_table` with a column ``row_scale``: the public constant each row's cell divided the rows by.
+
+    The cells of a row-scale sweep carry it inside ``options`` (a dict, which a result table
+    cannot hold); a cell without it used the default, :data:`DEFAULT_OPTIONS`'s ``row_scale``.
+    """
+    default = float(DEFAULT_OPTIONS["row_scale"])
+    options = frame["options"] if "options" in frame else [None] * len(frame)
+    scales = [float(o.get("row_scale", default)) if isinstance(o, dict) else default for o in options]
+    return plain_table(frame.assign(row_scale=np.array(scales, dtype=float)))

@@ -70,6 +70,9 @@ __all__ = [
     "run_stacking",
     "fig1_cells",
     "fig1_epsilon",
+    "fig1_refit_cells",
+    "fig1_row_scale_cells",
+    "fig1_redrawn_cells",
     "fig2_cells",
     "fig2_groups",
     "fig3_cells",
@@ -214,6 +217,7 @@ def stacking_cell(
     val_fraction=1 / 3,
     data_seed=0,
     lam_high_grid=None,
+    refit=False,
     *,
     seed_sequence,
 ):
@@ -241,11 +245,19 @@ def stacking_cell(
     PLR evaluates :func:`tuning_budget` candidates (:func:`budget_grid`) when
     ``options["equal_budget"]``, so that every method of a figure has the same budget.
 
+    ``refit`` (a protocol the papers leave open; default False): False scores
+    the model fitted on the fit part, the one whose validation AUC chose λ; True refits the chosen
+    setting (λ, and λ_h of C-hl) on the whole training set, fit and validation parts together, with
+    the same noise seed, and scores that model. ``options["refit"]`` is not read here: the PST
+    ablation's variants carry it for the transfer cells only, so their PST rows keep their meaning.
+    ``data_seed`` selects the draw of the data (:func:`load_task`; NEWS20's split is fixed).
+
     Returns
     -------
     list of dict with keys ``combiner``, ``auc`` (test), ``val_auc``, ``lam`` (λ_l, or PLR's λ),
     ``lam_high`` (λ_h of C-hl; NaN for PLR and the low-level combiners), ``n_candidates``,
-    ``auc_oracle`` (the best test AUC among the candidates evaluated) and ``auc_sd_over_lam``.
+    ``auc_oracle`` (the best test AUC among the candidates evaluated) and ``auc_sd_over_lam``;
+    with ``refit=True`` also ``auc_fit``, the test AUC of the validated model before the refit.
     """
     if method not in STACKING_METHODS:
         raise ValueError(f"method must be one of {STACKING_METHODS}, got {method!r}")
@@ -265,6 +277,7 @@ def stacking_cell(
         combiners=combiners,
         val_fraction=val_fraction,
         lam_high_grid=lam_high_grid,
+        refit=refit,
         seed_sequence=seed_sequence,
     )
 
@@ -284,6 +297,7 @@ def select_on_validation(
     combiners=False,
     val_fraction=1 / 3,
     lam_high_grid=None,
+    refit=False,
     seed_sequence,
 ):
     """The papers' protocol on given arrays: split, fit every candidate, choose λ on validation, score.
@@ -294,7 +308,9 @@ def select_on_validation(
     seed drawn from the second, λ is chosen per level (``options["lam_high"]``) or tied, PLR gets
     the equal budget, and the model fitted on the fit part is scored on (``X_test``, ``y_test``).
     ``importance`` is the feature importance of PST-F(W) (None for the other methods). The
-    choice of λ reads the validation AUC without noise: outside the ε-DP guarantee.
+    choice of λ reads the validation AUC without noise: outside the ε-DP guarantee. ``refit=True``
+    refits each row's chosen setting on all of (``X``, ``y``) before scoring (see
+    :func:`stacking_cell`).
 
     Returns
     -------
@@ -316,7 +332,7 @@ def select_on_validation(
     if method == "PLR" and opts["equal_budget"]:
         grid = budget_grid(lam_grid, tuning_budget(lam_grid, high_grid, opts))
 
-    def fitted(lam, lam_high=None, low_level=None):
+    def fitted(lam, lam_high=None, low_level=None, rows=fit):
         est = _estimator(
             method,
             epsilon,
@@ -332,9 +348,9 @@ def select_on_validation(
             # warning is silenced: any other PrivacyLeakWarning still reaches the caller.
             warnings.filterwarnings("ignore", message="row_bound='private_max'", category=PrivacyLeakWarning)
             if low_level is None:
-                est.fit(X[fit], y[fit])
+                est.fit(X[rows], y[rows])
             else:  # the high level alone, on D_h, the chosen low level fixed (same seeds)
-                est.fit(X[fit], y[fit], low_level=low_level)
+                est.fit(X[rows], y[rows], low_level=low_level)
         return est
 
     trials = []
@@ -379,6 +395,12 @@ def select_on_validation(
                 auc_sd_over_lam=float(np.nanstd(tests)),
             )
             rows.append(r)
+    if refit:  # the chosen setting of each row, refitted on fit + validation (same noise seed), scored
+        every = np.arange(len(y))
+        for r in rows:
+            est = fitted(r["lam"], None if np.isnan(r["lam_high"]) else r["lam_high"], rows=every)
+            r["auc_fit"] = r["auc"]
+            r["auc"] = _auc(y_test, _scores(est, method, X_test, combiners)[r["combiner"]])
     return rows
 
 
@@ -419,6 +441,42 @@ def fig1_epsilon(
 ):
     """PST Figure 1: test AUC against ε for PLR, PST-S, PST-F(U), PST-F(W) on MNIST and NEWS20."""
     return run_stacking(fig1_cells(profile, datasets, methods, epsilons, n_repeats), seed, n_jobs, cache)
+
+
+def fig1_refit_cells(profile="quick", datasets=None, methods=STACKING_METHODS, epsilons=None, n_repeats=None):
+    """PST Figure 1's cells with the chosen setting refitted on the whole training set (``refit=True``).
+
+    Every method follows the same rule: λ (and λ_h) chosen on the validation part as in
+    :func:`fig1_cells`, then the chosen setting refitted on fit + validation and scored.
+    """
+    return [dict(c, refit=True) for c in fig1_cells(profile, datasets, methods, epsilons, n_repeats)]
+
+
+def fig1_row_scale_cells(
+    profile="quick", row_scales=(2.0, 4.0, 8.0), datasets=None, methods=STACKING_METHODS, epsilons=None, n_repeats=None
+):
+    """PST Figure 1's cells with every row divided by a public constant before the private fit.
+
+    One copy of the grid per value of ``row_scales`` (``options={"row_scale": s}``: rows divided
+    by s, then clipped to the norm bound 1); the constant does not look at the data, so the
+    guarantee is unchanged. Scale 1 is :func:`fig1_cells` itself.
+    """
+    cells = fig1_cells(profile, datasets, methods, epsilons, n_repeats)
+    return [dict(c, options={"row_scale": float(s)}) for s in row_scales for c in cells]
+
+
+def fig1_redrawn_cells(
+    profile="quick", n_repeats=30, datasets=None, methods=STACKING_METHODS, epsilons=None, redraw=("MNIST",)
+):
+    """PST Figure 1's cells over ``n_repeats`` repeats, the data drawn anew in each repeat where it can be.
+
+    A dataset in ``redraw`` gets ``data_seed=repeat``: MNIST's 5,000 images and their
+    3,000/2,000 train/test split are drawn again (and the PCA refitted) in every repeat, so the
+    spread over repeats includes the data's sampling variation. NEWS20's split is the archive's
+    fixed "bydate" split: its cells keep the one draw.
+    """
+    cells = fig1_cells(profile, datasets, methods, epsilons, n_repeats)
+    return [dict(c, data_seed=int(c["repeat"])) if c["dataset"] in redraw else c for c in cells]
 
 
 def fig2_cells(profile="quick", datasets=None, k_grid=None, epsilon=1.0, n_repeats=None):

@@ -69,6 +69,9 @@ __all__ = [
     "run_transfer",
     "table1_cells",
     "pptl_table1",
+    "table1_refit_cells",
+    "table1_row_scale_cells",
+    "table1_redrawn_cells",
     "branches_cells",
     "ruijin_branches",
     "epsilon_cells",
@@ -491,6 +494,32 @@ def pptl_table1(
 ):
     """PPTL Table 1 / Figure 3a: MNIST transfer 0/8 → 0/9 at ε_s = ε_t = ε."""
     return run_transfer(table1_cells(profile, methods, epsilons, n_repeats), seed, n_jobs, cache)
+
+
+def table1_refit_cells(profile="quick", methods=TRANSFER_METHODS, epsilons=None, n_repeats=None):
+    """PPTL Table 1's cells with the chosen setting refitted on the whole target training part (``refit=True``)."""
+    return [dict(c, refit=True) for c in table1_cells(profile, methods, epsilons, n_repeats)]
+
+
+def table1_row_scale_cells(
+    profile="quick", row_scales=(2.0, 4.0, 8.0), methods=TRANSFER_METHODS, epsilons=None, n_repeats=None
+):
+    """PPTL Table 1's cells with every row (source and target) divided by a public constant before the private fits.
+
+    One copy of the grid per value of ``row_scales`` (``options={"row_scale": s}``); scale 1 is
+    :func:`table1_cells` itself.
+    """
+    cells = table1_cells(profile, methods, epsilons, n_repeats)
+    return [dict(c, options={"row_scale": float(s)}) for s in row_scales for c in cells]
+
+
+def table1_redrawn_cells(profile="quick", methods=TRANSFER_METHODS, epsilons=None, n_repeats=30):
+    """PPTL Table 1's cells over ``n_repeats`` repeats, the images drawn anew in each (``data_seed=repeat``).
+
+    :func:`dpstack.datasets.mnist_transfer` draws the 2,000 source and 1,000 target images (and
+    refits the PCA) from its seed; the 80/20 train/test splits are redrawn in every repeat anyway.
+    """
+    return [dict(c, data_seed=int(c["repeat"])) for c in table1_cells(profile, methods, epsilons, n_repeats)]
 
 
 def branches_cells(

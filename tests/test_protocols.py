@@ -1,0 +1,256 @@
+"""Protocol sensitivity: the refit and row-scale options of the grids, the variants' tables, collapses, the page."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.random import SeedSequence
+
+from dpstack.experiments import protocols, results
+from dpstack.experiments import stacking as pst
+from dpstack.experiments import transfer as pptl
+from dpstack.experiments.runner import run_cells
+from dpstack.linear import PrivateLogisticRegression
+from dpstack.stacking import PrivateStackingClassifier
+from dpstack.transfer import PrivateTransferStacking, SimComb
+
+ROOT = Path(__file__).resolve().parents[1]
+GRID = (1e-3, 1e-1, 10.0)
+
+
+def _data_absent(*datasets):
+    """Whether any of the tasks is absent here ("MNIST", "NEWS20": PST's; "MNIST transfer": PPTL's)."""
+    from dpstack.datasets import DatasetNotFoundError
+
+    try:
+        for d in datasets:
+            pptl.load_transfer_task("MNIST") if d == "MNIST transfer" else pst.load_task(d)
+    except DatasetNotFoundError:
+        return True
+    return False
+
+
+# ------------------------------------------------------------------------- the default path
+@pytest.mark.parametrize("method", ["PLR", "PST-F(U)"])
+def test_the_default_options_spelled_out_give_the_same_rows_as_none(method):
+    cell = dict(dataset="SYNTH", method=method, epsilon=1.0, lam_grid=GRID)
+    plain = pst.stacking_cell(**cell, seed_sequence=SeedSequence(3))
+    spelled = pst.stacking_cell(
+        **cell, refit=False, options={"row_scale": 1.0, "refit": True}, seed_sequence=SeedSequence(3)
+    )
+    assert plain == spelled  # options["refit"] is the transfer cells' own: the PST cells read ``refit``
+
+
+def _committed_rows(name, indices):
+    """Rows of committed cells, read without the staleness check (this branch changes the cell code)."""
+    prov = json.loads((ROOT / "results" / name / "paper.json").read_text())
+    frame = results.read_csv((ROOT / "results" / name / "paper.csv").read_text(), prov["columns"])
+    offsets = np.concatenate([[0], np.cumsum(prov["rows_per_cell"])]).astype(int)
+    return prov, [frame.iloc[offsets[i] : offsets[i + 1]].reset_index(drop=True) for i in indices]
+
+
+@pytest.mark.parametrize(
+    ("name", "indices", "needs"),
+    [("pst_fig1_epsilon", [0, 300, 639], ("MNIST", "NEWS20")), ("pptl_table1_mnist", [0, 249], ("MNIST transfer",))],
+)
+def test_committed_cells_at_the_default_protocol_are_recomputed_bit_for_bit(name, indices, needs):
+    if not (ROOT / "results" / name / "paper.json").is_file():
+        pytest.skip("no committed result")
+    if _data_absent(*needs):
+        pytest.skip("data absent here")
+    prov, stored = _committed_rows(name, indices)
+    exp = results.get(name)
+    fresh = exp.finish(run_cells(exp.cell, [prov["cells"][i] for i in indices], seed=prov["seed"]))
+    start = 0
+    for rows in stored:
+        again = fresh.iloc[start : start + len(rows)].reset_index(drop=True)[list(rows.columns)]
+        start += len(rows)
+        assert results.write_csv(again)[0] == results.write_csv(rows)[0]
+
+
+# ------------------------------------------------------------------------- the refit uses the validation rows
+@pytest.fixture
+def fitted_sizes(monkeypatch):
+    """Record the number of rows of every fit of the estimators the cells use."""
+    sizes = []
+    for cls in (PrivateLogisticRegression, PrivateStackingClassifier, PrivateTransferStacking, SimComb):
+        original = cls.fit
+
+        def fit(self, X, y, *args, _original=original, **kwargs):
+            sizes.append(len(y))
+            return _original(self, X, y, *args, **kwargs)
+
+        monkeypatch.setattr(cls, "fit", fit)
+    return sizes
+
+
+@pytest.mark.parametrize("method", ["PLR", "PST-F(U)", "PST-S"])
+def test_the_pst_refit_fits_the_chosen_setting_on_fit_and_validation_rows(method, fitted_sizes):
+    """Planted: refitting on the fit part only (``rows=fit``) fails here."""
+    n = len(pst.load_task("SYNTH")[1])
+    cell = dict(dataset="SYNTH", method=method, epsilon=1.0, lam_grid=GRID)
+    base = pst.stacking_cell(**cell, seed_sequence=SeedSequence(5))
+    assert n not in fitted_sizes  # the validated model never sees the validation rows
+    del fitted_sizes[:]
+    (row,) = pst.stacking_cell(**cell, refit=True, seed_sequence=SeedSequence(5))
+    assert fitted_sizes.count(n) == 1  # one refit, on every training row (the inner fits use parts of it)
+    assert row["auc_fit"] == base[0]["auc"]  # the validated model, as without the refit
+    assert row["lam"] == base[0]["lam"] and row["auc"] != row["auc_fit"]
+
+
+@pytest.mark.parametrize("method", ["Direct", "SimComb", "PPTL-FS(R)"])
+def test_the_transfer_refit_fits_the_chosen_setting_on_the_whole_target_training_part(method, fitted_sizes):
+    """Planted: refitting on the fit part only (``fit_rows = t_fit``) fails here."""
+    n_target = len(pptl.load_transfer_task("SYNTH")[3])
+    n_train = n_target - int(round(0.2 * n_target))  # the target's 80 % training part
+    cell = dict(dataset="SYNTH", method=method, epsilon=1.0, lam_grid=[1e-2, 1.0], eta_grid=[0.5])
+    base = pptl.transfer_cell(**cell, seed_sequence=SeedSequence(2))
+    assert n_train not in fitted_sizes
+    del fitted_sizes[:]
+    row = pptl.transfer_cell(**cell, refit=True, seed_sequence=SeedSequence(2))
+    assert fitted_sizes.count(n_train) == 1
+    assert row["auc_fit"] == base["auc"] and row["auc"] != base["auc"]
+
+
+# ------------------------------------------------------------------------- the grids
+def test_protocol_grids_are_the_primary_grid_with_one_change():
+    fig1 = pst.fig1_cells("quick")
+    assert pst.fig1_refit_cells("quick") == [dict(c, refit=True) for c in fig1]
+    scaled = pst.fig1_row_scale_cells("quick", row_scales=(2.0, 4.0))
+    assert len(scaled) == 2 * len(fig1) and {c["options"]["row_scale"] for c in scaled} == {2.0, 4.0}
+    redrawn = pst.fig1_redrawn_cells("quick", n_repeats=30)
+    assert {c["repeat"] for c in redrawn} == set(range(30))
+    assert all(c.get("data_seed") == c["repeat"] for c in redrawn if c["dataset"] == "MNIST")
+    assert all("data_seed" not in c for c in redrawn if c["dataset"] == "NEWS20")  # one fixed split
+    t1 = pptl.table1_cells("quick")
+    assert pptl.table1_refit_cells("quick") == [dict(c, refit=True) for c in t1]
+    assert all(c["data_seed"] == c["repeat"] for c in pptl.table1_redrawn_cells("quick", n_repeats=30))
+
+
+def test_every_protocol_result_is_registered_for_the_page_and_the_paper_grids_are_as_documented():
+    names = [n for p in protocols.PRIMARY for n in protocols.protocol_results(p)]
+    assert set(names) == {n for n in results.experiments() if results.get(n).page == "protocol_sensitivity"}
+    assert protocols.protocol_results("mpl_kdd") == [] and protocols.protocol_variants("mpl_kdd") == {}
+    repeats = results.get("protocols_pst_fig1_repeats").grid("paper")
+    assert len({c["repeat"] for c in repeats}) == 30 and {c["method"] for c in repeats} == set(pst.STACKING_METHODS)
+    assert len({c["repeat"] for c in results.get("protocols_pptl_table1_repeats").grid("paper")}) == 30
+    refit = results.get("protocols_pst_fig1_refit").grid("paper")
+    assert [dict(c, refit=False) for c in refit] == [
+        dict(c, refit=False) for c in results.get("pst_fig1_epsilon").grid("paper")
+    ]
+    scales = {c["options"]["row_scale"] for c in results.get("protocols_pptl_table1_row_scale").grid("paper")}
+    assert scales == {2.0, 4.0, 8.0}
+
+
+def test_row_scale_table_reads_the_scale_out_of_the_options():
+    from dpstack.experiments.shared import row_scale_table
+
+    raw = pd.DataFrame({"options": [{"row_scale": 4.0}, {}, {"row_scale": 2}], "auc": [0.5, 0.6, 0.7]})
+    out = row_scale_table(raw)
+    assert out["row_scale"].tolist() == [4.0, 1.0, 2.0] and "options" not in out
+
+
+@pytest.mark.skipif(_data_absent("MNIST"), reason="MNIST absent here")
+def test_the_variants_have_the_primary_results_columns():
+    tiny = dict(n_repeats=2, epsilons=[1.0], methods=["PLR", "PST-F(U)"], datasets=["MNIST"])
+    primary = results.compute("pst_fig1_epsilon", "quick", **tiny)
+    variants = protocols.protocol_variants("pst_fig1_epsilon", "quick", compute=True, **tiny)
+    assert list(variants) == [protocols.REFIT, "rows ÷ 4", "2 repeats"]
+    for label, frame in variants.items():
+        assert list(frame.columns) == list(primary.columns), label
+        assert len(frame) == len(primary), label
+    redrawn, same = variants["2 repeats"], primary["repeat"] == 0
+    assert (redrawn["auc"][same] == primary["auc"][same]).all()  # repeat 0 is the primary's draw of MNIST
+    assert (redrawn["auc"][~same] != primary["auc"][~same]).all()  # repeat 1 another one
+    tiny_t = dict(n_repeats=1, epsilons=[0.5], methods=["PPTL-FS(R)", "SimComb"])
+    primary = results.compute("pptl_table1_mnist", "quick", **tiny_t)
+    for label, frame in protocols.protocol_variants("pptl_table1_mnist", "quick", compute=True, **tiny_t).items():
+        assert list(frame.columns) == list(primary.columns) and len(frame) == len(primary), label
+
+
+def test_only_committed_variants_are_read_at_the_paper_profile(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPSTACK_RESULTS", str(tmp_path))
+    monkeypatch.setattr(results, "compute", lambda *a, **k: pytest.fail("nothing may be computed"))
+    assert protocols.protocol_variants("pst_fig1_epsilon") == {}
+    assert protocols.missing_results("pptl_table1_mnist") == protocols.protocol_results("pptl_table1_mnist")
+
+
+# ------------------------------------------------------------------------- collapses and summaries
+def _frame(rows):
+    return pd.DataFrame(rows, columns=["dataset", "method", "epsilon", "repeat", "combiner", "auc"])
+
+
+def test_a_stacked_repeat_collapses_below_half_of_the_one_level_skill():
+    rows = [
+        ("M", "PLR", 1.0, 0, "C-hl", 0.9),
+        ("M", "PST-F(U)", 1.0, 0, "C-hl", 0.69),  # 0.5 + 0.5·0.4 = 0.70: collapsed
+        ("M", "PST-F(W)", 1.0, 0, "C-hl", 0.71),  # kept more than half the skill
+        ("M", "PLR", 1.0, 1, "C-hl", 0.4),  # no skill: collapsed only below chance
+        ("M", "PST-F(U)", 1.0, 1, "C-hl", 0.45),
+        ("M", "PST-F(W)", 1.0, 1, "C-hl", 0.55),
+        ("M", "PST-F(U)", 2.0, 0, "C-hl", 0.2),  # no one-level row: not judged
+    ]
+    out = protocols.collapsed(_frame(rows), "pst_fig1_epsilon").tolist()
+    assert out[1:3] == [1.0, 0.0] and out[4:6] == [1.0, 0.0]
+    assert np.isnan(out[0]) and np.isnan(out[3]) and np.isnan(out[6])
+
+
+def test_the_transfer_baseline_is_the_best_one_level_method_of_the_repeat():
+    rows = [
+        (m, 0.5, 0, a)
+        for m, a in [("Direct", 0.7), ("SourceD", 0.98), ("SimComb", 0.8), ("PPTL-FS(R)", 0.72), ("PPTL-FS(W)", 0.75)]
+    ]
+    frame = pd.DataFrame(rows, columns=["method", "epsilon", "repeat", "auc"]).assign(dataset="MNIST")
+    out = protocols.collapsed(frame, "pptl_table1_mnist").tolist()
+    assert out[3:] == [1.0, 0.0]  # threshold 0.5 + 0.5·0.48 = 0.74, from SourceD
+
+
+def test_repeat_summary_gives_mean_median_min_and_the_collapsed_share():
+    rng = np.random.default_rng(0)
+    rows = []
+    for r in range(30):
+        rows.append(("M", "PLR", 1.0, r, "C-hl", 0.9))
+        rows.append(("M", "PST-F(U)", 1.0, r, "C-hl", 0.6 if r < 6 else 0.95 + 0.01 * rng.random()))
+    summary = protocols.repeat_summary(_frame(rows), "pst_fig1_epsilon").set_index("method")
+    u = summary.loc["PST-F(U)"]
+    assert u["repeats"] == 30 and u["collapsed"] == pytest.approx(6 / 30) and u["min"] == 0.6
+    assert u["median"] > u["mean"] and u["mean − median"] < 0
+    assert np.isnan(summary.loc["PLR", "collapsed"])
+
+
+def test_claim_effects_pair_on_the_repeat_and_average_its_epsilons_first():
+    rows = []
+    for r in range(4):
+        for e, gap in ((0.5, 0.1 * (r + 1)), (2.0, 0.0)):
+            rows += [("M", "PLR", e, r, "C-hl", 0.8), ("M", "PST-F(U)", e, r, "C-hl", 0.8 + gap)]
+    rows += [("M", "PLR", np.inf, 0, "C-hl", 0.9), ("M", "PST-F(U)", np.inf, 0, "C-hl", 0.1)]  # ε = ∞ left out
+    effects = protocols.claim_effects({"pst_fig1_epsilon": _frame(rows)}, {})
+    (row,) = effects.to_dict("records")
+    assert row["repeats"] == 4 and row["effect"] == pytest.approx(np.mean([0.05, 0.1, 0.15, 0.2]))
+    assert row["ci_low"] < row["effect"] < row["ci_high"] and row["protocol"] == "as in the book"
+
+
+# ------------------------------------------------------------------------- the page
+def test_the_page_says_not_yet_computed_and_computes_nothing_without_committed_results(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPSTACK_RESULTS", str(tmp_path))
+    monkeypatch.setattr(results, "compute", lambda *a, **k: pytest.fail("nothing may be computed"))
+    page = protocols.sensitivity_page("paper")
+    assert page.note.startswith("**Not yet computed.**") and "6 of 6" in page.note
+    assert page.tables == {} and page.figure is None and page.prose == ""
+
+
+def test_the_page_is_in_the_sidebar_beside_the_ablation_and_its_committed_output_matches_the_results():
+    import nbformat
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
+    assert files.index("notebooks/protocol_sensitivity") == files.index("notebooks/stacking_ablation") + 1
+    nb = nbformat.read(ROOT / "notebooks" / "protocol_sensitivity.ipynb", as_version=4)
+    shown = "".join(
+        o.get("data", {}).get("text/markdown", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs
+    )
+    computed = not protocols.missing_results("pst_fig1_epsilon") and not protocols.missing_results("pptl_table1_mnist")
+    assert ("Not yet computed" in shown) != computed, "re-execute the page: it does not show what is committed"
