@@ -116,9 +116,7 @@ class _Problem:
             self.factors = np.asarray(factors, dtype=float)
             if self.rows.shape != self.factors.shape or self.rows.ndim != 1:
                 raise ValueError("row_scale must be two 1-d arrays of equal length (rows, factors)")
-            if self.rows.size and (
-                self.rows[0] < 0 or self.rows[-1] >= self.n or np.any(np.diff(self.rows) <= 0)
-            ):
+            if self.rows.size and (self.rows[0] < 0 or self.rows[-1] >= self.n or np.any(np.diff(self.rows) <= 0)):
                 raise ValueError("row_scale's rows must be increasing row indices of X")
 
     def _rows(self, start, stop):
