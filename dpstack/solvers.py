@@ -68,6 +68,17 @@ _MIN_BLOCK_ROWS = 64
 _ONE_PASS_BYTES = 2**18
 
 
+def _signs(negative):
+    """±1.0 for a block of the label mask: multiplying by it negates exactly where ``negative``.
+
+    x · (−1.0) and x · 1.0 are exact in IEEE arithmetic (−0.0 included), so this gives the bits
+    of ``np.negative(x, where=negative)`` at a fraction of a masked ufunc's cost.
+    """
+    sign = np.multiply(negative, -2.0)
+    sign += 1.0
+    return sign
+
+
 class ConvergenceError(RuntimeError):
     """The solver did not reach the exact minimiser the privacy proof assumes."""
 
@@ -154,12 +165,13 @@ class _Problem:
         self.n_evals += 1
         loss, grad = 0.0, np.zeros(self.d)
         for Xb, neg in self._blocks():
+            sign = _signs(neg)
             m = Xb @ w
-            np.negative(m, out=m, where=neg)  # margins y_i wᵀx_i
+            m *= sign  # margins y_i wᵀx_i
             # ℓ(m) = log(1 + e^{−m}) = log1p(e) − min(m, 0) and −ℓ'(m) = 1/(1 + e^{m}) from
             # the one exponential e = e^{−|m|} (stable for any m; one exp and one log1p per row).
-            # Two block-sized vectors: e overwrites m once m's sign is taken, r holds the loss
-            # terms and then the residuals.
+            # Block-sized vectors only: e overwrites m once m's sign is taken. No masked (where=)
+            # ufunc: those run several times slower than plain ones and than np.where.
             r = np.minimum(m, 0.0)
             low = r.sum()
             inside = m >= 0
@@ -167,11 +179,10 @@ class _Problem:
             np.negative(e, out=e)
             np.exp(e, out=e)
             loss += np.log1p(e, out=r).sum() - low
-            r.fill(1.0)
-            np.copyto(r, e, where=inside)
+            r = np.where(inside, e, 1.0)
             e += 1.0
             r /= e
-            np.negative(r, out=r, where=neg)
+            r *= sign
             grad -= r @ Xb
         diff = w if self.w0 is None else w - self.w0
         value = loss / self.n + 0.5 * self.delta * (w @ w) + 0.5 * self.lam * (diff @ diff)
@@ -202,7 +213,7 @@ class _Problem:
 
     def _block_weights(self, Xb, neg, w):
         m = Xb @ w
-        np.negative(m, out=m, where=neg)
+        m *= _signs(neg)
         p = expit(m)
         return p * (1.0 - p) / self.n
 
