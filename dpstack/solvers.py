@@ -21,12 +21,20 @@ How (``method="auto"``), and why:
    of rows while it is in cache (plain BLAS products, so X is read from
    memory once per evaluation and never copied).
 2. **Newton polish** when L-BFGS stops above ``tol`` (its line search works on
-   function values, which stop changing in float64 around ‖∇J‖ ≈ 1e-8):
+   function values, which stop changing in float64 around ‖∇J‖ ≈ 1e-8; L-BFGS
+   is also stopped after :data:`STALL_EVALUATIONS` evaluations within rounding of
+   the best value, instead of letting its line search spend tens of passes on
+   rounding noise):
    damped Newton with a Cholesky solve; the Hessian is a sum of BLAS
    ``syrk`` on the √weight-scaled blocks of rows (one block-sized temporary).
    From the L-BFGS point one or two Newton steps reach 1e-12. Above
    :data:`NEWTON_MAX_FEATURES` features the Newton system is solved by
    conjugate gradients with Hessian-vector products instead.
+
+Rows clipped to a norm bound (``row_scale``, from
+:func:`dpstack.mechanisms.clipped_rows`) are scaled block by block as each pass
+reads them, into one reused block buffer: the same products as on the clipped
+copy of X, bit for bit, without that copy.
 
 Small problems (n·d ≤ :data:`NEWTON_FIRST_MAX_SIZE`, e.g. the 30 × 5 fits of the
 privacy audits) skip step 1: there a Newton iteration costs little more than an
