@@ -4,7 +4,7 @@ The lever named for the batched local fits (:func:`dpstack.multiparty.fit_local_
 compiled kernel per party that forms its 22 × 22 Newton system, factors it by Cholesky and runs
 the line search while the party's arrays sit in cache, instead of one numpy pass per step over
 a block of parties. This module writes that kernel with numba so that
-:mod:`benchmarks.bench_multiparty` can time it beside the batched solver and the numpy limit.
+:mod:`benchmarks.bench_multiparty` can time it beside the batched solver and the floor of its numpy formulation.
 numba is not a dependency of dpstack: the benchmark uses this module only when numba is
 installed (``pip install numba``), and reports numba's import and compilation time with it,
 which every process that fits would pay (numba's on-disk cache of compiled functions stores

@@ -24,8 +24,10 @@ from .base import (
     validate_data,
 )
 from .mechanisms import (
+    _UNSAFE,
     check_importance,
     clip_rows,
+    clipped_rows,
     feature_split_calibration,
     isotropic_noise,
     objective_perturbation_calibration,
@@ -186,6 +188,26 @@ class PrivateLogisticRegression(BinaryClassifierMixin, BaseEstimator):
         Xc = clip_rows(X, np.sqrt(bound**2 - s**2))
         return np.hstack([Xc, np.full((Xc.shape[0], 1), s)])
 
+    def _fit_design(self, X):
+        """``(Z, row_scale)`` for the solver: Z with the rows of ``row_scale`` scaled is ``_design_matrix(X)``.
+
+        Without an intercept, Z is X itself and ``row_scale`` the rows beyond the bound
+        with their clipping factors (:func:`~dpstack.mechanisms.clipped_rows`): the solver
+        scales them block by block, bit for bit as on the clipped copy, and X is not
+        copied. With an intercept (the constant column makes a new array anyway), or in a
+        subclass that redefines ``_design_matrix``, Z is ``_design_matrix(X)``.
+        """
+        if self.fit_intercept or type(self)._design_matrix is not PrivateLogisticRegression._design_matrix:
+            return self._design_matrix(X), None
+        bound = self._scaling()[0]
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or bound < 1e-150:
+            return self._design_matrix(X), None
+        found = clipped_rows(X, bound)
+        if found is _UNSAFE:  # squared norms beyond float64: clip_rows measures those rows again
+            return clip_rows(X, bound), None
+        return X, found
+
     @atomic_fit
     def fit(self, X, y):
         """Fit the private model on (X, y). Returns self."""
@@ -198,7 +220,7 @@ class PrivateLogisticRegression(BinaryClassifierMixin, BaseEstimator):
     def _fit_validated(self, X, y_signed, classes, from_data):
         epsilon = check_epsilon(self.epsilon)
         lam = check_positive(self.lam, "lam")
-        Z = self._design_matrix(X)
+        Z, row_scale = self._fit_design(X)
         n, d = Z.shape
         w0 = None
         if self.w0 is not None:
@@ -213,7 +235,7 @@ class PrivateLogisticRegression(BinaryClassifierMixin, BaseEstimator):
         cal = objective_perturbation_calibration(epsilon, n, lam, self._scaling()[0])
         b = isotropic_noise(d, cal.noise_scale, check_random_state(self.random_state))
         w, n_iter = minimize_perturbed_logistic(
-            Z, y_signed, lam, b=b, delta=cal.delta, w0=w0, tol=self.tol, max_iter=self.max_iter
+            Z, y_signed, lam, b=b, delta=cal.delta, w0=w0, tol=self.tol, max_iter=self.max_iter, row_scale=row_scale
         )
         self.classes_ = classes
         self.w_ = w

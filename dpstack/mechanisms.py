@@ -24,6 +24,7 @@ from ._validation import check_epsilon, check_positive, check_random_state
 
 __all__ = [
     "clip_rows",
+    "clipped_rows",
     "row_norms_squared",
     "isotropic_noise",
     "ObjectivePerturbationCalibration",
@@ -129,13 +130,56 @@ _CLIP_BLOCK_ROWS = 2**13
 def _clip_factors(X, bound):
     """The common case of :func:`clip_rows`, with no overflow or underflow to guard against.
 
-    Scans X in row blocks: ``None`` when no row is longer than ``bound`` (no n-vector is kept),
-    else the per-row factors (1 inside the bound, the same norms and factors as the guarded
-    path), or ``_UNSAFE`` when a squared norm is not finite (the guarded path measures again).
-    √ is monotone, so a block's largest squared norm decides whether any of its rows is clipped.
+    ``None`` when no row is longer than ``bound``, else the per-row factors (1 inside the
+    bound; the same norms and factors as the guarded path), or ``_UNSAFE`` when a squared
+    norm is not finite (the guarded path measures again). See :func:`clipped_rows`.
+    """
+    found = clipped_rows(X, bound)
+    if found is None or found is _UNSAFE:
+        return found
+    rows, factors = found
+    factor = np.ones(X.shape[0])
+    factor[rows] = factors
+    return factor
+
+
+def clipped_rows(X, bound):
+    """The rows :func:`clip_rows` would scale, and their factors, without copying ``X``.
+
+    ``clip_rows(X, bound)`` equals ``X`` with ``X[rows]`` multiplied by ``factors[:, None]``,
+    bit for bit (each factor is ``bound / ‖x_i‖``, the same float64 division as
+    :func:`clip_rows`). A solver that applies the factors to each block of rows as it reads
+    it (the ``row_scale`` of :func:`dpstack.solvers.minimize_perturbed_logistic`) fits the
+    clipped data without a clipped copy of X: what is kept is 16 bytes per clipped row.
+
+    X is scanned in blocks of rows (two blocks of squared norms live at once, 128 KiB,
+    whatever n); √ is monotone, so a block's largest squared norm decides whether any of its
+    rows is clipped.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        A float64 array (memory-mapped arrays included).
+    bound : float
+        Public norm bound, ``bound >= 1e-150`` (below it squared norms may underflow:
+        use :func:`clip_rows`).
+
+    Returns
+    -------
+    None, or (rows, factors), or the private sentinel ``_UNSAFE``
+        ``None`` when no row is longer than ``bound``; else ``rows`` (int64, increasing)
+        and ``factors`` (float64, each < 1); ``_UNSAFE`` when a squared norm overflows or
+        is NaN (entries beyond about 1e154, or NaN or infinity): :func:`clip_rows` measures
+        such rows again on a rescaled copy, which no factor reproduces.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> clipped_rows(np.array([[3.0, 4.0], [0.3, 0.4]]), 1.0)
+    (array([0]), array([0.2]))
     """
     n = X.shape[0]
-    factor = None
+    rows, factors = [], []
     for start in range(0, n, _CLIP_BLOCK_ROWS):
         stop = min(start + _CLIP_BLOCK_ROWS, n)
         squared = row_norms_squared(X[start:stop])
@@ -144,12 +188,13 @@ def _clip_factors(X, bound):
             return _UNSAFE
         if np.sqrt(largest) <= bound:
             continue
-        if factor is None:  # the first block with a long row; the rows before it keep factor 1
-            factor = np.ones(n)
         norms = np.sqrt(squared)
-        too_long = norms > bound
-        factor[start:stop][too_long] = bound / norms[too_long]
-    return factor
+        too_long = np.flatnonzero(norms > bound)
+        rows.append(too_long + start)
+        factors.append(bound / norms[too_long])
+    if not rows:
+        return None
+    return np.concatenate(rows).astype(np.int64, copy=False), np.concatenate(factors)
 
 
 def row_norms_squared(X):

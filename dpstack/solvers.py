@@ -21,12 +21,20 @@ How (``method="auto"``), and why:
    of rows while it is in cache (plain BLAS products, so X is read from
    memory once per evaluation and never copied).
 2. **Newton polish** when L-BFGS stops above ``tol`` (its line search works on
-   function values, which stop changing in float64 around ‖∇J‖ ≈ 1e-8):
+   function values, which stop changing in float64 around ‖∇J‖ ≈ 1e-8; L-BFGS
+   is also stopped after :data:`STALL_EVALUATIONS` evaluations within rounding of
+   the best value, instead of letting its line search spend tens of passes on
+   rounding noise):
    damped Newton with a Cholesky solve; the Hessian is a sum of BLAS
    ``syrk`` on the √weight-scaled blocks of rows (one block-sized temporary).
    From the L-BFGS point one or two Newton steps reach 1e-12. Above
    :data:`NEWTON_MAX_FEATURES` features the Newton system is solved by
    conjugate gradients with Hessian-vector products instead.
+
+Rows clipped to a norm bound (``row_scale``, from
+:func:`dpstack.mechanisms.clipped_rows`) are scaled block by block as each pass
+reads them, into one reused block buffer: the same products as on the clipped
+copy of X, bit for bit, without that copy.
 
 Small problems (n·d ≤ :data:`NEWTON_FIRST_MAX_SIZE`, e.g. the 30 × 5 fits of the
 privacy audits) skip step 1: there a Newton iteration costs little more than an
@@ -68,6 +76,17 @@ _MIN_BLOCK_ROWS = 64
 _ONE_PASS_BYTES = 2**18
 
 
+def _signs(negative):
+    """±1.0 for a block of the label mask: multiplying by it negates exactly where ``negative``.
+
+    x · (−1.0) and x · 1.0 are exact in IEEE arithmetic (−0.0 included), so this gives the bits
+    of ``np.negative(x, where=negative)`` at a fraction of a masked ufunc's cost.
+    """
+    sign = np.multiply(negative, -2.0)
+    sign += 1.0
+    return sign
+
+
 class ConvergenceError(RuntimeError):
     """The solver did not reach the exact minimiser the privacy proof assumes."""
 
@@ -89,7 +108,7 @@ class _Problem:
     is used as given.
     """
 
-    def __init__(self, X, y, lam, b, delta, w0):
+    def __init__(self, X, y, lam, b, delta, w0, row_scale=None):
         self.X = np.asarray(X, dtype=float)
         # Labels ±1 enter only as signs: a margin times y_i is the margin, negated where y_i < 0
         # (bit for bit the product, exact in IEEE arithmetic). One bool per row, whatever y's
@@ -109,23 +128,58 @@ class _Problem:
         else:
             self.small_block = min(self.block, max(_MIN_BLOCK_ROWS, -(-self.n // 16)))
         self.n_evals = 0
+        self.rows, self.factors, self._buffer = None, None, None
+        if row_scale is not None:
+            rows, factors = row_scale
+            self.rows = np.asarray(rows, dtype=np.int64)
+            self.factors = np.asarray(factors, dtype=float)
+            if self.rows.shape != self.factors.shape or self.rows.ndim != 1:
+                raise ValueError("row_scale must be two 1-d arrays of equal length (rows, factors)")
+            if self.rows.size and (self.rows[0] < 0 or self.rows[-1] >= self.n or np.any(np.diff(self.rows) <= 0)):
+                raise ValueError("row_scale's rows must be increasing row indices of X")
+
+    def _rows(self, start, stop):
+        """Rows start:stop of X, with the rows of ``row_scale`` in them multiplied by their factors.
+
+        Without factors in the range, a view of X. Otherwise a copy of the block (into one
+        buffer reused by every block of the pass, when X is C-ordered) whose clipped rows
+        are multiplied in place: the same float64 products as ``X * factor[:, None]``
+        (a factor of 1 leaves a row's bits unchanged), so every BLAS product that follows
+        sees the bits it would see on the clipped copy of X, in the same layout.
+        """
+        Xb = self.X[start:stop]
+        if self.rows is None:
+            return Xb
+        lo, hi = np.searchsorted(self.rows, (start, stop))
+        if lo == hi:
+            return Xb
+        if self.X.flags.c_contiguous:
+            if self._buffer is None:
+                self._buffer = np.empty((min(self.block, self.n), self.d))
+            scaled = self._buffer[: stop - start]
+            np.copyto(scaled, Xb)
+        else:  # keep X's layout (a Fortran-ordered X gives Fortran-ordered blocks)
+            scaled = Xb.copy(order="K")
+        scaled[self.rows[lo:hi] - start] *= self.factors[lo:hi, None]
+        return scaled
 
     def _blocks(self, size=None):
         size = size or self.block
         for start in range(0, self.n, size):
             stop = min(start + size, self.n)
-            yield self.X[start:stop], self.negative[start:stop]
+            yield self._rows(start, stop), self.negative[start:stop]
 
     def value_grad(self, w):
         self.n_evals += 1
         loss, grad = 0.0, np.zeros(self.d)
         for Xb, neg in self._blocks():
+            sign = _signs(neg)
             m = Xb @ w
-            np.negative(m, out=m, where=neg)  # margins y_i wᵀx_i
+            m *= sign  # margins y_i wᵀx_i
             # ℓ(m) = log(1 + e^{−m}) = log1p(e) − min(m, 0) and −ℓ'(m) = 1/(1 + e^{m}) from
             # the one exponential e = e^{−|m|} (stable for any m; one exp and one log1p per row).
-            # Two block-sized vectors: e overwrites m once m's sign is taken, r holds the loss
-            # terms and then the residuals.
+            # Block-sized vectors only: e overwrites m once m's sign is taken. No masked (where=)
+            # ufunc: those run several times slower than plain ones and than np.where.
             r = np.minimum(m, 0.0)
             low = r.sum()
             inside = m >= 0
@@ -133,11 +187,10 @@ class _Problem:
             np.negative(e, out=e)
             np.exp(e, out=e)
             loss += np.log1p(e, out=r).sum() - low
-            r.fill(1.0)
-            np.copyto(r, e, where=inside)
+            r = np.where(inside, e, 1.0)
             e += 1.0
             r /= e
-            np.negative(r, out=r, where=neg)
+            r *= sign
             grad -= r @ Xb
         diff = w if self.w0 is None else w - self.w0
         value = loss / self.n + 0.5 * self.delta * (w @ w) + 0.5 * self.lam * (diff @ diff)
@@ -168,7 +221,7 @@ class _Problem:
 
     def _block_weights(self, Xb, neg, w):
         m = Xb @ w
-        np.negative(m, out=m, where=neg)
+        m *= _signs(neg)
         p = expit(m)
         return p * (1.0 - p) / self.n
 
@@ -192,7 +245,7 @@ class _Problem:
         """∇²J p with the curvature ``weights``: one fused pass over the blocks of X."""
         out = (self.lam + self.delta) * p
         for start in range(0, self.n, self.block):
-            Xb = self.X[start : start + self.block]
+            Xb = self._rows(start, min(start + self.block, self.n))
             out += (weights[start : start + self.block] * (Xb @ p)) @ Xb
         return out
 
@@ -225,7 +278,7 @@ class _Problem:
         weights = self.weights(w)
         diag = np.full(self.d, self.lam + self.delta)
         for start in range(0, self.n, self.small_block):
-            Xb = self.X[start : start + self.small_block]
+            Xb = self._rows(start, min(start + self.small_block, self.n))
             diag += weights[start : start + self.small_block] @ (Xb * Xb)
         if target is None:
             target = min(0.1, np.sqrt(np.max(np.abs(grad)))) * np.linalg.norm(grad)
@@ -247,7 +300,7 @@ class _Problem:
 
 
 def minimize_perturbed_logistic(
-    X, y, lam, b=None, delta=0.0, w0=None, tol=1e-10, max_iter=100, w_init=None, method="auto"
+    X, y, lam, b=None, delta=0.0, w0=None, tol=1e-10, max_iter=100, w_init=None, method="auto", row_scale=None
 ):
     """Exact minimiser of J(w) (see module docstring).
 
@@ -275,6 +328,12 @@ def minimize_perturbed_logistic(
         Warm start (e.g. the solution for a neighbouring λ or noise vector).
     method : {"auto", "newton", "lbfgs"}, default="auto"
         See the module docstring. All three return a point meeting ``tol``.
+    row_scale : tuple (rows, factors) or None
+        Solve on X with ``X[rows]`` multiplied by ``factors[:, None]`` (``rows`` increasing
+        row indices), without forming that array: each pass scales the rows of a block as
+        it reads it. With :func:`dpstack.mechanisms.clipped_rows`, the fit on X clipped to
+        a norm bound, bit for bit the fit on ``clip_rows(X, bound)``, with no copy of X
+        (one block of at most :data:`_BLOCK_BYTES` is copied at a time).
 
     Returns
     -------
@@ -284,14 +343,14 @@ def minimize_perturbed_logistic(
     """
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
-    problem = _Problem(X, y, lam, b, delta, w0)
+    problem = _Problem(X, y, lam, b, delta, w0, row_scale)
     w = np.zeros(problem.d) if w_init is None else np.array(w_init, dtype=float)
     n_lbfgs = 0
     if method == "auto" and problem.n * problem.d <= NEWTON_FIRST_MAX_SIZE:
         method = "newton"
     if method in ("auto", "lbfgs"):
         budget = max(50, problem.d) if method == "auto" else 50 * max_iter
-        w, value, grad, n_lbfgs = _lbfgs(problem, w, tol, budget)
+        w, value, grad, n_lbfgs = _lbfgs(problem, w, tol, budget, method == "auto")
         if problem.converged(w, grad, tol):
             return w, n_lbfgs
         if method == "lbfgs":
@@ -305,12 +364,14 @@ def minimize_perturbed_logistic(
     return w, n_lbfgs + n_newton
 
 
-def minimize_perturbed_logistic_path(X, y, lams, b=None, delta=0.0, w0=None, tol=1e-10, max_iter=100, method="auto"):
+def minimize_perturbed_logistic_path(
+    X, y, lams, b=None, delta=0.0, w0=None, tol=1e-10, max_iter=100, method="auto", row_scale=None
+):
     """Exact minimisers along a λ path, each warm-started from the previous one.
 
     Parameters
     ----------
-    X, y, b, delta, w0, tol, max_iter, method
+    X, y, b, delta, w0, tol, max_iter, method, row_scale
         As in :func:`minimize_perturbed_logistic` (``delta`` may also be an
         array with one value per λ, since Δ depends on λ in objective perturbation).
     lams : sequence of float
@@ -327,29 +388,44 @@ def minimize_perturbed_logistic_path(X, y, lams, b=None, delta=0.0, w0=None, tol
     W, n_iter, w = np.empty((lams.size, np.shape(X)[1])), np.zeros(lams.size, dtype=int), None
     for i, (lam, dlt) in enumerate(zip(lams, deltas)):
         w, n_iter[i] = minimize_perturbed_logistic(
-            X, y, lam, b=b, delta=dlt, w0=w0, tol=tol, max_iter=max_iter, w_init=w, method=method
+            X, y, lam, b=b, delta=dlt, w0=w0, tol=tol, max_iter=max_iter, w_init=w, method=method, row_scale=row_scale
         )
         W[i] = w
     return W, n_iter
 
 
 class _Reached(Exception):
-    """Raised from inside L-BFGS-B when an evaluated point already meets the tolerance."""
+    """Raised from inside L-BFGS-B to stop it: a point meets the tolerance, or J stopped changing."""
 
     def __init__(self, w, value, grad):
         super().__init__()
         self.w, self.value, self.grad = w, value, grad
 
 
-def _lbfgs(problem, w, tol, max_iter):
+#: L-BFGS hands over to Newton after this many consecutive evaluations at which J is
+#: within rounding of the best value seen (see :func:`_lbfgs`).
+STALL_EVALUATIONS = 2
+
+
+def _lbfgs(problem, w, tol, max_iter, hand_over=False):
     """scipy L-BFGS-B with scikit-learn's settings; returns its point, value, gradient, iterations.
 
     Every evaluated point is checked against :meth:`_Problem.converged`, and the run
     stops at the first one that meets it: near the minimiser J changes only by
     rounding, and L-BFGS-B's line search would otherwise spend further passes over
     the data on points that are already exact enough.
+
+    With ``hand_over``, the run also stops when J has stopped changing in float64:
+    after :data:`STALL_EVALUATIONS` consecutive evaluations whose value is within
+    64·eps·(1 + |J|) of the best value seen (neither a decrease nor an increase
+    beyond rounding). L-BFGS-B's line search works on those values, which are then
+    rounding noise; left alone it can spend some forty further passes over the data
+    before giving up. The point returned is the one with the smallest ‖∇J‖∞ among
+    the best and those flat evaluations (their values are equal up to rounding), for
+    the Newton polish to finish from.
     """
-    best, n_iter = {}, [0]
+    best, flat, n_iter = {}, {"count": 0, "point": None}, [0]
+    eps = np.finfo(float).eps
 
     def count(_):
         n_iter[0] += 1
@@ -358,8 +434,20 @@ def _lbfgs(problem, w, tol, max_iter):
         value, grad = problem.value_grad(v)
         if problem.converged(v, grad, tol):
             raise _Reached(v.copy(), value, grad)
+        if best and abs(value - best["value"]) <= 64 * eps * (1.0 + abs(best["value"])):
+            flat["count"] += 1
+            gmax = np.max(np.abs(grad))
+            if flat["point"] is None or gmax < flat["point"][0]:
+                flat["point"] = (gmax, v.copy(), value, grad)
+        else:
+            flat["count"], flat["point"] = 0, None
         if not best or value < best["value"]:
             best.update(w=v.copy(), value=value, grad=grad)
+        if hand_over and flat["count"] >= STALL_EVALUATIONS:
+            gmax, v_flat, value_flat, grad_flat = flat["point"]
+            if gmax < np.max(np.abs(best["grad"])):
+                raise _Reached(v_flat, value_flat, grad_flat)
+            raise _Reached(best["w"], best["value"], best["grad"])
         return value, grad
 
     try:

@@ -15,7 +15,7 @@ import pytest
 
 from dpstack import PrivateLogisticRegression
 from dpstack.base import PrivacyLeakWarning, resolve_classes, signed_labels
-from dpstack.mechanisms import clip_rows
+from dpstack.mechanisms import clip_rows, clipped_rows
 from dpstack.solvers import minimize_perturbed_logistic
 
 
@@ -95,3 +95,53 @@ def test_label_checks_keep_their_answers():
     with pytest.raises(ValueError, match="not in classes"):
         resolve_classes([0, 1], np.array(["a", "b"]))
     assert resolve_classes([0, 1], np.array([1, 1]))[0].tolist() == [0, 1]  # one class present keeps the set
+
+
+def _clipped_task(n, d, seed=0, share=0.05):
+    """Like ``_task`` with a share of the rows (spread over X) scaled beyond the bound 1."""
+    X, y = _task(n=n, d=d, seed=seed)
+    rng = np.random.default_rng(seed + 100)
+    X[rng.random(n) < share] *= 3.0
+    return X, y
+
+
+def test_plr_fit_with_clipped_rows_allocates_under_a_tenth_of_x():
+    """5 % of rows beyond the bound: clipped inside the solver's passes, no copy of X (was 101 % of X)."""
+    X, y = _clipped_task(n=400_000, d=10)
+    assert clipped_rows(X, 1.0) is not None
+    est = PrivateLogisticRegression(epsilon=1.0, lam=1e-2, classes=[0, 1], random_state=0)
+    est.fit(X, y)
+    peak = _peak(lambda: est.fit(X, y))
+    assert peak <= 0.10 * X.nbytes, f"fit allocated {peak / X.nbytes:.1%} of X"
+
+
+@pytest.mark.parametrize(
+    ("n", "d", "order"), [(30_000, 20, "C"), (20_000, 60, "F"), (400, 40, "C"), (1_000, 1_600, "C")]
+)
+def test_clipping_inside_the_solver_is_bit_for_bit_the_fit_on_the_clipped_copy(n, d, order):
+    """The L-BFGS + Hessian, L-BFGS + CG, Newton-first and CG-only paths, C and Fortran order."""
+    X, y = _clipped_task(n=n, d=d, seed=3)
+    X = np.asarray(X, order=order)
+    s = signed_labels(y, 1)
+    rows, factors = clipped_rows(X, 1.0)
+    assert 0 < rows.size < n
+    b = np.random.default_rng(4).standard_normal(d) * 20
+    Z = clip_rows(X, 1.0)
+    np.testing.assert_array_equal(Z[rows], X[rows] * factors[:, None])
+    w_copy, it_copy = minimize_perturbed_logistic(Z, s, 1e-3, b=b)
+    w_scaled, it_scaled = minimize_perturbed_logistic(X, s, 1e-3, b=b, row_scale=(rows, factors))
+    np.testing.assert_array_equal(w_scaled, w_copy)
+    assert it_scaled == it_copy
+    # and through the estimator: PLR on X is the solver on the clipped copy, noise and Δ included
+    est = PrivateLogisticRegression(epsilon=1.0, lam=1e-3, classes=[0, 1], random_state=5, diagnostics=True)
+    est.fit(X, y)
+    w_ref, _ = minimize_perturbed_logistic(Z, s, 1e-3, b=est.diagnostics_.noise, delta=est.delta_)
+    np.testing.assert_array_equal(est.w_, w_ref)
+
+
+def test_row_scale_is_checked():
+    X, y = _task(n=100, d=3)
+    with pytest.raises(ValueError, match="row_scale"):
+        minimize_perturbed_logistic(X, y, 1e-2, row_scale=(np.array([3, 1]), np.array([0.5, 0.5])))
+    with pytest.raises(ValueError, match="row_scale"):
+        minimize_perturbed_logistic(X, y, 1e-2, row_scale=(np.array([1]), np.array([0.5, 0.5])))

@@ -1,5 +1,7 @@
 """The exact logistic solvers: stationarity to tol, agreement across methods and with scikit-learn."""
 
+import zlib
+
 import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
@@ -225,3 +227,34 @@ def test_a_small_x_is_one_block_in_every_pass_and_a_large_one_is_not():
     curvature = np.exp(-np.logaddexp(0, y * (X @ w)) - np.logaddexp(0, -y * (X @ w))) / 3000
     H = np.tril(small.hessian_lower(w))
     np.testing.assert_allclose(H + np.tril(H, -1).T, X.T @ (curvature[:, None] * X) + 0.05 * np.eye(10), rtol=1e-12)
+
+
+def test_lbfgs_hands_over_to_newton_when_the_objective_stops_changing(monkeypatch):
+    """J with rounding noise of a few ulps (as the float64 sum over many rows has near w*, made
+    deterministic here: a function of w's bits). Once the true decrease per step is below that noise,
+    L-BFGS-B's line search works on noise; after two evaluations within rounding of the best value the
+    Newton polish takes over and reaches tol. Without the hand-over the line search spends many more
+    evaluations there (the stalls seen at n = 1e6)."""
+    value_grad = solvers._Problem.value_grad
+
+    def noisy(self, w):
+        value, grad = value_grad(self, w)
+        u = zlib.crc32(np.ascontiguousarray(w).tobytes()) / 2**32 - 0.5
+        return value + 64 * np.finfo(float).eps * u, grad
+
+    monkeypatch.setattr(solvers._Problem, "value_grad", noisy)
+    X, y, b, w0 = make_problem(n=2000, d=10, seed=2)
+    problems = []
+    init = solvers._Problem.__init__
+
+    def recording(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        problems.append(self)
+
+    monkeypatch.setattr(solvers._Problem, "__init__", recording)
+    w, _ = minimize_perturbed_logistic(X, y, 1e-4, b=b, w0=w0)
+    with_hand_over = problems[0].n_evals
+    assert grad_inf(w, X, y, 1e-4, b, 0.0, w0) <= 1e-10
+    problem = solvers._Problem(X, y, 1e-4, b, 0.0, w0)
+    solvers._lbfgs(problem, np.zeros(10), 1e-10, 50)  # no hand-over: L-BFGS-B alone on the noisy values
+    assert with_hand_over + 10 <= problem.n_evals, (with_hand_over, problem.n_evals)
