@@ -3,8 +3,9 @@
 A book page renders its committed paper-profile results (:func:`.results.load_or_run`). To
 re-run it with other grids, a researcher turns the knobs the page's grid function takes: the ε
 grid, the repeats, the datasets, the methods, the K grid, M, λ grids, the variants of an
-ablation. This module names those knobs for every registered experiment (:func:`knobs`), checks
-them before any work is done, and runs the experiment through :func:`.results.load_or_run`:
+ablation, the public row scales of a protocol variant. This module names those knobs for every
+registered experiment (:func:`knobs`), checks them before any work is done, and runs the
+experiment through :func:`.results.load_or_run`:
 
 >>> from dpstack.experiments import live
 >>> sorted(live.knobs("pst_fig1_epsilon"))
@@ -232,6 +233,32 @@ def _build():
     knob("ruijin_transfer_groups", "branch", branch, "the RUIJIN-like branch", const(1))
     knob("ruijin_transfer_groups", "epsilon", eps_one, "ε", const(1.0))
     knob("ruijin_transfer_groups", "n_repeats", reps, "repeats", from_profiles(T, "k_repeats"))
+    # the protocol sensitivity page: PST Figure 1 and PPTL Table 1 under the protocols the papers leave open
+    scales = (
+        _positive_reals,
+        "a non-empty list of distinct finite numbers > 0 (rows are divided by each; 1 is the primary result)",
+    )
+    for exp, knob_reps in (
+        ("protocols_pst_fig1_refit", from_profiles(P, "n_repeats")),
+        ("protocols_pst_fig1_row_scale", from_profiles(P, "n_repeats")),
+        ("protocols_pst_fig1_repeats", const(30)),
+    ):
+        if exp.endswith("row_scale"):
+            knob(exp, "row_scales", scales, "the public row scales s (rows ÷ s)", const((2.0, 4.0, 8.0)))
+        knob(exp, "epsilons", eps_list, "the ε grid", from_profiles(P, "epsilons"))
+        knob(exp, "n_repeats", reps, "repeats", knob_reps)
+        knob(exp, "datasets", pst_datasets, "datasets", from_profiles(P, "datasets"))
+        knob(exp, "methods", _choices(pst.STACKING_METHODS), "methods", const(pst.STACKING_METHODS))
+    for exp, knob_reps in (
+        ("protocols_pptl_table1_refit", from_profiles(T, "n_repeats")),
+        ("protocols_pptl_table1_row_scale", from_profiles(T, "n_repeats")),
+        ("protocols_pptl_table1_repeats", const(30)),
+    ):
+        if exp.endswith("row_scale"):
+            knob(exp, "row_scales", scales, "the public row scales s (rows ÷ s)", const((2.0, 4.0, 8.0)))
+        knob(exp, "methods", transfer_methods, "methods", const(pptl.TRANSFER_METHODS))
+        knob(exp, "epsilons", eps_list, "the ε grid (ε_s = ε_t = ε)", from_profiles(T, "epsilons"))
+        knob(exp, "n_repeats", reps, "repeats", knob_reps)
     # the ablation page
     lam_grid = (_rule("lams")[0], _rule("lams")[1])
     for exp, methods, variants, profiles in (
@@ -579,6 +606,12 @@ _EXPERIMENT_NAMES = (
     "stacking_ablation_choices",
     "stacking_ablation_swing",
     "end_to_end_private",
+    "protocols_pst_fig1_refit",
+    "protocols_pst_fig1_row_scale",
+    "protocols_pst_fig1_repeats",
+    "protocols_pptl_table1_refit",
+    "protocols_pptl_table1_row_scale",
+    "protocols_pptl_table1_repeats",
 )
 
 
