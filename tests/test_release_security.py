@@ -313,7 +313,7 @@ def test_two_processes_saving_one_release_never_collide(tmp_path):
     errors = ctx.Queue()
     path = tmp_path / "m.json"
     save_release(_plr(random_state=1)[0], path)
-    procs = [ctx.Process(target=_save_many, args=(path, 40, errors)) for _ in range(2)]
+    procs = [ctx.Process(target=_save_many, args=(path, 300, errors)) for _ in range(2)]
     for p in procs:
         p.start()
     loads = 0
