@@ -818,7 +818,7 @@ def _rebuild_tuning(est):
     template = est.estimator.get_params(deep=False)
     for k, v in template.items():
         expected = setting.get(k, v)
-        if k in ("random_state", "diagnostics") or isinstance(v, object) and type(v).__name__ in _estimator_classes():
+        if k in ("random_state", "diagnostics") or type(v).__name__ in _estimator_classes():
             continue
         if not _same_param(params.get(k), expected):
             raise ReleaseFormatError(

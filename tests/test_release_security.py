@@ -64,6 +64,15 @@ def test_save_load_predicts_bit_identically_and_recomputes_the_ledger(kind, tmp_
     assert model.privacy_.to_records() == expected
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_release_dict_round_trip_predicts_bit_identically(kind):
+    est = _fitted(kind, 5)
+    X = _parties()[0] if kind.startswith("MPL-") else _binary(800)[0]
+    model = R.from_release_dict(json.loads(json.dumps(R.release_dict(est), allow_nan=False)))
+    for name, value in _outputs(est, X).items():
+        np.testing.assert_array_equal(_outputs(model, X)[name], value, err_msg=name)
+
+
 def test_the_file_holds_the_minimal_source_only(tmp_path):
     est, _ = _plr(fit_intercept=True)
     text = (save_release(est, tmp_path / "m.json")).read_text()
