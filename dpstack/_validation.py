@@ -53,7 +53,11 @@ def spawn_streams(random_state, n):
         return [None] * int(n)
     check_random_state(random_state)  # the type and range checks, with their messages
     if isinstance(random_state, np.random.Generator):
-        return random_state.spawn(int(n))
+        if hasattr(random_state, "spawn"):
+            return random_state.spawn(int(n))
+        # NumPy < 1.25 has no Generator.spawn; this is what it does (same children, same bits)
+        bit_generator = random_state.bit_generator
+        return [np.random.Generator(type(bit_generator)(s)) for s in bit_generator._seed_seq.spawn(int(n))]
     if isinstance(random_state, np.random.SeedSequence):
         root = random_state
         return [
