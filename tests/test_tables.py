@@ -49,7 +49,7 @@ def test_no_nan_is_shown_and_each_dash_is_explained():
     assert "NaN" not in text and "nan" not in text and "<NA>" not in text and "…" not in text
     assert table.frame.loc["PLR", "ε = 4"] == MISSING  # the paper has it, we did not run it
     assert table.frame.loc["Direct", "ε = 1"] == MISSING
-    assert table.frame.loc["PST-S", "ε = 1"] == "0.70 (–)"  # one repeat: no interval; no paper value
+    assert table.frame.loc["PST-S", "ε = 1"] == f"0.70 ({MISSING})"  # one repeat: no interval; no paper value
     assert "single repeat" in table.footnote and "reports no value" in table.footnote
     assert "not run here" in table.footnote and "1–2 repeats" in table.footnote
 
@@ -79,7 +79,7 @@ def test_tidy_prints_counts_as_integers_one_float_format_and_dashes():
     out = tidy(frame)
     assert list(out["n"]) == ["3", "10", MISSING]
     assert list(out["x"]) == ["0.6410", "0.0696", MISSING]
-    assert list(out["holds"]) == ["True", "False", "True"]
+    assert list(out["holds"]) == ["yes", "no", "yes"]  # booleans as words
     assert out["claim"].iloc[1] == MISSING
     html = scrollable(frame)
     assert "a" * 80 in html and "…" not in html and "..." not in html and "NaN" not in html
@@ -108,11 +108,12 @@ def test_cells_the_paper_alone_reports_are_dropped_and_counted():
 def test_as_table_shows_any_frame_tidy_and_scrollable():
     from dpstack.tables import as_table
 
-    shown = as_table(
-        pd.DataFrame({"claim": ["x", "y"], "n_pairs": [12.0, 3.0], "p_value": [6.9571e-05, 3e-9]}), "a note"
-    )
+    shown = as_table(pd.DataFrame({"claim": ["x", "y"], "n_pairs": [12.0, 3.0], "share": [6.9571e-05, 3e-9]}), "a note")
     assert list(shown.frame.iloc[0]) == ["x", "12", "0.0001"]
     assert list(shown.frame.iloc[1]) == ["y", "3", "< 0.0001"]  # not a false 0.0000
+    # A p-value column prints as p-values: the audit's 1.6137e-314 reads "< 1e-300".
+    p = as_table(pd.DataFrame({"p": [1.6137e-314, 6.9571e-05, 0.25]})).frame["p"].tolist()
+    assert p == ["< 1e-300", "7.0e−5", "0.250"]
     assert "a note" in shown._repr_html_() and "dpstack-table-scroll" in shown._repr_html_()
 
 
