@@ -268,7 +268,7 @@ def paper_vs_ours(
 #: Code names that appear as column headers or cell values, in words.
 WORDS = {
     "lam": "λ",
-    "lam_h": "λ_h",
+    "lam_h": "λₕ",
     "lam_bottom": "λ at the grid's bottom",
     "lam_top": "λ at the grid's top",
     "lam_edge": "λ at an edge of the grid",
@@ -314,6 +314,11 @@ CODE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+$|^[a-z]+[<>=]+\
 P_VALUE = re.compile(r"(?:^|\b)(?:p|p-value|p value|p_value|pvalue|p adjusted|p_adjusted)(?:\b|$)", re.I)
 
 
+#: Unicode subscripts, for a one-letter index written as code (``w_s`` → "wₛ", ``q_k`` → "qₖ").
+SUBSCRIPTS = dict(zip("0123456789aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
+SUBSCRIPTED = re.compile(r"(?<![a-z0-9])([A-Za-zα-ωΑ-Ω])_([0-9aehijklmnoprstuvx])(?![A-Za-z0-9])")
+
+
 def readable_header(name):
     """A column header in words: ``lam_bottom`` → "λ at the grid's bottom", ``q_k`` → "qₖ".
 
@@ -327,6 +332,7 @@ def readable_header(name):
     if text in WORDS:
         return WORDS[text]
     words = re.sub(r"\b(q|d|eps|Delta|lambda)_k\b", lambda m: WORDS[m.group(0)], text)
+    words = SUBSCRIPTED.sub(lambda m: m.group(1) + SUBSCRIPTS[m.group(2)], words)
     words = re.sub(r"\w+(?:_\w+)+|\w+[<>=]+\d+", lambda m: _code_to_words(m.group(0)), words)
     return words
 
