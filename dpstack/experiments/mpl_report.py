@@ -273,27 +273,32 @@ def plot_accuracy(ax, df, n_parties, noise=DP_NOISE, title=None):
 def absent_data_note(dataset, status):
     """HTML of the one admonition an MPL page shows when its data is absent.
 
-    Says what is missing (from :func:`dpstack.experiments.multiparty.data_status`), the exact
-    command that fetches it, and what the page will show once it is there.
+    Says what is missing (from :func:`dpstack.experiments.multiparty.data_status`) and what the page
+    will show once it is there, in a reader's words: the commands that fetch the files and compute
+    the results are in the appendix "How this book is built", linked from the note.
     """
     import html
     import re
 
     from .multiparty import DATASETS
-    from .results import reproduce_command
 
     text = re.sub(r";? ?the code below is the one that will run once they are there\.?", ".", status).strip()
     text = re.sub(r"^Data absent: ", "", text)
+    # A sentence naming a command belongs to the appendix, not to the page.
+    sentences = re.split(r"(?<=\.)\s+(?=\S)", text)
+    text = " ".join(sentence for sentence in sentences if "python -m" not in sentence and "make " not in sentence)
+    text = text[:1].upper() + text[1:]
     body = html.escape(text)
     body = re.sub(r"`([^`]+)`", r"<code>\1</code>", body)
     Ms = ", ".join(f"{M:,}" for M in DATASETS[dataset]["n_parties"])
     page = PAGES[dataset]
     will = (
-        f"Once the files are in the data home, <code>{html.escape(reproduce_command(page['page']))}</code> "
-        f"computes the paper-scale results (10 splits × 10 noise draws, M = {Ms} parties) and this page "
-        f"shows them: test accuracy against 1/ε beside the paper's {html.escape(page['figure'])}, the paper's "
-        "statements judged with 95 % intervals, and why the private curves fall where they do. Until then "
-        "it shows no results."
+        f"Once the files are there and the paper-scale results are computed (10 splits × 10 noise draws, "
+        f"M = {Ms} parties), this page shows them: test accuracy against 1/ε beside the paper's "
+        f"{html.escape(page['figure'])}, the paper's statements judged with 95 % intervals, and why the "
+        "private curves fall where they do. Until then it shows no results. The appendix "
+        '<a href="../book/how_built.html">How this book is built</a> says how to fetch the files and compute '
+        "the results."
     )
     return (
         f'<div class="admonition warning dpstack-data-absent"><p class="admonition-title">Data absent: '
