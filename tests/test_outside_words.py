@@ -236,7 +236,7 @@ def test_ordinary_reader_sentences_are_not_flagged(text):
 
 
 def test_the_operations_pages_may_name_commands_but_not_machines():
-    text = "`make reproduce` on the paper profile; the layout of our build machines"
+    text = "`make reproduce` on the paper profile on AMD EPYC; the layout of our build machines"
     assert [n for n, _ in outside_words.find_reader(text, operations=True)] == ["our machines"]
 
 

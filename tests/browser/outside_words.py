@@ -84,7 +84,11 @@ def find_reader(text, operations=False):
 
     ``operations``: the text is a page about building the book (commands and profiles allowed).
     """
-    allowed = {"developer command", "profile name", "test file", "test-suite remark"} if operations else set()
+    allowed = (
+        {"developer command", "profile name", "test file", "test-suite remark", "machine string"}
+        if operations
+        else set()
+    )
     hits = []
     for name, pattern in READER_PATTERNS:
         if name in allowed:
