@@ -110,6 +110,8 @@ Math MyST renders: $\varepsilon' = \varepsilon - \log 2$.
 
 <p>A link whose text came from a title with TeX: <a href="#">feature importance v = \alpha^i</a></p>
 
+<div style="overflow: hidden; width: 300px"><mjx-container display="true" style="display: block; width: 900px">a formula cut off in a box that does not scroll</mjx-container></div>
+
 A formula typed as text: the ratio r^(k) = log(d/(Kδ)) / (q_k K log(d/δ)).
 
 $$\log\frac{p(\mathbf w\mid D)}{p(\mathbf w\mid D')} = \frac{\|\mathbf b(\mathbf w;D')\|-\|\mathbf b(\mathbf w;D)\|}{s} + \log\frac{\det H(\mathbf w;D)}{\det H(\mathbf w;D')} + \log\frac{\det H(\mathbf w;D)}{\det H(\mathbf w;D')} + \log\frac{\det H(\mathbf w;D)}{\det H(\mathbf w;D')} + \log\frac{\det H(\mathbf w;D)}{\det H(\mathbf w;D')},\qquad H = \textstyle\sum_i \ell''\,\mathbf z_i\mathbf z_i^\top + n(\lambda+\Delta)I$$
