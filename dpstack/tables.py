@@ -41,6 +41,7 @@ __all__ = [
     "LONG",
     "book_tables",
     "readable_header",
+    "math_text",
 ]
 
 #: What a missing value shows as (explained in each table's footnote).
@@ -319,6 +320,28 @@ SUBSCRIPTS = dict(zip("0123456789aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇�
 SUBSCRIPTED = re.compile(r"(?<![a-z0-9])([A-Za-zα-ωΑ-Ω])_([0-9aehijklmnoprstuvx])(?![A-Za-z0-9])")
 
 
+#: Unicode superscripts, for an exponent written as code (``ε^(k)`` → "ε⁽ᵏ⁾", ``r^(d-1)`` → "r⁽ᵈ⁻¹⁾").
+SUPERSCRIPTS = dict(zip("0123456789+-−=()abcdefghijklmnoprstuvwxyz", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁼⁽⁾ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ"))
+SUPERSCRIPTED = re.compile(r"(?<![\w\\])([A-Za-zα-ωΑ-Ω])\^(\([^()\s]{1,8}\)|[-−]?\d+)")
+
+
+def math_text(text):
+    """Plain-text math in a table typeset with Unicode: ``w_s`` → "wₛ", ``ε^(k)`` → "ε⁽ᵏ⁾", ``q_k`` → "qₖ".
+
+    Only one-letter subscripts and short exponents are rewritten (a code name such as ``n_jobs``
+    is left alone); an exponent with a character that has no superscript form is kept as it is.
+    """
+    text = SUBSCRIPTED.sub(lambda m: m.group(1) + SUBSCRIPTS[m.group(2)], text)
+
+    def sup(m):
+        power = m.group(2)
+        if all(ch in SUPERSCRIPTS for ch in power):
+            return m.group(1) + "".join(SUPERSCRIPTS[ch] for ch in power)
+        return m.group()
+
+    return SUPERSCRIPTED.sub(sup, text)
+
+
 def readable_header(name):
     """A column header in words: ``lam_bottom`` → "λ at the grid's bottom", ``q_k`` → "qₖ".
 
@@ -332,7 +355,7 @@ def readable_header(name):
     if text in WORDS:
         return WORDS[text]
     words = re.sub(r"\b(q|d|eps|Delta|lambda)_k\b", lambda m: WORDS[m.group(0)], text)
-    words = SUBSCRIPTED.sub(lambda m: m.group(1) + SUBSCRIPTS[m.group(2)], words)
+    words = math_text(words)
     words = re.sub(r"\w+(?:_\w+)+|\w+[<>=]+\d+", lambda m: _code_to_words(m.group(0)), words)
     return words
 
@@ -362,6 +385,9 @@ def _p_value(value):
     return f"{value:.3f}"
 
 
+BOOLEAN_IN_TEXT = re.compile(r"([:=]\s*)(True|False)\b")
+
+
 def _cell_text(value, missing):
     """A non-numeric cell as text: booleans as words, dicts as "key: value" lists, no NaN."""
     if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
@@ -384,7 +410,9 @@ def _cell_text(value, missing):
         return WORDS[text]
     if text in ("True", "False"):
         return "yes" if text == "True" else "no"
-    return text
+    # A check printed inside a sentence ("parts disjoint: True"): the boolean in words too.
+    text = BOOLEAN_IN_TEXT.sub(lambda m: m.group(1) + ("yes" if m.group(2) == "True" else "no"), text)
+    return math_text(text)
 
 
 def _number_column(values, header, decimals, missing):
@@ -522,7 +550,7 @@ def scrollable(frame, footnote="", formatted=False, summary=None):
         footnote = (
             footnote + " " if footnote else ""
         ) + f"{MISSING}: no value in this cell (not applicable or not computed)."
-    note = f'<p class="dpstack-table-note">{_html.escape(footnote)}</p>' if footnote else ""
+    note = f'<p class="dpstack-table-note">{_html.escape(math_text(footnote))}</p>' if footnote else ""
     box = f'<div class="{SCROLL_CLASS}" style="overflow-x:auto;max-width:100%">{table}</div>'
     if len(shown) > LONG:
         line = summary or f"{len(shown)} rows × {shown.shape[1]} columns"

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dpstack.tables import MISSING, ci_half_width, decimals_of, paper_vs_ours, scrollable, tidy
+from dpstack.tables import MISSING, as_table, ci_half_width, decimals_of, paper_vs_ours, scrollable, tidy
 
 
 def repeats(cells):
@@ -147,3 +147,14 @@ def test_two_methods_are_never_pooled_into_one_cell():
         paper_vs_ours(ours, None, index="epsilon", columns=None)
     table = paper_vs_ours(ours, None, index="method", columns="epsilon")
     assert table.frame.loc["U", "ε = 1"].startswith("0.605") and table.frame.loc["W", "ε = 1"].startswith("0.905")
+
+
+def test_plain_text_math_and_booleans_inside_cells_read_as_words():
+    from dpstack.tables import math_text, readable_header
+
+    assert math_text("target PLR (centre (1-η)w_s)") == "target PLR (centre (1-η)wₛ)"
+    assert math_text("PPTL ε^(k) = ε; r^(d-1); x^2") == "PPTL ε⁽ᵏ⁾ = ε; r⁽ᵈ⁻¹⁾; x²"
+    assert math_text("n_jobs and lam_grid stay code names") == "n_jobs and lam_grid stay code names"
+    assert readable_header("noise / (n q_k)") == "noise / (n qₖ)"
+    table = as_table(pd.DataFrame({"checks": ["parts disjoint: True; ledger ε = 1"], "ok": [False]}))
+    assert table.frame.iloc[0].tolist() == ["parts disjoint: yes; ledger ε = 1", "no"]

@@ -352,9 +352,9 @@ def reading(df, dataset, with_hypothesis=True):
     first = soft["inv_epsilon"][ratio > 1.0]
     if len(first):
         lines.append(
-            f"- soft's noise norm exceeds ‖w_s‖ from 1/ε = {_fmt_inv(float(first.iloc[0]))} on; at "
+            f"- soft's noise norm exceeds ‖wₛ‖ from 1/ε = {_fmt_inv(float(first.iloc[0]))} on; at "
             f"1/ε = {_fmt_inv(float(soft['inv_epsilon'].iloc[-1]))} it is {float(ratio.iloc[-1]):.0f} × "
-            "‖w_s‖."
+            "‖wₛ‖."
         )
     from ..papers import show
 

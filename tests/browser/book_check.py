@@ -286,7 +286,8 @@ def check_book(browser, base_url, html_dir, screenshots=None):
             probe, found = visit(browser, base_url, page)
             if probe is not None:
                 found += legibility.verdict_table_problems(browser.evaluate(legibility.VERDICT_TABLE_PROBE), WIDE)
-                found += math_check.text_problems(browser.evaluate(math_check.TEXT_PROBE))
+                if not page.startswith(math_check.DOCSTRING_PAGES):
+                    found += math_check.text_problems(browser.evaluate(math_check.TEXT_PROBE))
                 found += math_check.equation_problems(browser.evaluate(math_check.EQUATION_PROBE), WIDE)
                 if page in screenshots:
                     Path(screenshots[page]).parent.mkdir(parents=True, exist_ok=True)

@@ -24,6 +24,10 @@ RAW_TEX = re.compile(r"\\[A-Za-z]{2,}\b|[\^_]\{|(?<![\w$])\$[^$\s][^$\n]{0,80}?[
 #: (``q_k``, ``ε_s``, ``r^(k)``, ``M^-2``). A snake_case name (``n_jobs``) is not matched.
 PSEUDO_MATH = re.compile(r"(?<![\w\\/.])[A-Za-zα-ωΑ-Ω](?:_(?:\(|[A-Za-z0-9](?![\w(]))|\^(?:\(|[-−]?\d))")
 
+#: The API reference renders the package's docstrings, which are also read as plain text
+#: (``help()``): their formulas are plain text by convention and are not checked.
+DOCSTRING_PAGES = ("book/api", "api")
+
 TEXT_PROBE = r"""
 (() => {
   const skip = 'pre, code, script, style, textarea, kbd, samp, mjx-container, .highlight, .MathJax, math, svg';
