@@ -402,7 +402,11 @@ def _cell_text(value, missing):
         v = float(value)
         if not np.isfinite(v):
             return missing if np.isnan(v) else ("∞" if v > 0 else "−∞")
-        return _fmt(v, 4) if 1e-3 <= abs(v) < 1e4 else (_sci(v, 3) if v else "0")
+        if v == 0:
+            return "0"
+        if 1e-3 <= abs(v) < 1e4:  # four significant digits, no trailing zeros: 44.9, 0.1235, 2
+            return np.format_float_positional(v, precision=4, unique=True, fractional=False, trim="-").replace("-", "−")
+        return _sci(v, 3)
     text = str(value)
     if text in ("nan", "NaN", "<NA>", "None"):
         return missing
