@@ -119,13 +119,15 @@ def accuracy_table(df, dataset, n_parties, noise=DP_NOISE):
 
     batch and indiv (non-private) have one value, in the 1/ε = 0 column. Rounded to the paper's
     two decimals. On pages without numbers in the paper (KDD, URL) and on the MNIST stand-in
-    (HAR's numbers are no target for MNIST) the brackets hold a dash.
+    (HAR's numbers are no target for MNIST) the cells are ``ours ± CI`` without brackets: an empty
+    bracket in every cell would only repeat what the footnote says once.
     """
     t = trial_means(df, noise)
     t = t[t["n_parties"] == n_parties].rename(columns={"inv_epsilon": "1/ε"})
+    with_paper = bool(PAGES[dataset]["paper_values"]) and dataset != "mnist10"
     table = paper_vs_ours(
         t,
-        _paper_frame(dataset),
+        _paper_frame(dataset) if with_paper else None,
         index="method",
         columns="1/ε",
         value="accuracy",
@@ -135,15 +137,15 @@ def accuracy_table(df, dataset, n_parties, noise=DP_NOISE):
     )
     frame = table.frame.reindex([m for m in METHOD_ORDER if m in table.frame.index])
     notes = [
-        table.footnote.replace(f" {MISSING}: not run here.", "").replace(
-            f" ({MISSING}): the paper reports no value for this cell.", ""
-        )
+        table.footnote.replace(f" {MISSING}: not run here.", "")
+        .replace(f" ({MISSING}): the paper reports no value for this cell.", "")
+        .replace(" The paper only plots this result: it prints no number to put beside ours.", "")
     ]
     notes.append(f"batch and indiv add no noise: one value each, under 1/ε = 0 ({MISSING} elsewhere).")
     if dataset == "mnist10":
-        notes.append(f"({MISSING}): no paper value, the paper has no MNIST experiment.")
-    elif not PAGES[dataset]["paper_values"]:
-        notes.append(f"({MISSING}): the paper only plots this figure; it prints no number.")
+        notes.append("No paper value: the paper has no MNIST experiment.")
+    elif not with_paper:
+        notes.append("No paper value: the paper only plots this figure; it prints no number.")
     else:
         notes.append(f"({MISSING}): the paper prints no value for this cell.")
     table.frame, table.footnote = frame, " ".join(notes)
