@@ -1,6 +1,7 @@
 """Link the first use of each glossary term on every page to its entry in the glossary.
 
-Rule: on each page of the book (``book/*.md`` and the notebooks' Markdown cells, in page order),
+Rule: on each page of the book (``book/*.md`` and the notebooks' Markdown cells, in page order;
+for the MPL experiment pages, their template, then the pages are regenerated from it),
 the first occurrence of a term of ``book/glossary.md`` in prose becomes ``{term}`NAME```; later
 occurrences stay plain. Prose excludes headings, code (fenced and inline), math, link text and
 targets, roles, directive options and fenced directives. A page that already links a term
@@ -20,6 +21,9 @@ import sys
 from pathlib import Path
 
 import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import notebook_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 GLOSSARY = ROOT / "book" / "glossary.md"
@@ -75,11 +79,25 @@ def _link_once(source, pattern, term):
     return source, False
 
 
+def _variants(nb, path):
+    """The Markdown cells of each page a notebook makes: one page, or one per page generated from a template.
+
+    A template's cell tagged ``only:NAME=VALUE`` belongs to the pages with that parameter value,
+    so each generated page gets the links of its own first uses.
+    """
+    markdown = [c for c in nb.cells if c.cell_type == "markdown"]
+    params = [p for template, p in notebook_pages.run_notebooks.PAGES.values() if (ROOT / template).resolve() == path]
+    if not params:
+        return [markdown]
+    only = notebook_pages.run_notebooks._only_tags
+    return [[c for c in markdown if not only(c) or any(str(p.get(n)) == v for n, v in only(c))] for p in params]
+
+
 def pages():
     for path in sorted((ROOT / "book").glob("*.md")):
         if path.stem not in SKIPPED_PAGES and not path.stem.startswith("findings"):
             yield path
-    yield from sorted((ROOT / "notebooks").glob("*.ipynb"))
+    yield from notebook_pages.editable_notebooks()
 
 
 def main(argv=None):
@@ -88,7 +106,7 @@ def main(argv=None):
     terms = glossary_terms()
     changed = []
     for path in pages():
-        mpl_page = path.stem.startswith("mpl_")
+        mpl_page = path.stem.startswith("mpl_")  # the MPL pages and their template
         if path.suffix == ".md":
             (new,) = link_first_uses([path.read_text()], terms, mpl_page)
             if new != path.read_text():
@@ -97,14 +115,17 @@ def main(argv=None):
                     path.write_text(new)
             continue
         nb = nbformat.read(path, as_version=4)
-        cells = [c for c in nb.cells if c.cell_type == "markdown"]
-        new = link_first_uses([c.source for c in cells], terms, mpl_page)
-        if any(c.source != n for c, n in zip(cells, new)):
+        before = [c.source for c in nb.cells]
+        for cells in _variants(nb, path):
+            new = link_first_uses([c.source for c in cells], terms, mpl_page)
+            for cell, source in zip(cells, new):
+                cell.source = source
+        if [c.source for c in nb.cells] != before:
             changed.append(path)
             if not check:
-                for cell, source in zip(cells, new):
-                    cell.source = source
                 nbformat.write(nb, path)
+    if changed and not check:
+        changed += notebook_pages.sync_generated_pages()
     for path in changed:
         print(f"{'would link' if check else 'linked'} terms in {path.relative_to(ROOT)}")
     return 1 if check and changed else 0

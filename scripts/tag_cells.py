@@ -1,6 +1,7 @@
 """Tag the notebooks' code cells so a reader sees the text and the results, not the machinery.
 
-The rule, applied to every code cell of ``notebooks/*.ipynb``:
+The rule, applied to every code cell of ``notebooks/*.ipynb`` (for the MPL experiment pages, to
+their template, from which the pages are then regenerated):
 
 * **prose cells** → ``remove-input``: a cell whose only displays are Markdown built from the
   results (``display(Markdown(...))``, or ``Markdown(...)`` as its last expression) and that
@@ -27,6 +28,9 @@ import sys
 from pathlib import Path
 
 import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import notebook_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 KEPT = {"remove-input", "remove-cell", "hide-input", "hide-cell", "hide-output", "remove-output", "parameters"}
@@ -131,7 +135,7 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     check = "--check" in argv
     changed = 0
-    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+    for path in notebook_pages.editable_notebooks():
         nb = nbformat.read(path, as_version=4)
         added = []
         for i, cell in enumerate(nb.cells):
@@ -148,6 +152,9 @@ def main(argv=None):
             print(f"{path.relative_to(ROOT)}: " + ", ".join(f"cell {i} {tag}" for i, tag in added))
             if not check:
                 nbformat.write(nb, path)
+    if changed and not check:
+        for path in notebook_pages.sync_generated_pages():
+            print(f"{path.relative_to(ROOT)}: regenerated from its template")
     print(f"{changed} cell{'s' if changed != 1 else ''} {'would be ' if check else ''}tagged")
     return 1 if check and changed else 0
 

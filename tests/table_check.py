@@ -77,7 +77,7 @@ def table_problems(page_html, where=""):
         rows = [CELL.findall(row) for row in ROW.findall(table)]
         head, body = [], []
         in_body = False
-        for row_html, cells in zip(ROW.findall(table), rows):
+        for cells in rows:
             in_body = in_body or any(tag.lower() == "td" for tag, _ in cells)
             (body if in_body else head).append(cells)
         headers = [_text(text) for row in head for _, text in row]
@@ -85,7 +85,7 @@ def table_problems(page_html, where=""):
         declared = DECLARED.search(after)
         places = int(declared.group(1)) if declared else None
 
-        def say(what, example):
+        def say(what, example, name=name):
             problems.append(f"{name}: {what}: {example!r}")
 
         for header in headers:

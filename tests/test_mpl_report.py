@@ -5,7 +5,7 @@ import pandas as pd
 
 from dpstack.experiments import mpl_report
 from dpstack.experiments.multiparty import DP_NOISE, EXP_NOISE
-from dpstack.tables import MISSING
+from dpstack.table_style import MISSING
 
 
 def _rows(n_repeats=3, Ms=(10,)):

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..plotting import color_for, mean_interval, set_grid_ticks
-from ..tables import MISSING, paper_vs_ours
+from ..table_style import MISSING, paper_vs_ours
 from . import paper_values as pv
 from .multiparty import DP_NOISE, PRIVATE
 from .verdicts import claims_frame as _claims_frame
