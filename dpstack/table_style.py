@@ -203,6 +203,15 @@ def _p_value(value):
 
 
 BOOLEAN_IN_TEXT = re.compile(r"([:=]\s*)(True|False)\b")
+LONG_NUMBER = re.compile(r"(?<![\w.])\d+\.\d{2,}(?![\w.])")
+
+
+def _four_digits(number):
+    """A printed number cut to four significant digits, trailing zeros kept (``1.9848`` → "1.985")."""
+    digits = number.replace(".", "").lstrip("0")
+    if len(digits) <= 4:
+        return number
+    return np.format_float_positional(float(number), precision=4, unique=False, fractional=False, trim="k").rstrip(".")
 
 
 def _cell_text(value, missing):
@@ -233,6 +242,8 @@ def _cell_text(value, missing):
         return "yes" if text == "True" else "no"
     # A check printed inside a sentence ("parts disjoint: True"): the boolean in words too.
     text = BOOLEAN_IN_TEXT.sub(lambda m: m.group(1) + ("yes" if m.group(2) == "True" else "no"), text)
+    # A number inside a sentence at four significant digits too ("sensitivity 2.0000" → "2.000").
+    text = LONG_NUMBER.sub(lambda m: _four_digits(m.group()), text)
     return math_text(text)
 
 

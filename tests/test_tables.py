@@ -158,3 +158,10 @@ def test_plain_text_math_and_booleans_inside_cells_read_as_words():
     assert readable_header("noise / (n q_k)") == "noise / (n qₖ)"
     table = as_table(pd.DataFrame({"checks": ["parts disjoint: True; ledger ε = 1"], "ok": [False]}))
     assert table.frame.iloc[0].tolist() == ["parts disjoint: yes; ledger ε = 1", "no"]
+
+
+def test_numbers_inside_text_cells_keep_four_significant_digits():
+    from dpstack.table_style import _cell_text
+
+    text = "claimed sensitivity 2.0000; measured 1.9848 and 0.8021; numpy 1.26.4; 12345.678"
+    assert _cell_text(text, MISSING) == "claimed sensitivity 2.000; measured 1.985 and 0.8021; numpy 1.26.4; 12350"
