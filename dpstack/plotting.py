@@ -68,6 +68,10 @@ COLORS = {
     "C-hl": "#d62728",
     "C-mv": "#bcbd22",
     "C-wmv": "#17becf",
+    # the synthetic RUIJIN-like cohort's two kinds of centre and of feature importance
+    "main centre": "#d62728",
+    "branch centre": "#1f77b4",
+    "PST Table 3": "#d62728",
 }
 _FALLBACK = (
     "#1f77b4",
@@ -90,6 +94,9 @@ def color_for(label):
     """The book's colour for a method (a stable fallback for labels not in :data:`COLORS`)."""
     if label in COLORS:
         return COLORS[label]
+    method = method_of(label)  # "PST-S — papers' protocol" is drawn in PST-S's colour
+    if method is not None:
+        return COLORS[method]
     import zlib
 
     return _FALLBACK[zlib.crc32(str(label).encode()) % len(_FALLBACK)]
@@ -270,7 +277,7 @@ def method_of(label):
     label = str(label)
     best = None
     for key in COLORS:
-        if label == key or (label.startswith(key) and not label[len(key)].isalnum() and label[len(key)] not in "-("):
+        if label == key or any(label.startswith(key + sep) for sep in (" —", " (", ", ", " =")):
             if best is None or len(key) > len(best):
                 best = key
     return best
@@ -458,6 +465,10 @@ def check_figure(fig, widths=None, min_px=MIN_TEXT_PX):
 
     widths = COLUMN_WIDTHS if widths is None else widths
     widths = tuple(widths.values() if isinstance(widths, dict) else widths)
+    if not hasattr(fig.canvas, "get_renderer"):  # a closed figure: draw it off screen
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(fig)
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     problems = []

@@ -410,7 +410,9 @@ def plot_own_data(result, ax=None):
     from ..plotting import color_for, plot_mean_with_spread
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(6.4, 4.0))
+        from ..plotting import panels
+
+        _, ax = panels(1, height=3.6)
     frame = result.frame
     from matplotlib.colors import to_hex
 
@@ -429,7 +431,7 @@ def plot_own_data(result, ax=None):
         ax.axhline(part["auc"].mean(), color=colors[method], ls="--", lw=1)
     ax.set_xlabel("ε (dashed: non-private, ε = ∞)")
     ax.set_ylabel("test AUC")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend()
     return ax
 
 
