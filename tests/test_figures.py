@@ -23,12 +23,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
 
-from dpstack import plotting as P  # noqa: E402
+from dpstack import plotting as P
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -268,7 +268,7 @@ def image_outputs(cell):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_sources_use_the_style(path):
     problems = []
-    for i, source, cell in code_cells(path):
+    for i, source, _cell in code_cells(path):
         code = "\n".join(line.split("  # ")[0] for line in source.splitlines())  # comments may name colours
         for match in HARD_CODED_COLOUR.finditer(code):
             problems.append(f"cell {i}: sets its own colour or font ({match.group(0)!r}); use the book's map")
