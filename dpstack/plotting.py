@@ -325,12 +325,20 @@ def legend_below(fig, extra=(), ncol=None):
     )
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
 def _plain_ticks(ax):
     """Tick labels as plain numbers: no "1.02643×10⁰", no offset, no lone minor labels."""
     from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter, ScalarFormatter
 
     def plain(value, _pos=None):
-        return f"{value:.3g}"
+        if value != 0 and not 1e-3 <= abs(value) < 1e4:
+            power = np.log10(abs(value))
+            if np.isclose(power, round(power)):  # 10⁻⁶ rather than 1e-06
+                sign = "−" if value < 0 else ""
+                return f"{sign}10{str(int(round(power))).translate(_SUPERSCRIPT)}"
+        return f"{value:.3g}".replace("-", "−")
 
     for axis in (ax.xaxis, ax.yaxis):
         scale = axis.get_scale()
@@ -447,6 +455,29 @@ def _text_width_scale(fig, renderer, widths):
     return [(w, min(w, natural_px) / width_pt) for w in widths]
 
 
+def _labels_collide(ax, axis, labels, renderer):
+    """Whether neighbouring tick labels of ``axis`` overlap (rotated labels: their text lines)."""
+    span = ax.get_window_extent(renderer)
+    horizontal = axis is ax.xaxis
+    shown = []
+    for t in labels:
+        box = t.get_window_extent(renderer)
+        middle = (box.x0 + box.x1) / 2 if horizontal else (box.y0 + box.y1) / 2
+        low, high = (span.x0, span.x1) if horizontal else (span.y0, span.y1)
+        if low - 2 <= middle <= high + 2:
+            shown.append((middle, t, box))
+    shown.sort(key=lambda item: item[0])
+    for (m0, t0, b0), (m1, _t1, b1) in zip(shown, shown[1:]):
+        angle = np.deg2rad(t0.get_rotation() % 180)
+        if horizontal and 0.1 < angle < np.pi - 0.1:  # rotated: the gap between the parallel text lines
+            line = renderer.points_to_pixels(t0.get_fontsize())
+            if (m1 - m0) * abs(np.sin(angle)) < 0.9 * line:
+                return True
+        elif b0.overlaps(b1):
+            return True
+    return False
+
+
 def check_figure(fig, widths=None, min_px=MIN_TEXT_PX):
     """Every way ``fig`` breaks the book's figure style, as a list of sentences (empty: none).
 
@@ -546,16 +577,8 @@ def check_figure(fig, widths=None, min_px=MIN_TEXT_PX):
                 if "10^" in t.get_text() or "\\times" in t.get_text() or "×10" in t.get_text():
                     problems.append(f"scientific tick label {t.get_text()!r} on {ax.get_title()!r}")
                     break
-            span = ax.get_window_extent(renderer)
-            boxes = sorted(
-                (t.get_window_extent(renderer) for t in labels),
-                key=(lambda b: b.x0) if axis is ax.xaxis else (lambda b: b.y0),
-            )
-            boxes = [b for b in boxes if (span.x0 - 2 <= (b.x0 + b.x1) / 2 <= span.x1 + 2) or axis is ax.yaxis]
-            for a, b in zip(boxes, boxes[1:]):
-                if a.overlaps(b):
-                    problems.append(f"tick labels collide on {ax.get_title()!r}")
-                    break
+            if _labels_collide(ax, axis, labels, renderer):
+                problems.append(f"tick labels collide on {ax.get_title()!r}")
     problem = alt_text_problem(getattr(fig, "dpstack_alt", None))
     if problem:
         problems.append(problem)
