@@ -320,9 +320,16 @@ def legend_below(fig, extra=(), ncol=None):
         return None
     if fig.get_layout_engine() is None or type(fig.get_layout_engine()).__name__ != "ConstrainedLayoutEngine":
         fig.set_layout_engine("constrained")
-    return fig.legend(
-        handles, labels, loc="outside lower center", ncol=ncol or _legend_columns(fig, labels), frameon=False
-    )
+    ncol = ncol or _legend_columns(fig, labels)
+    while True:  # as many columns as fit in the figure's width
+        legend = fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False)
+        if ncol == 1 or not hasattr(fig.canvas, "get_renderer"):
+            return legend
+        width = legend.get_window_extent(fig.canvas.get_renderer()).width
+        if width <= fig.bbox.width * 0.98:
+            return legend
+        legend.remove()
+        ncol -= 1
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -345,6 +352,12 @@ def _plain_ticks(ax):
         if scale == "log":
             lo, hi = sorted(abs(v) for v in axis.get_view_interval())
             if lo > 0 and hi / lo < 10:  # less than one decade: a few plain ticks
+                axis.set_major_locator(MaxNLocator(4))
+            axis.set_major_formatter(FuncFormatter(plain))
+            axis.set_minor_formatter(NullFormatter())
+        elif scale == "symlog":
+            lo, hi = sorted(axis.get_view_interval())
+            if sum(lo <= v <= hi for v in axis.get_majorticklocs()) < 3:  # a lone "1.02643×10⁰": a few plain ticks
                 axis.set_major_locator(MaxNLocator(4))
             axis.set_major_formatter(FuncFormatter(plain))
             axis.set_minor_formatter(NullFormatter())
@@ -462,7 +475,8 @@ def _labels_collide(ax, axis, labels, renderer):
     shown = []
     for t in labels:
         box = t.get_window_extent(renderer)
-        middle = (box.x0 + box.x1) / 2 if horizontal else (box.y0 + box.y1) / 2
+        anchor = t.get_transform().transform(t.get_position())  # the tick's own place, whatever the alignment
+        middle = anchor[0] if horizontal else anchor[1]
         low, high = (span.x0, span.x1) if horizontal else (span.y0, span.y1)
         if low - 2 <= middle <= high + 2:
             shown.append((middle, t, box))

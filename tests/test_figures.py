@@ -308,3 +308,21 @@ def test_executed_figures_meet_the_style(path):
                     if px < P.MIN_TEXT_PX - 1e-9:
                         problems.append(f"cell {i}: text {px:.1f} px in the {column} px column")
     assert not problems, "\n".join(problems)
+
+
+def test_colliding_tick_labels_are_found():
+    fig, ax = P.panels(1)
+    ax.plot([0.9, 1.1], [0, 1], color="k")
+    ax.set_xscale("log")
+    values = np.linspace(0.9, 1.1, 21)
+    ax.set_xticks(values, [f"{v:.2f}" for v in values])  # 21 labels in 5 inches
+    fig.dpstack_alt = ALT
+    assert any("tick labels collide" in p for p in P.check_figure(fig))
+
+
+def test_symlog_axis_gets_plain_ticks():
+    fig, ax = P.panels(1)
+    ax.plot([10, 100, 1000], [1.02643, 0.2, 0.0], color="k")
+    ax.set_yscale("symlog")
+    ax.set_ylim(bottom=0)
+    assert problems_of(fig) == []
