@@ -304,12 +304,17 @@ def legend_below(fig, extra=(), ncol=None):
     """
     handles, labels = [], []
     for ax in fig.axes:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
+        legend = ax.get_legend()
+        if legend is not None:  # the entries the panel's legend shows (its own handles included)
+            pairs = zip(legend.legend_handles, [t.get_text() for t in legend.get_texts()])
+        else:
+            pairs = zip(*ax.get_legend_handles_labels())
+        for h, lab in pairs:
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-        if ax.get_legend() is not None:
-            ax.get_legend().remove()
+        if legend is not None:
+            legend.remove()
     for h in extra:
         if h.get_label() not in labels:
             handles.append(h)
@@ -345,6 +350,8 @@ def _plain_ticks(ax):
             if np.isclose(power, round(power)):  # 10⁻⁶ rather than 1e-06
                 sign = "−" if value < 0 else ""
                 return f"{sign}10{str(int(round(power))).translate(_SUPERSCRIPT)}"
+        if abs(value) >= 1000 and float(value).is_integer():
+            return f"{value:,.0f}".replace("-", "−")  # 1,000 rather than 1e+03
         return f"{value:.3g}".replace("-", "−")
 
     for axis in (ax.xaxis, ax.yaxis):
