@@ -546,8 +546,16 @@ def check_figure(fig, widths=None, min_px=MIN_TEXT_PX):
     for legend in legends:
         box = legend.get_window_extent(renderer)
         for ax in fig.axes:
+            clip = ax.bbox
             for artist in _data_artists(ax):
                 pts = _data_points(artist, renderer)
+                if len(pts) and artist.get_clip_on():  # what the panel clips away is not drawn
+                    pts = pts[
+                        (pts[:, 0] >= clip.x0)
+                        & (pts[:, 0] <= clip.x1)
+                        & (pts[:, 1] >= clip.y0)
+                        & (pts[:, 1] <= clip.y1)
+                    ]
                 if len(pts) == 0:
                     continue
                 inside = (pts[:, 0] > box.x0) & (pts[:, 0] < box.x1) & (pts[:, 1] > box.y0) & (pts[:, 1] < box.y1)

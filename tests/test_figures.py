@@ -326,3 +326,12 @@ def test_symlog_axis_gets_plain_ticks():
     ax.set_yscale("symlog")
     ax.set_ylim(bottom=0)
     assert problems_of(fig) == []
+
+
+def test_bar_chart_cut_at_its_axis_passes_with_the_legend_below():
+    fig, ax = P.panels(1)
+    for i, method in enumerate(("PST-S", "PST-F(W)")):
+        ax.bar(np.arange(5) + 0.4 * i, [0.8, 0.85, 0.9, 0.7, 0.75], width=0.4, label=method, color=P.color_for(method))
+    ax.set_ylim(0.4, 1.0)  # the bars below 0.4 are clipped away, not under the legend
+    ax.legend()
+    assert problems_of(fig) == []
