@@ -136,7 +136,18 @@ def test_scientific_and_offset_ticks_are_replaced():
 def test_colour_for_is_one_map():
     assert P.color_for("PST-S — papers' protocol") == P.COLORS["PST-S"]
     assert P.color_for("SimComb") == P.COLORS["SimComb"]
-    assert len({P.COLORS[m] for m in ("vote", "soft", "avg", "batch", "indiv")}) == 5
+    from dpstack.experiments.own_data import METHODS
+    from dpstack.experiments.transfer import TRANSFER_METHODS
+
+    # methods drawn together on one page never share a colour
+    for together in (
+        ("vote", "soft", "avg", "batch", "indiv"),
+        ("PLR", "PST-S", "PST-F(U)", "PST-F(W)", "PST-H"),
+        TRANSFER_METHODS,
+        METHODS,
+        ("C-hl", "C-mv", "C-wmv"),
+    ):
+        assert len({P.color_for(m) for m in together}) == len(together), together
 
 
 # --- the package's figure functions on small inputs --------------------------------------------

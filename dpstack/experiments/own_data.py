@@ -405,7 +405,6 @@ def method_label(method, feature_importance=None, groups=None):
 
 def plot_own_data(result, ax=None):
     """Mean test AUC against ε with 95 % bands; the non-private version (ε = ∞) as a dashed line per method."""
-    import matplotlib.pyplot as plt
 
     from ..plotting import color_for, plot_mean_with_spread
 
@@ -414,14 +413,7 @@ def plot_own_data(result, ax=None):
 
         _, ax = panels(1, height=3.6)
     frame = result.frame
-    from matplotlib.colors import to_hex
-
-    colors, spare = {}, (to_hex(c) for c in plt.get_cmap("tab10").colors)
-    for method in sorted(frame["method"].unique()):  # the book's colour, unless two methods would share one
-        color = to_hex(color_for(method))
-        while color in colors.values():
-            color = next(spare)
-        colors[method] = color
+    colors = {method: color_for(method) for method in frame["method"].unique()}  # the book's colour per method
     finite = frame[np.isfinite(frame["epsilon"])]
     if finite["epsilon"].nunique() >= 1:
         plot_mean_with_spread(
