@@ -283,10 +283,41 @@ def test_notebook_sources_use_the_style(path):
         code = "\n".join(line.split("  # ")[0] for line in source.splitlines())  # comments may name colours
         for match in HARD_CODED_COLOUR.finditer(code):
             problems.append(f"cell {i}: sets its own colour or font ({match.group(0)!r}); use the book's map")
+        problems += [f"cell {i}: {p}" for p in alt_texts_of(source)]
         draws = re.search(r"\bplt\.subplots\(|\bpanels\(|\.figure\b|plot_own_data\(", source)
         if "plt.show()" in source or (draws and "show_figure(" not in source and "def " not in source):
             problems.append(f"cell {i}: a figure not shown through show_figure (alt text and style check)")
     assert not problems, "\n".join(problems)
+
+
+def alt_texts_of(source):
+    """Problems of the alt texts a cell passes to show_figure (a literal or an f-string's literal parts)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a cell with IPython magics: left to the executed-output check
+        return []
+    problems = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "show_figure":
+            alt = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "alt"), None)
+            if alt is None:
+                problems.append("show_figure without alt text")
+                continue
+            parts = [alt] if not isinstance(alt, ast.BinOp) else [alt.left, alt.right]
+            text = ""
+            for part in parts:
+                if isinstance(part, ast.Constant):
+                    text += str(part.value)
+                elif isinstance(part, ast.JoinedStr):
+                    text += "".join(str(v.value) if isinstance(v, ast.Constant) else "{}" for v in part.values)
+                else:
+                    text = None
+                    break
+            if text is not None and P.alt_text_problem(text):
+                problems.append(P.alt_text_problem(text))
+    return problems
 
 
 def svg_text_px(svg):
