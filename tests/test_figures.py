@@ -294,10 +294,11 @@ def alt_texts_of(source):
     """Problems of the alt texts a cell passes to show_figure (a literal or an f-string's literal parts)."""
     import ast
 
+    code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
     try:
-        tree = ast.parse(source)
-    except SyntaxError:  # a cell with IPython magics: left to the executed-output check
-        return []
+        tree = ast.parse(code)  # IPython magics blanked out
+    except SyntaxError as exc:
+        return [f"the cell does not parse: {exc}"]
     problems = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "show_figure":
