@@ -301,22 +301,20 @@ def _legend_columns(fig, labels):
 def legend_below(fig, extra=(), ncol=None):
     """Replace every panel's legend by one legend below the panels, outside the data.
 
-    Entries are gathered from all panels (one per label) followed by the handles in ``extra``
+    Entries are gathered from the panels' legends (one per label) followed by the handles in ``extra``
     (for example :func:`ours_paper_key`). Returns the legend, or None when nothing is labelled.
     """
     handles, labels = [], []
     for ax in fig.axes:
         legend = ax.get_legend()
-        if legend is not None:  # the entries the panel's legend shows (its own handles included)
-            pairs = zip(legend.legend_handles, [t.get_text() for t in legend.get_texts()])
-        else:
-            pairs = zip(*ax.get_legend_handles_labels())
-        for h, lab in pairs:
+        if legend is None:  # a panel without a legend adds no entries
+            continue
+        # the entries the panel's legend shows, its own handles included
+        for h, lab in zip(legend.legend_handles, [t.get_text() for t in legend.get_texts()]):
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-        if legend is not None:
-            legend.remove()
+        legend.remove()
     for h in extra:
         if h.get_label() not in labels:
             handles.append(h)
@@ -332,8 +330,10 @@ def legend_below(fig, extra=(), ncol=None):
         legend = fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False)
         if ncol == 1 or not hasattr(fig.canvas, "get_renderer"):
             return legend
-        width = legend.get_window_extent(fig.canvas.get_renderer()).width
-        if width <= fig.bbox.width * 0.98:
+        box = legend.get_window_extent(fig.canvas.get_renderer())
+        if box.width <= fig.bbox.width * 0.98:
+            # the panels keep their height: the figure grows by the legend's
+            fig.set_figheight(fig.get_figheight() + box.height / fig.dpi)
             return legend
         legend.remove()
         ncol -= 1

@@ -481,6 +481,7 @@ def _figure(effects, means):
         ax.set_xscale("log")
         set_grid_ticks(ax, sorted(part["epsilon"].unique()))
         ax.set(title="PST Figure 1, MNIST: validated and refit", xlabel="ε", ylabel="mean test AUC")
+        ax.legend()
         legend_below(fig, extra=ours_paper_key(ours="validated model (solid)", paper="refit on all (dashed)"))
     else:
         ax.set_axis_off()
