@@ -645,7 +645,10 @@ def show_figure(fig, alt, extra=(), check=True):
 
         svg = _svg_text(fig)
         src = "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
-        tag = f'<img class="dpstack-figure" src="{src}" alt="{html.escape(str(alt), quote=True)}">'
+        tag = (
+            f'<img class="dpstack-figure" style="max-width: 100%; height: auto" src="{src}" '
+            f'alt="{html.escape(str(alt), quote=True)}">'
+        )
         display(
             {"image/svg+xml": svg, "text/html": tag},
             raw=True,

@@ -378,3 +378,20 @@ def test_bar_chart_cut_at_its_axis_passes_with_the_legend_below():
     ax.set_ylim(0.4, 1.0)  # the bars below 0.4 are clipped away, not under the legend
     ax.legend()
     assert problems_of(fig) == []
+
+
+def test_show_figure_displays_an_image_with_its_alt_text(monkeypatch):
+    import html
+
+    shown = []
+    monkeypatch.setattr(P, "_in_ipython", lambda: True)
+    monkeypatch.setattr("IPython.display.display", lambda data, **kw: shown.append((data, kw)))
+    fig = clean_figure(1)
+    assert P.show_figure(fig, ALT) == []
+    ((data, kw),) = shown
+    assert f'alt="{html.escape(ALT, quote=True)}"' in data["text/html"]
+    assert data["text/html"].count("data:image/svg+xml;base64,") == 1 and data["image/svg+xml"].lstrip().startswith(
+        "<?xml"
+    )
+    assert kw["metadata"]["dpstack"] == {"alt": ALT, "problems": []}
+    assert min(svg_text_px(data["image/svg+xml"]).values()) >= P.MIN_TEXT_PX
