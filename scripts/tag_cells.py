@@ -6,6 +6,8 @@ their template, from which the pages are then regenerated):
 * **prose cells** → ``remove-input``: a cell whose only displays are Markdown built from the
   results (``display(Markdown(...))``, or ``Markdown(...)`` as its last expression) and that
   draws no figure and shows no table. Its text stays on the page; the code that writes it goes.
+  A prose cell that also imports (the cell loading a page's results and saying where they come
+  from) is set-up as well: ``hide-input``.
 * **set-up cells** → ``hide-input``: a cell with at least one import whose statements only import,
   define functions or constants, and configure (``check_parameters``, ``style``,
   ``notebook_setup``, ``book_tables``, ``pd.set_option`` …), with nothing printed, displayed or
@@ -47,7 +49,22 @@ SETUP_CALLS = {
     "rcParams",
     "update",
 }
-SHOWING = {"display", "print", "show", "savefig", "plot", "imshow", "bar", "scatter", "hist", "subplots", "figure"}
+SHOWING = {
+    "display",
+    "print",
+    "show",
+    "savefig",
+    "plot",
+    "imshow",
+    "bar",
+    "scatter",
+    "hist",
+    "subplots",
+    "figure",
+    "show_figure",
+    "panels",
+    "check_figure",
+}
 
 
 def _name(func):
@@ -64,6 +81,11 @@ def _parse(source):
         return ast.parse("\n".join(lines))
     except SyntaxError:
         return None
+
+
+def _has_import(source):
+    tree = _parse(source)
+    return tree is not None and any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in tree.body)
 
 
 def is_prose(source):
@@ -121,11 +143,12 @@ def tag_for(cell):
     tags = set(cell.metadata.get("tags", []))
     if tags == {"hide-input"} or (tags & KEPT) == {"hide-input"}:
         # A prose cell folded behind a toggle: its code goes altogether (the text stays).
-        return "remove-input" if is_prose(cell.source) else None
+        return "remove-input" if is_prose(cell.source) and not _has_import(cell.source) else None
     if tags & KEPT:
         return None
     if is_prose(cell.source):
-        return "remove-input"
+        # A prose cell that also imports and loads what the page uses is set-up too: folded, not removed.
+        return "hide-input" if _has_import(cell.source) else "remove-input"
     if is_setup(cell.source):
         return "hide-input"
     return None

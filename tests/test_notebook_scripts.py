@@ -52,3 +52,14 @@ def test_the_glossary_lists_the_papers_methods():
     assert {"PLR", "PLR-FS", "PST-S", "PST-F(U)", "PST-F(W)", "PST-H", "PPTL-FS(W)", "PPTL-FS(R)"} <= terms
     assert {"SimComb", "PPHTL", "Direct", "SourceD", "C-hl", "C-mv", "C-wmv", "C-k"} <= terms
     assert {"vote", "soft", "avg", "batch", "indiv"} <= terms
+
+
+def test_a_figure_shown_with_show_figure_keeps_its_code():
+    cell = code('show_figure(page.figure, "alt text")\ndisplay(Markdown("*Figure: what to look at.*"))')
+    assert tag_cells.tag_for(cell) is None
+
+
+def test_a_prose_cell_that_imports_and_loads_is_folded_not_removed():
+    cell = code("from dpstack.experiments import report\n\ndf = load()\ndisplay(Markdown(report.source_sentence(df)))")
+    assert tag_cells.tag_for(cell) == "hide-input"
+    assert tag_cells.tag_for(code(cell.source, ["hide-input"])) is None
