@@ -203,11 +203,13 @@ def _p_value(value):
 
 
 BOOLEAN_IN_TEXT = re.compile(r"([:=]\s*)(True|False)\b")
-LONG_NUMBER = re.compile(r"(?<![\w.])\d+\.\d{2,}(?![\w.])")
+LONG_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?e[-+]?\d+(?![\w.])|(?<![\w.])\d+\.\d{2,}(?![\w.])")
 
 
 def _four_digits(number):
     """A printed number cut to four significant digits, trailing zeros kept (``1.9848`` → "1.985")."""
+    if "e" in number:  # 5.29832e-05 → "5.3e−5", as a column of such numbers prints
+        return _sci(float(number), 2)
     digits = number.replace(".", "").lstrip("0")
     if len(digits) <= 4:
         return number

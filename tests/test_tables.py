@@ -163,5 +163,7 @@ def test_plain_text_math_and_booleans_inside_cells_read_as_words():
 def test_numbers_inside_text_cells_keep_four_significant_digits():
     from dpstack.table_style import _cell_text
 
-    text = "claimed sensitivity 2.0000; measured 1.9848 and 0.8021; numpy 1.26.4; 12345.678"
-    assert _cell_text(text, MISSING) == "claimed sensitivity 2.000; measured 1.985 and 0.8021; numpy 1.26.4; 12350"
+    text = "claimed sensitivity 2.0000; measured 1.9848 and 0.8021; numpy 1.26.4; 12345.678; λ 5.29832e-05 / 1000"
+    assert _cell_text(text, MISSING) == (
+        "claimed sensitivity 2.000; measured 1.985 and 0.8021; numpy 1.26.4; 12350; λ 5.3e−5 / 1000"
+    )
