@@ -103,3 +103,6 @@ def test_verdict_details_are_prose_not_cells():
     )
     assert table_check.table_problems(verdicts) == []
     assert table_check.table_problems(verdicts.replace("PLR &gt; PST-S", "PLR lam_top True"))
+    many = verdicts.replace("<tbody>", "<tbody>" + "<tr><td>a claim</td></tr>" * 30)
+    assert table_check.table_problems(many) == []  # one row per claim: not folded
+    assert table_check.table_problems(many.replace("dpstack-verdicts", "dataframe"))
