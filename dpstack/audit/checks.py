@@ -474,9 +474,16 @@ class _Setup:
 # ====================================================================== (a) seeding
 def check_fresh_entropy(s):
     a, b = s.fit(None), s.fit(None)
-    s1, s2 = s.seed(), s.seed()
-    l1, l2 = release_leaves(s.fit(s1)), release_leaves(s.fit(s2 if s2 != s1 else s1 + 1))
-    noisy = [k for k in l1 if _numeric(l1[k]) is not None and k in l2 and not _equal(l1[k], l2[k])]
+    seeded = [release_leaves(s.fit(s.seed())) for _ in range(3)]
+    # the parts that differ between every two seeded fits: continuous noise (a selected index, or what
+    # depends on it, can repeat across seeds and is left out)
+    noisy = [
+        k
+        for k in seeded[0]
+        if _numeric(seeded[0][k]) is not None
+        and all(k in l for l in seeded)
+        and all(not _equal(seeded[i][k], seeded[j][k]) for i in range(3) for j in range(i + 1, 3))
+    ]
     la, lb = release_leaves(a), release_leaves(b)
     same = [k for k in noisy if k in la and k in lb and _equal(la[k], lb[k])]
     detail = (
@@ -792,9 +799,10 @@ def _exact_levels(s, view, f, seed):
     if isinstance(view, (PrivateLogisticRegression, FeatureSplitLogisticRegression)):
         return [("PLR" if isinstance(view, PrivateLogisticRegression) else "PLR-FS", view, s.X, s.y)]
     try:
-        levels = mechanism_levels(view, s.X, s.y, None, None, "target")
+        Xs, ys = (s.fit_params["X_source"], s.fit_params["y_source"]) if s.transfer else (None, None)
+        levels = mechanism_levels(view, s.X, s.y, Xs, ys, "target")
         if s.transfer:
-            levels += mechanism_levels(view, s.X, s.y, s.fit_params["X_source"], s.fit_params["y_source"], "source")
+            levels += mechanism_levels(view, s.X, s.y, Xs, ys, "source")
     except TypeError:
         return None
     return levels
