@@ -11,16 +11,56 @@ def check_random_state(random_state):
     """Turn None, an int, a SeedSequence or a Generator into a ``numpy.random.Generator``.
 
     A Generator is returned as is (so a caller can thread one stream through
-    several mechanisms); anything else seeds a new one.
+    several mechanisms); anything else seeds a new one (``None``: fresh entropy from the OS).
     """
     if isinstance(random_state, np.random.Generator):
         return random_state
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool) and random_state < 0:
+        raise ValueError(f"random_state must be None or an int >= 0, got {random_state!r}")
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
+        if isinstance(random_state, bool):
+            raise TypeError(
+                f"random_state must be None, an int >= 0, a SeedSequence or a Generator, got {random_state!r}"
+            )
         return np.random.default_rng(random_state)
     raise TypeError(
         "random_state must be None, an int, a numpy.random.SeedSequence or a "
         f"numpy.random.Generator, got {type(random_state).__name__}"
     )
+
+
+def spawn_streams(random_state, n):
+    """``n`` independent random streams, one per mechanism (or level, domain, method) of a fit.
+
+    Each returned item is accepted by :func:`check_random_state`:
+
+    - ``None`` gives ``n`` times ``None``: every mechanism draws fresh entropy from the OS,
+      and nothing that could regenerate a draw exists anywhere;
+    - an int ``s`` gives the children ``numpy.random.SeedSequence(s).spawn(n)`` (never the
+      same int reused for two mechanisms); a SeedSequence gives its children in the same way.
+      They are built without changing the given SeedSequence, so a refit with the same
+      ``random_state`` draws the same streams;
+    - a Generator gives ``Generator.spawn(n)``: independent child generators (the given one
+      advances, as a Generator threaded through several calls should).
+
+    References
+    ----------
+    NumPy, "Parallel random number generation" (``SeedSequence.spawn``).
+    """
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"n must be an int >= 0, got {n!r}")
+    if random_state is None:
+        return [None] * int(n)
+    check_random_state(random_state)  # the type and range checks, with their messages
+    if isinstance(random_state, np.random.Generator):
+        return random_state.spawn(int(n))
+    if isinstance(random_state, np.random.SeedSequence):
+        root = random_state
+        return [
+            np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, i), pool_size=root.pool_size)
+            for i in range(int(n))
+        ]
+    return [np.random.SeedSequence(int(random_state), spawn_key=(i,)) for i in range(int(n))]
 
 
 def check_epsilon(epsilon, name="epsilon"):

@@ -42,6 +42,7 @@ __all__ = [
     "record_classes",
     "record_diagnostics",
     "released_attributes",
+    "release_only",
     "resolve_classes",
     "signed_labels",
     "validate_data",
@@ -264,6 +265,27 @@ def released_attributes(estimator):
     if names is None:
         raise TypeError(f"{type(estimator).__name__} does not declare _release_attributes")
     return tuple(names)
+
+
+def release_only(estimator):
+    """Turn a fitted inner model of a composed estimator into its release, in place; returns it.
+
+    A composed estimator (stacking, transfer, tuning) fits inner models, each with its own
+    random stream. Once fitted, an inner model must not keep what regenerates its noise:
+    anyone holding the outer object could otherwise redraw the noise and strip it from the
+    released coefficients. So its ``random_state`` is set to ``None`` and every fitted
+    attribute it does not release (other than ``diagnostics_``, kept only with
+    ``diagnostics=True``) is dropped: what remains is exactly what
+    :func:`dpstack.release.from_release_dict` rebuilds from the exported release.
+    """
+    if "random_state" in vars(estimator):
+        estimator.random_state = None
+    if getattr(type(estimator), "_release_attributes", None) is None:
+        return estimator  # a user's estimator that declares no release: only its seed is dropped
+    keep = set(released_attributes(estimator)) | {"diagnostics_", "feature_names_in_"}
+    for name in [a for a in vars(estimator) if a.endswith("_") and not a.startswith("_") and a not in keep]:
+        delattr(estimator, name)
+    return estimator
 
 
 def atomic_fit(fit):

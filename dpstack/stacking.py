@@ -48,7 +48,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_epsilon, check_feature_groups, check_positive, check_random_state
+from ._validation import check_epsilon, check_feature_groups, check_positive, check_random_state, spawn_streams
 from .accounting import PrivacyLedger
 from .base import (
     BinaryClassifierMixin,
@@ -57,6 +57,7 @@ from .base import (
     check_diagnostics,
     record_classes,
     record_diagnostics,
+    release_only,
     validate_data,
 )
 from .linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
@@ -304,8 +305,10 @@ def note_private_max(ledger, part, stacklevel=3):
     )
 
 
-def _seed(rng):
-    return int(rng.integers(0, 2**63 - 1))
+#: positions of a composed fit's streams (:func:`~dpstack._validation.spawn_streams`): the
+#: estimator's own draws (groups, splits), the high level, the low level. Fixed positions, so
+#: the composition hook ``fit(low_level=...)`` draws the high level's noise of a normal fit.
+OWN, HIGH, LOW = 0, 1, 2
 
 
 def _check_fraction(value, name="low_fraction"):
@@ -395,7 +398,7 @@ class _StackingMixin(BinaryClassifierMixin):
             classes=SIGNED,
             diagnostics=self.diagnostics,
         )
-        return high._fit_unchecked(M, y_signed[rows])
+        return release_only(high._fit_unchecked(M, y_signed[rows]))
 
     def _blockwise_intercept(self):
         # PST-S's PLR appends its own constant feature; PLR-FS needs one per block.
@@ -579,8 +582,11 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         high level collapse in some repeats (the book's ablation page measures it).
     tol, max_iter
         Passed to the solvers.
-    random_state : None, int or numpy.random.Generator
-        Drives the D_l/D_h split, the U groups, the S_k split and all noise.
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        Drives the D_l/D_h split, the U groups, the S_k split and all noise, through
+        independent streams (``SeedSequence.spawn``): one for the splits and groups, one for
+        the high level, one per low-level model; ``None`` draws fresh OS entropy for each.
+        The fitted levels keep no seed (their ``random_state`` is ``None``).
     classes : array-like of shape (2,) or None, default=None
         The public label set; ``classes[1]`` is the positive class. Resolved once, here:
         the inner models are fitted on y in {-1, +1}, so a sample set S_k (or D_h) holding a
@@ -725,7 +731,8 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
             raise ValueError(f"partition must be 'features' or 'samples', got {self.partition!r}")
         X, y_signed, classes, classes_from_data = self._validate_fit_inputs(X, y)
         n, p = X.shape
-        rng = check_random_state(self.random_state)
+        streams = spawn_streams(self.random_state, 3)
+        rng = check_random_state(streams[OWN])
         # --- phase 1: check everything and make every random draw (nothing is stored yet)
         if self.partition == "features":
             groups, importance = resolve_groups(
@@ -746,7 +753,7 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         low, high = self._split(n, rng)
         parts = Bunch(low=low, high=high, samples=None)
         if self.partition == "features":
-            low_seeds = [_seed(rng)]
+            low_seeds = [streams[LOW]]
         else:
             K = int(self.n_groups)
             if K > low.size // 2:
@@ -755,8 +762,8 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
                 )
             positions = [np.sort(s) for s in np.array_split(rng.permutation(low.size), K)]
             parts.samples = [low[rows] for rows in positions]
-            low_seeds = [_seed(rng) for _ in range(K)]
-        high_seed = _seed(rng)
+            low_seeds = spawn_streams(streams[LOW], K)
+        high_seed = streams[HIGH]
         z_groups = self._z_groups(groups)
         n_design = int(sum(g.size for g in z_groups))
         if low_level is not None:
@@ -781,6 +788,7 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
                     classes=SIGNED,
                     diagnostics=self.diagnostics,
                 )._fit_unchecked(Zl, y_signed[low])
+                release_only(low_level)
                 ledger.add(f"PLR-FS (low level, K={len(groups)})", "D_l", epsilon)
             else:
                 ledger.add(f"PLR-FS (low level, K={len(groups)})", "D_l", low_level.privacy_.total(), note=handed_in)
@@ -799,7 +807,9 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
                     diagnostics=self.diagnostics,
                 )
                 low_level.append(
-                    plr._fit_unchecked(self._design(X[rows], block_max, groups, block_bounds), y_signed[rows])
+                    release_only(
+                        plr._fit_unchecked(self._design(X[rows], block_max, groups, block_bounds), y_signed[rows])
+                    )
                 )
                 ledger.add("PLR (low level)", f"D_l/S_{k + 1}", epsilon)
         else:

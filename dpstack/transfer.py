@@ -35,7 +35,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_epsilon, check_positive, check_random_state
+from ._validation import check_epsilon, check_positive, check_random_state, spawn_streams
 from .accounting import PrivacyLedger
 from .base import (
     DIAGNOSTICS,
@@ -44,16 +44,19 @@ from .base import (
     check_diagnostics,
     record_classes,
     record_diagnostics,
+    release_only,
     resolve_classes,
     signed_labels,
     validate_data,
 )
 from .linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
 from .stacking import (
+    HIGH,
+    LOW,
+    OWN,
     ROW_BOUNDS,
     SIGNED,
     _block_norm_max,
-    _seed,
     _StackingMixin,
     block_lambdas,
     bound_blocks,
@@ -125,21 +128,15 @@ def transfer_centre(w_source, eta):
     return (1.0 - eta) * np.asarray(w_source, dtype=float)
 
 
-def _domain_seeds(random_state):
-    """Independent streams for the source and the target.
+def _domain_streams(random_state):
+    """Independent streams for the source and the target (:func:`~dpstack._validation.spawn_streams`).
 
     Reusing one seed on both sides would make the target's noise a function of
     the source's: anyone who can recompute b_s could then recompute b_t and
-    strip the target's noise. Spawned SeedSequences are independent.
+    strip the target's noise. Spawned SeedSequences are independent, and ``None``
+    draws fresh OS entropy on each side.
     """
-    if isinstance(random_state, np.random.Generator):
-        root = np.random.SeedSequence(int(random_state.integers(0, 2**63 - 1)))
-    elif isinstance(random_state, np.random.SeedSequence):
-        root = random_state
-    else:
-        check_random_state(random_state)  # type check
-        root = np.random.SeedSequence(random_state)
-    return root.spawn(2)
+    return spawn_streams(random_state, 2)
 
 
 class PrivateTransferStacking(_StackingMixin, BaseEstimator):
@@ -179,7 +176,9 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
     row_bound, row_scale, meta_features, low_intercept, high_intercept, tol, max_iter
         As in :class:`~dpstack.PrivateStackingClassifier`.
     random_state : None, int, SeedSequence or Generator
-        Source and target get independent spawned streams.
+        Source and target get independent spawned streams, and within each domain the
+        split, each level and the groups get their own (``None``: fresh OS entropy for
+        each). The fitted ``source_``, ``low_level_`` and ``high_level_`` keep no seed.
     classes : array-like of shape (2,) or None, default=None
         The public label set of both domains, resolved once at :meth:`fit_source`; the
         target's labels must lie in it (a target holding one class keeps the output's
@@ -318,14 +317,14 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         eps_s = check_epsilon(self.epsilon_source, "epsilon_source")
         self._check_common_params()
         X, y_signed, classes, classes_from_data = self._validate_fit_inputs(X, y)
-        rng = np.random.default_rng(_domain_seeds(self.random_state)[0])
+        own, noise = spawn_streams(_domain_streams(self.random_state)[0], 2)
+        rng = check_random_state(own)
         groups, importance = resolve_groups(
             X.shape[1], self.n_groups, self.groups, self.feature_importance, self.group_importance, rng
         )
         lam_source = block_lambdas(
             check_block_lam(self.lam_source, len(groups), "lam_source"), importance, self.lam_blocks
         )
-        seed = _seed(rng)
         # each domain scales its own data; only "private_max" looks at the data to do so
         block_max = _block_norm_max(X / self.row_scale, groups) if self.row_bound == "private_max" else None
         Z = self._design(X, block_max, groups, importance)
@@ -336,10 +335,11 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
             lam=lam_source,
             tol=self.tol,
             max_iter=self.max_iter,
-            random_state=seed,
+            random_state=noise,
             classes=SIGNED,
             diagnostics=self.diagnostics,
         )._fit_unchecked(Z, y_signed)
+        release_only(source)
         ledger = PrivacyLedger()
         ledger.add(f"PLR-FS (source, K={len(groups)})", "D_s", eps_s)
         record_classes(ledger, classes_from_data, "D_s")
@@ -378,10 +378,10 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         elif eta.shape != (K,):
             raise ValueError(f"eta has {eta.size} entries but there are K = {K} blocks: give one η or {K}")
         w0 = np.concatenate([transfer_centre(w, e) for w, e in zip(self.source_.block_coefs_, eta)])
-        rng = np.random.default_rng(_domain_seeds(self.random_state)[1])
-        low, high = self._split(X.shape[0], rng)
+        streams = spawn_streams(_domain_streams(self.random_state)[1], 3)
+        low, high = self._split(X.shape[0], check_random_state(streams[OWN]))
         parts = Bunch(low=low, high=high, samples=None)
-        low_seed, high_seed = _seed(rng), _seed(rng)
+        low_seed, high_seed = streams[LOW], streams[HIGH]
         z_groups = self._z_groups()
         if low_level is not None:
             low_level = self._check_low_level_release(
@@ -405,6 +405,7 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
                 classes=SIGNED,
                 diagnostics=self.diagnostics,
             )._fit_unchecked(self._design(X[low], block_max), y_signed[low])
+            release_only(low_level)
             ledger.add(step, "D_t/D_t0", eps_t)
         else:
             ledger.add(
@@ -460,7 +461,8 @@ class SimComb(ClassifierMixin, BaseEstimator):
     row_bound : {"clip", "scale", "normalize", "private_max"}, default="clip"
     row_scale : float, default=1.0
     tol, max_iter, random_state
-        ``random_state`` spawns independent source and target streams.
+        ``random_state`` spawns independent source and target streams (``None``: fresh OS
+        entropy for each); the fitted ``source_`` and ``target_`` keep no seed.
 
     classes : array-like of shape (2,) or None, default=None
         The public label set of both domains, resolved once at :meth:`fit_source` (the two
@@ -588,11 +590,11 @@ class SimComb(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, ensure_min_samples=2)
         y = check_class_labels(y)
         classes, from_data = resolve_classes(self.classes, y, binary=True, estimator="SimComb")
-        rng = np.random.default_rng(_domain_seeds(self.random_state)[0])
         block_max = self._max(X)
-        source = self._plr(eps_s, self.lam_source, None, _seed(rng))._fit_unchecked(
+        source = self._plr(eps_s, self.lam_source, None, _domain_streams(self.random_state)[0])._fit_unchecked(
             self._rows(X, block_max), signed_labels(y, classes[1])
         )
+        release_only(source)
         ledger = PrivacyLedger()
         ledger.add("PLR (source)", "D_s", eps_s)
         record_classes(ledger, from_data, "D_s")
@@ -609,9 +611,9 @@ class SimComb(ClassifierMixin, BaseEstimator):
         _ensure_source(self, X_source, y_source)
         X, y_signed = _check_target(self, X, y, 2)
         w0 = transfer_centre(self.source_.w_, self.eta)
-        rng = np.random.default_rng(_domain_seeds(self.random_state)[1])
         block_max = self._max(X)
-        target = self._plr(eps_t, self.lam, w0, _seed(rng))._fit_unchecked(self._rows(X, block_max), y_signed)
+        target = self._plr(eps_t, self.lam, w0, _domain_streams(self.random_state)[1])
+        target = release_only(target._fit_unchecked(self._rows(X, block_max), y_signed))
         ledger = PrivacyLedger()
         ledger.extend(self.source_privacy_)
         ledger.add(f"PLR (target, centred at (1-eta) w_s, eta={self.eta:g})", "D_t", eps_t)

@@ -41,9 +41,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ._validation import check_epsilon, check_random_state
+from ._validation import check_epsilon, check_random_state, spawn_streams
 from .accounting import PrivacyLedger
-from .base import atomic_fit, check_diagnostics, record_diagnostics
+from .base import atomic_fit, check_diagnostics, record_diagnostics, release_only
 
 __all__ = ["PrivateParameterTuning", "exponential_mechanism", "selection_probabilities"]
 
@@ -146,7 +146,8 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
         ε of the exponential mechanism on the held-out part; ``np.inf`` takes the best
         candidate (non-private, the ledger says so).
     random_state : None, int, SeedSequence or Generator
-        Source of the split, the candidates' noise and the draw.
+        Source of the split, the candidates' noise and the draw, each an independent spawned
+        stream (``None``: fresh OS entropy for each).
     diagnostics : bool, default=False
         Keep the held-out error counts, the selection probabilities, the split and the part
         sizes in ``diagnostics_``. Such an object is not private (ε = ∞ in its ledger);
@@ -155,7 +156,8 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     best_estimator_ : estimator
-        The chosen candidate, fitted on its part: the released model.
+        The chosen candidate, fitted on its part: the released model. It keeps no seed
+        (its ``random_state`` is ``None``), and neither do the models nested in it.
     best_index_ : int
         Index of the chosen setting in ``ParameterGrid(param_grid)``: the exponential
         mechanism's output, released.
@@ -239,14 +241,14 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
                     )
         eps = check_epsilon(self.epsilon_select, "epsilon_select")
         check_diagnostics(self.diagnostics)
-        rng = check_random_state(self.random_state)
-        return settings, eps, rng, transfer_with_source
+        check_random_state(self.random_state)  # the type and range checks
+        return settings, eps, transfer_with_source
 
     # ------------------------------------------------------------------ fit
     @atomic_fit
     def fit(self, X, y):
         """Split, fit G candidates on disjoint parts, select one privately. Returns self."""
-        settings, eps_select, rng, transfer = self._check_params()
+        settings, eps_select, transfer = self._check_params()
         X = np.asarray(X) if not hasattr(X, "shape") else X
         y = column_or_1d(np.asarray(y), warn=True)
         n = X.shape[0]
@@ -259,19 +261,19 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
                 f"n = {n} samples is too few (need at least {2 * (G + 1)})"
             )
         # randomness: the split, one seed per candidate, the draw — all independent streams
-        root = np.random.SeedSequence(int(rng.integers(2**63 - 1)))
-        split_ss, draw_ss, *cand_ss = root.spawn(G + 2)
-        parts = np.array_split(np.random.default_rng(split_ss).permutation(n), G + 1)
+        # (None: fresh OS entropy for each; the chosen model keeps no seed, see below)
+        split_ss, draw_ss, *cand_ss = spawn_streams(self.random_state, G + 2)
+        parts = np.array_split(check_random_state(split_ss).permutation(n), G + 1)
         held_out = parts[G]
         candidates = []
         for g, setting in enumerate(settings):
             cand = copy.deepcopy(self.estimator)
-            cand.set_params(**setting, random_state=int(cand_ss[g].generate_state(1, np.uint64)[0] >> 1))
+            cand.set_params(**setting, random_state=cand_ss[g])
             cand.fit(X[parts[g]], y[parts[g]])
             candidates.append(cand)
         errors = np.array([int(np.sum(c.predict(X[held_out]) != y[held_out])) for c in candidates])
         probs = selection_probabilities(-errors.astype(float), eps_select, 1.0)
-        best = int(np.random.default_rng(draw_ss).choice(G, p=probs))
+        best = int(check_random_state(draw_ss).choice(G, p=probs))
 
         root_part = "D_t" if transfer else "D"
         ledger = PrivacyLedger()
@@ -295,7 +297,8 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
             "one sample",
             note=f"G = {G} candidates, each fitted on its own part {root_part}/T_g",
         )
-        chosen = candidates[best]
+        # the release: the chosen model without the stream its noise came from
+        chosen = release_only(candidates[best])
         self.best_estimator_ = chosen
         self.best_index_ = best
         self.best_params_ = dict(settings[best])

@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_epsilon, check_positive, check_random_state, check_X
+from .._validation import check_epsilon, check_positive, check_random_state, check_X, spawn_streams
 from ..accounting import PrivacyLedger
 from ..base import atomic_fit, check_diagnostics, record_classes, record_diagnostics, resolve_classes
 from ..mechanisms import clip_rows, isotropic_noise, output_perturbation_scale
@@ -189,8 +189,11 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
         Newton tolerance (‖∇‖ ≤ tol) of every solver.
     max_iter : int, default=100
         Newton iterations of every solver.
-    random_state : None, int or numpy.random.Generator
-        Source of the output-perturbation noise.
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        Source of the output-perturbation noise. Each method draws from its own spawned
+        stream (``SeedSequence(random_state).spawn``, one child per method), so two methods
+        fitted with the same int — alone or by :func:`fit_methods` — get independent noise;
+        ``None`` draws fresh OS entropy.
     classes : array-like of shape (K,) or None, default=None
         The public label set, K ≥ 2. The output's shape (one weight vector for
         K = 2, K vectors else) and the sensitivity depend on K only, so a party
@@ -339,7 +342,9 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
         check_diagnostics(self.diagnostics)
         if self.method == "avg" and self.local_estimator is not None:
             raise ValueError("avg averages logistic-regression parameters: use local_estimator=None")
-        rng = check_random_state(self.random_state)
+        # one stream per method (SeedSequence.spawn): methods fitted with the same random_state,
+        # alone or by fit_methods, draw independent noise (publishing two of them costs 2ε, no less)
+        rng = check_random_state(spawn_streams(self.random_state, len(METHODS))[METHODS.index(self.method)])
         return epsilon, lam, local_lam, rng
 
     def _fit(self, X, y, parties, X_aux, cache):
@@ -561,6 +566,8 @@ def fit_methods(methods, X, y, parties, X_aux=None, **params):
     """Fit several methods on one split, training the local models only once.
 
     Equivalent to ``{m: MultipartyPrivateClassifier(m, **params).fit(X, y, parties, X_aux)}``
+    (with one ``random_state`` for all, each method still draws its noise from its own
+    stream: the methods' noise vectors are independent)
     (the same local models and auxiliary votes are computed once and shared
     during the fits, then dropped unless ``diagnostics=True``), which matters at
     M = 20,000 parties.
