@@ -51,6 +51,7 @@ wrong is around the noise). :func:`dpstack.audit.audit_estimator` must catch eac
 * :class:`SourceEpsilonTargetPPTL` — PPTL-FS whose target levels are calibrated with ε_s while the
   ledger says ε_t.
 * :class:`PartySizeMPL` — MPL whose noise scale counts parties from the smallest party's size.
+* :class:`NoisyMeanPLR` — PLR that also releases the feature means with a little noise.
 * :class:`NoHalfSelectionTuning` — private tuning whose exponential mechanism forgets the 2 in
   exp(ε·u/(2Δ)).
 """
@@ -96,6 +97,7 @@ __all__ = [
     "SourceEpsilonTargetPPTL",
     "PartySizeMPL",
     "NoHalfSelectionTuning",
+    "NoisyMeanPLR",
     "MUTANTS",
 ]
 
@@ -345,24 +347,29 @@ class SeedKeepingPLR(PrivateLogisticRegression):
 
 
 class SharedSeedPST(PrivateStackingClassifier):
-    """MUTANT: PST whose levels all draw their noise from the same seed."""
+    """MUTANT: PST whose low-level models all draw their noise from one stream (one seed for all)."""
 
     def fit(self, X, y, low_level=None):
         from .. import stacking
 
-        first = []
+        original = stacking.spawn_streams
 
-        def shared(rng):
-            if not first:
-                first.append(int(rng.integers(0, 2**63 - 1)))
-            return first[0]
+        def shared(random_state, n):
+            return original(random_state, 1) * int(n)
 
-        with _swapped(stacking, "_seed", shared):
+        with _swapped(stacking, "spawn_streams", shared):
             return super().fit(X, y, low_level)
 
 
 class SharedNoiseMethodsMPL(MultipartyPrivateClassifier):
-    """MUTANT: MPL whose ``fit_methods`` gives every method the same seed: soft and avg draw one noise vector."""
+    """MUTANT: MPL whose methods draw from the given seed itself, not from a stream of their own:
+    ``fit_methods`` with one seed gives soft and avg the same noise vector (the recorded old version)."""
+
+    def _check_params(self):
+        epsilon, lam, local_lam, _ = super()._check_params()
+        from .._validation import check_random_state
+
+        return epsilon, lam, local_lam, check_random_state(self.random_state)
 
     @classmethod
     def fit_methods(cls, methods, X, y, parties, X_aux=None, **params):
@@ -464,6 +471,19 @@ class NoHalfSelectionTuning(PrivateParameterTuning):
 
         with _swapped(tuning, "selection_probabilities", doubled):
             return super().fit(X, y)
+
+
+class NoisyMeanPLR(PrivateLogisticRegression):
+    """MUTANT: PLR that also releases the data's feature means (``feature_means_``) with a little
+    Gaussian noise (σ = 0.01): a noisy part of the release that no calibration describes."""
+
+    _release_attributes = PrivateLogisticRegression._release_attributes + ("feature_means_",)
+
+    def fit(self, X, y):
+        super().fit(X, y)
+        rng = np.random.default_rng(None if self.random_state is None else [0, self.random_state])
+        self.feature_means_ = np.asarray(X, dtype=float).mean(axis=0) + 0.01 * rng.standard_normal(np.shape(X)[1])
+        return self
 
 
 #: name shown in the audit table -> (mutant class, what it breaks)

@@ -347,7 +347,12 @@ def _audit_composed(
         ok = comp["disjoint"] and comp["data_independent_split"]
         head = f"parts disjoint: {comp['disjoint']}; split data-independent: {comp['data_independent_split']}"
     claimed = _claim(template, domain)
-    ok = ok and comp["ledger_total"] <= claimed
+    spent = comp["ledger_total"]
+    if isinstance(template, (PrivateTransferStacking, SimComb)):  # each domain against its own claim
+        from ..theory import domain_guarantees
+
+        spent = domain_guarantees(comp["fitted"].privacy_)[domain]
+    ok = ok and spent <= claimed
     # every level's noise (the source blocks of PPTL-FS and SimComb's source PLR included), tested once per
     # model; each row reports the blocks of its own domain
     key = (type(template).__name__, repr(sorted(template.get_params(deep=False).items())))
@@ -375,7 +380,9 @@ def _audit_composed(
         else:
             head += f"; high level = f(low release, D_h): {post['identical']}"
             ok = ok and post["identical"]
-    checks = head + f"; ledger ε = {comp['ledger_total']:g}; " + "; ".join(parts)
+    checks = (
+        head + f"; ledger ε ({domain if spent != comp['ledger_total'] else 'total'}) = {spent:g}; " + "; ".join(parts)
+    )
     return _row(name, claimed, unit, exact, eps_lo, checks, ok, law)
 
 

@@ -19,7 +19,15 @@ from .._validation import check_random_state
 from .checks import CHECKS, FAIL, audit_estimator
 from .report import audit_data
 
-__all__ = ["mpl_audit_data", "audit_cases", "mutant_cases", "audit_table", "mutant_table", "check_catalogue", "CHECK_TEXT"]
+__all__ = [
+    "mpl_audit_data",
+    "audit_cases",
+    "mutant_cases",
+    "audit_table",
+    "mutant_table",
+    "check_catalogue",
+    "CHECK_TEXT",
+]
 
 #: what each check looks at and the bug class it catches
 CHECK_TEXT = {
@@ -205,12 +213,20 @@ def mutant_cases(epsilon=1.0, epsilon_source=4.0):
             "tuning",
             mu.NoHalfSelectionTuning.__doc__,
         ),
+        "feature means released with little noise (PLR)": (
+            mu.NoisyMeanPLR(epsilon=eps, lam=0.05, classes=[0, 1]),
+            X,
+            y,
+            {},
+            "blackbox",
+            mu.NoisyMeanPLR.__doc__,
+        ),
         "noise for 10ε (PLR)": (
             mu.TenfoldEpsilonPLR(epsilon=eps, lam=0.05, classes=[0, 1]),
             X,
             y,
             {},
-            "blackbox",
+            "law",
             mu.TenfoldEpsilonPLR.__doc__,
         ),
     }
@@ -237,7 +253,14 @@ def audit_table(cases=None, checks=None, random_state=0, profile="default"):
         reports[name] = rep
         row = {"estimator": name}
         row.update(dict(zip(rep.checks["check"], rep.checks["verdict"])))
-        row.update({"passed": rep.passed, "failed checks": ", ".join(rep.failures["check"]), "wall time (s)": wall})
+        row.update(
+            {
+                "passed": rep.passed,
+                "failed checks": ", ".join(rep.failures["check"]),
+                "wall time (s)": wall,
+                "CPU time (s)": rep.cpu_time,
+            }
+        )
         rows.append(row)
     table = pd.DataFrame(rows)
     table.attrs["reports"] = reports
@@ -269,6 +292,7 @@ def mutant_table(cases=None, random_state=0, profile="default"):
                 "caught": hit["verdict"] == FAIL,
                 "failed checks": ", ".join(rep.failures["check"]),
                 "wall time (s)": float(table.loc[table["estimator"] == name, "wall time (s)"].iloc[0]),
+                "CPU time (s)": rep.cpu_time,
             }
         )
     out = pd.DataFrame(rows)

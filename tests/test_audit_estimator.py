@@ -1,0 +1,154 @@
+"""audit_estimator: the report's shape, every genuine estimator passes, every mutant is caught by its check."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpstack import PrivateLogisticRegression, PrivateStackingClassifier
+from dpstack.accounting import PrivacyLedger
+from dpstack.audit import AuditReport, audit_data, audit_estimator, rebuild_from_release, seed_findings
+from dpstack.audit.checks import CHECKS, COLUMNS
+from dpstack.audit.suite import audit_cases, check_catalogue, mutant_cases
+from dpstack.transfer import SimComb
+
+GENUINE = audit_cases()
+MUTANTS = mutant_cases()
+
+
+# -- the report --------------------------------------------------------------------------------------------
+def test_report_shape():
+    X, y = audit_data()
+    rep = audit_estimator(PrivateLogisticRegression(epsilon=1.0, lam=0.05, classes=[0, 1]), X, y, random_state=1)
+    assert isinstance(rep, AuditReport)
+    assert list(rep.checks.columns) == COLUMNS
+    assert list(rep.checks["check"]) == list(CHECKS)  # one row per check, in order, all by default
+    assert set(rep.checks["verdict"]) <= {"pass", "FAIL", "not applicable"}
+    assert isinstance(rep.passed, bool) and rep.passed
+    assert isinstance(rep.failures, pd.DataFrame) and rep.failures.empty
+    assert rep.wall_time > 0 and "passed" in repr(rep)
+
+
+def test_checks_argument_selects_and_names_unknown_keys():
+    X, y = audit_data()
+    est = PrivateLogisticRegression(epsilon=1.0, lam=0.05, classes=[0, 1])
+    rep = audit_estimator(est, X, y, checks=["function", "composition"])
+    assert list(rep.checks["check"]) == ["function", "composition"]
+    assert list(audit_estimator(est, X, y, checks="no_seed").checks["check"]) == ["no_seed"]
+    with pytest.raises(ValueError, match="checks"):
+        audit_estimator(est, X, y, checks=["nonsense"])
+
+
+def test_the_audited_estimator_is_not_modified():
+    X, y = audit_data()
+    est = PrivateLogisticRegression(epsilon=1.0, lam=0.05, classes=[0, 1], random_state=7)
+    audit_estimator(est, X, y, checks=["fresh_entropy", "function"])
+    assert est.random_state == 7 and not hasattr(est, "coef_")
+
+
+# -- every genuine estimator passes the default run --------------------------------------------------------
+@pytest.mark.parametrize("name", list(GENUINE))
+def test_genuine_estimator_passes(name):
+    est, X, y, fit_params = GENUINE[name]
+    rep = audit_estimator(est, X, y, **fit_params)
+    assert rep.passed, rep.failures[["check", "statistic", "threshold", "detail"]].to_string()
+    applicable = rep.checks[rep.checks["verdict"] != "not applicable"]["check"]
+    assert {"fresh_entropy", "no_seed", "function", "attributes", "law", "blackbox", "composition"} <= set(applicable)
+
+
+def test_transfer_with_unequal_domain_budgets_passes_composition():
+    """ε_s = 4, ε_t = 1: each domain's ledger ε against its own claim (the old audit said FAIL)."""
+    for name in [n for n in GENUINE if n.startswith(("PPTL", "SimComb"))]:
+        est, X, y, fit_params = GENUINE[name]
+        assert est.epsilon_source != est.epsilon_target
+        row = audit_estimator(est, X, y, checks="composition", **fit_params).checks.iloc[0]
+        assert row["verdict"] == "pass" and row["statistic"] == 1.0, row["detail"]
+
+
+class _OverspentSimComb(SimComb):
+    """A ledger that spends ε_t twice on the target: the composition check must fail it."""
+
+    def fit(self, X, y, X_source=None, y_source=None):
+        super().fit(X, y, X_source, y_source)
+        ledger = PrivacyLedger(list(self.privacy_.entries))
+        ledger.add("a second target release", "D_t", float(self.epsilon_target))
+        self.privacy_ = ledger
+        return self
+
+
+def test_composition_per_domain_catches_an_overspent_domain():
+    est, X, y, fit_params = next(v for k, v in GENUINE.items() if k.startswith("SimComb"))
+    broken = _OverspentSimComb(**est.get_params())
+    row = audit_estimator(broken, X, y, checks="composition", **fit_params).checks.iloc[0]
+    assert row["verdict"] == "FAIL" and row["statistic"] == pytest.approx(2.0)
+
+
+# -- every mutant is caught by the check planted for it ----------------------------------------------------
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_mutant_caught_by_its_check(name):
+    est, X, y, fit_params, planted, _doc = MUTANTS[name]
+    row = audit_estimator(est, X, y, checks=planted, **fit_params).checks.iloc[0]
+    assert row["verdict"] == "FAIL", f"{name}: {row['detail']}"
+
+
+def test_every_new_check_has_a_mutant():
+    planted = {v[4] for v in MUTANTS.values()}
+    assert {"fresh_entropy", "no_seed", "streams", "function", "attributes", "neighbours", "law", "exact"} <= planted
+    assert {"blackbox", "tuning"} <= planted
+
+
+def test_a_mutant_fails_the_full_default_audit():
+    est, X, y, fit_params, planted, _ = MUTANTS["seeds shared across levels (PST-S)"]
+    rep = audit_estimator(est, X, y, **fit_params)
+    assert not rep.passed and planted in set(rep.failures["check"])
+
+
+# -- the recorded old version: composed estimators that kept their levels' seeds --------------------------
+class _NestedSeedPST(PrivateStackingClassifier):
+    """PST as it was: the fitted levels keep the integer seeds their noise was drawn from."""
+
+    def fit(self, X, y, low_level=None):
+        super().fit(X, y, low_level)
+        rng = np.random.default_rng()
+        self.high_level_.random_state = int(rng.integers(2**62))
+        for m in self.low_level_ if isinstance(self.low_level_, list) else [self.low_level_]:
+            m.random_state = int(rng.integers(2**62))
+        return self
+
+
+def test_no_seed_check_flags_levels_that_keep_their_seeds():
+    X, y = audit_data()
+    params = dict(partition="samples", n_groups=2, lam=0.05, classes=[0, 1])
+    old = audit_estimator(_NestedSeedPST(**params), X, y, checks="no_seed").checks.iloc[0]
+    assert old["verdict"] == "FAIL" and old["statistic"] == 3  # two low models and the high level
+    assert "high_level_.random_state" in old["detail"]
+    now = audit_estimator(PrivateStackingClassifier(**params), X, y, checks="no_seed").checks.iloc[0]
+    assert now["verdict"] == "pass", now["detail"]
+
+
+def test_seed_findings_walks_containers_and_private_attributes():
+    class Holder:
+        pass
+
+    h = Holder()
+    h.models_ = [{"inner": np.random.default_rng(0)}]
+    h._stream = np.random.SeedSequence(1)
+    h.random_state = None
+    found = seed_findings(h)
+    assert any("Generator" in f for f in found) and any("SeedSequence" in f for f in found)
+    assert len(found) == 2
+
+
+def test_rebuild_from_release_predicts_like_the_fitted_object():
+    est, X, y, fit_params = GENUINE["PST-F"]
+    fitted = est.set_params(random_state=3).fit(X, y, **fit_params)
+    rebuilt = rebuild_from_release(fitted)
+    assert np.array_equal(rebuilt.decision_function(X), fitted.decision_function(X))
+    assert not hasattr(rebuilt, "diagnostics_") and rebuilt.random_state is None
+
+
+def test_check_catalogue_has_one_row_per_check():
+    mutants = pd.DataFrame({"mutant": ["a"], "planted for": ["law"], "caught": [True], "failed checks": ["law, exact"]})
+    cat = check_catalogue(mutants)
+    assert list(cat["check"]) == list(CHECKS)
+    assert cat.set_index("check").loc["law", "power (planted mutants caught)"] == "1/1"
+    assert cat.set_index("check").loc["exact", "mutants it fails"] == 1
