@@ -93,6 +93,7 @@ ALPHA = 1e-3
 CONFIDENCE = 0.95
 COLUMNS = ["check", "name", "statistic", "threshold", "verdict", "detail"]
 PASS, FAIL, NA = "pass", "FAIL", "not applicable"
+NO_MAP = "<no map from the ledger's parts to the levels of this class>"
 
 
 # ====================================================================== the report
@@ -408,7 +409,8 @@ class _Setup:
 
     def classes(self):
         f = self.fitted()
-        return np.asarray(f.classes_)
+        classes = getattr(f, "classes_", None)
+        return np.unique(self.y) if classes is None else np.asarray(classes)  # the audit's own (public) data
 
     # ---------------------------------------------------------------- neighbours
     def replaced(self, X, y, i, kind, rng):
@@ -581,7 +583,15 @@ def check_streams(s):
         ]
     for _ in range(m):
         f = s.fit(s.seed())
-        for blk in recover_noise(f, s.X, s.y, s.fit_params, {}):
+        try:
+            blocks = recover_noise(f, s.X, s.y, s.fit_params, {})
+        except TypeError as exc:  # a class the audit cannot read the noise of
+            return [
+                _row(
+                    "streams", "seeding: independent streams across levels, domains, methods", None, None, NA, str(exc)
+                )
+            ]
+        for blk in blocks:
             samples.setdefault(blk.name, []).append(np.asarray(blk.noise, dtype=float))
     what = "levels and domains"
     if s.multiparty:
@@ -817,7 +827,9 @@ def ledger_view(fitted, part_name=lambda part: part, ledger=None):
     from ..transfer import PrivateTransferStacking, SimComb
     from ..tuning import PrivateParameterTuning, _part_name
 
-    ledger = fitted.privacy_ if ledger is None else ledger
+    ledger = getattr(fitted, "privacy_", None) if ledger is None else ledger
+    if ledger is None:
+        return fitted, [NO_MAP]
     per = _part_eps(ledger)
     missing = []
 
@@ -855,7 +867,10 @@ def ledger_view(fitted, part_name=lambda part: part, ledger=None):
             view.low_level_ = _with_eps(fitted.low_level_, eps("D_l"), missing, "D_l")
         view.high_level_ = _with_eps(fitted.high_level_, eps("D_h"), missing, "D_h")
         return view, missing
-    return fitted, ["<no map from the ledger's parts to the levels of this class>"]
+    if len(per) == 1 and "epsilon" in vars(fitted):  # a user's single mechanism: its one part
+        part = next(iter(per))
+        return _with_eps(fitted, per[part], missing, part), missing
+    return fitted, [NO_MAP]
 
 
 def _tuning_rows(s, f, seed):
@@ -879,10 +894,15 @@ def check_law(s):
             blocks = recover_noise(view.best_estimator_, s.X[rows], s.y[rows], {}, None)
             blocks = [dataclasses.replace(b, name=f"candidate {int(f.best_index_)}: {b.name}") for b in blocks]
         else:
-            blocks = recover_noise(view, s.X, s.y, s.fit_params, {})
+            try:
+                blocks = recover_noise(view, s.X, s.y, s.fit_params, {})
+            except TypeError as exc:  # a class the audit cannot read the noise of
+                return [_row("law", "ledger ε: law of the noise", None, None, NA, str(exc))]
         for blk in blocks:
             samples.setdefault(blk.name, []).append(blk.noise)
             scales[blk.name] = blk.scale
+    if NO_MAP in missing:
+        return [_row("law", "ledger ε: law of the noise", None, None, NA, NO_MAP)]
     if missing:
         return [
             _row(
@@ -968,6 +988,8 @@ def check_exact(s):
     if s.multiparty:
         return [_exact_output(s, f)]
     view, missing = ledger_view(f)
+    if NO_MAP in missing:
+        return [_row("exact", "ledger ε: exact privacy loss per level", None, None, NA, NO_MAP)]
     if missing:
         return [
             _row(
@@ -1226,7 +1248,11 @@ def check_composition(s):
     from ..theory import domain_guarantees
 
     f = s.fitted()
-    ledger = f.privacy_
+    ledger = getattr(f, "privacy_", None)
+    if ledger is None:
+        return [
+            _row("composition", "composition: the ledger's ε per domain within the claim", None, None, NA, "no ledger")
+        ]
     claims = s.claims()
     if "source" in claims:
         spent = domain_guarantees(ledger)
