@@ -291,6 +291,8 @@ def seed_findings(fitted):
         if value is None or isinstance(value, (str, bytes, numbers.Number, np.generic, np.ndarray, type)):
             return
         seen.add(id(value))
+        if depth > 0 and _is_estimator(value) and not _public_fitted(value):
+            return  # an unfitted template given as a parameter (e.g. the tuner's estimator): it drew nothing
         if isinstance(value, dict):
             items = list(value.items())
         elif isinstance(value, (list, tuple, set, frozenset)):

@@ -21,6 +21,12 @@ estimator — dpstack's or a user's — can provide:
    parameters and the papers' calibration), never from what the estimator says
    about itself.
 
+5. **Optional, for estimators that fit several methods at once** (the multiparty classifier's
+   vote, soft and avg): a class method ``fit_methods(methods, X, y, **fit_params, **params)``
+   returning ``{method: fitted}``; the audit checks that the methods' noise vectors are
+   independent when they are fitted together with one seed.
+
+:func:`dpstack.audit.audit_estimator` runs every check on such an estimator and returns one report.
 :class:`PrivateMechanism` states the required part as a :class:`typing.Protocol`.
 With it, :func:`audit_release` runs a black-box statistical test on any mechanism
 (fits on D and D', a distinguishing test on the releases, a lower bound on ε), and

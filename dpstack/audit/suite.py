@@ -108,6 +108,12 @@ def audit_cases(epsilon=1.0, epsilon_source=4.0):
         ),
         f"SimComb (ε_s = {epsilon_source:g}, ε_t = {eps:g})": (SimComb(**transfer), X, y, src),
         "MPL soft": (MultipartyPrivateClassifier("soft", epsilon=eps, lam=1.0, classes=[0, 1]), Xm, ym, mp),
+        "MPL vote (auxiliary rows protected)": (
+            MultipartyPrivateClassifier("vote", epsilon=eps, lam=1.0, protect_aux=True, classes=[0, 1]),
+            Xm,
+            ym,
+            mp,
+        ),
         "PrivateParameterTuning (PLR)": (
             PrivateParameterTuning(
                 PrivateLogisticRegression(epsilon=eps, classes=[0, 1]), {"lam": [0.01, 0.1, 1.0]}, epsilon_select=eps
