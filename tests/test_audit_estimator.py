@@ -197,3 +197,14 @@ def test_a_users_own_mechanism_is_audited_through_the_protocol():
     assert verdicts["law"] == "not applicable"  # the audit cannot read the noise of an unknown class back
     broken = audit_estimator(_UserMeanWithoutNoise(epsilon=1.0), X, y, checks="blackbox").checks.iloc[0]
     assert broken["verdict"] == "FAIL", broken["detail"]
+
+
+def test_mutant_power_counts_the_audits_that_catch():
+    from dpstack.audit.suite import mutant_power
+
+    cases = {k: MUTANTS[k] for k in ("default seed (PLR)", "seed kept in the object (PLR)")}
+    power = mutant_power(cases, n_repeats=2)
+    assert list(power["caught"]) == [2, 2] and list(power["power"]) == [1.0, 1.0]
+    cat = check_catalogue(power=power).set_index("check")
+    assert cat.loc["fresh_entropy", "power (planted mutants caught)"] == "2/2"
+    assert cat.loc["law", "power (planted mutants caught)"] == "—"

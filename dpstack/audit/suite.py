@@ -306,22 +306,50 @@ def mutant_table(cases=None, random_state=0, profile="default"):
     return out
 
 
-def check_catalogue(mutants=None, genuine=None):
+def mutant_power(cases=None, n_repeats=5, profile="default"):
+    """How often each mutant's planted check catches it over ``n_repeats`` audits (random_state 0, 1, …).
+
+    Returns
+    -------
+    pandas.DataFrame with ``mutant``, ``planted for``, ``caught`` (count), ``runs`` and ``power``.
+    """
+    cases = mutant_cases() if cases is None else cases
+    rows = []
+    for name, (est, X, y, fp, planted, _doc) in cases.items():
+        hits = sum(
+            audit_estimator(est, X, y, checks=planted, random_state=r, profile=profile, **fp).checks["verdict"].iloc[0]
+            == FAIL
+            for r in range(int(n_repeats))
+        )
+        rows.append({"mutant": name, "planted for": planted, "caught": hits, "runs": int(n_repeats)})
+    out = pd.DataFrame(rows)
+    out["power"] = out["caught"] / out["runs"]
+    return out
+
+
+def check_catalogue(mutants=None, genuine=None, power=None):
     """Check → what it looks at → what it catches → power, measured on the mutant and genuine tables.
 
-    ``power``: the share of the mutants planted for the check that it fails; ``mutants it fails``:
-    every mutant it fails (a check often catches more than its own); ``false positives``: the
-    genuine estimators it fails.
+    ``power``: the share of the mutants planted for the check that it fails (over the audits of
+    :func:`mutant_power` when ``power`` is given, else in the one audit of ``mutants``); ``mutants it
+    fails``: every mutant it fails (a check often catches more than its own); ``false positives``:
+    the genuine estimators it fails.
     """
     rows = []
     for key in CHECKS:
         looks, catches = CHECK_TEXT[key]
         row = {"check": key, "looks at": looks, "catches": catches}
-        if mutants is not None:
+        if power is not None:
+            planted = power[power["planted for"] == key]
+            row["power (planted mutants caught)"] = (
+                f"{int(planted['caught'].sum())}/{int(planted['runs'].sum())}" if len(planted) else "—"
+            )
+        elif mutants is not None:
             planted = mutants[mutants["planted for"] == key]
             row["power (planted mutants caught)"] = (
                 f"{int(planted['caught'].sum())}/{len(planted)}" if len(planted) else "—"
             )
+        if mutants is not None:
             failing = [m for m, f in zip(mutants["mutant"], mutants["failed checks"]) if key in f.split(", ")]
             row["mutants it fails"] = len(failing)
         if genuine is not None and key in genuine:

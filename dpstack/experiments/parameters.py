@@ -89,6 +89,7 @@ RULES = {
     "dataset": (lambda v: isinstance(v, str) and v.isidentifier(), "a dataset name such as 'kdd'"),
     "importance": (_importance, "a list of numbers >= 0 summing to 1"),
     "data_home": (lambda v: v is None or isinstance(v, str), "None or a folder path"),
+    "n_power_repeats": (lambda v: _int(v) and v >= 1, "an integer >= 1"),
     "audit_profile": (lambda v: v in ("default", "page"), "'default' (the size tests use) or 'page' (heavier)"),
 }
 
