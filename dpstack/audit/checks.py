@@ -57,6 +57,7 @@ import dataclasses
 import inspect
 import math
 import numbers
+import sys
 import time
 import warnings
 
@@ -97,7 +98,7 @@ NO_MAP = "<no map from the ledger's parts to the levels of this class>"
 
 
 # ====================================================================== the report
-@dataclasses.dataclass
+@dataclasses.dataclass(eq=False)
 class AuditReport:
     """The result of :func:`audit_estimator`.
 
@@ -1316,8 +1317,8 @@ def audit_estimator(estimator, X, y, checks=None, random_state=0, profile="defau
         Sizes of the run (:data:`PROFILES`): "default" is small enough for CI, "page" is the
         book's.
     progress : bool or None
-        A progress bar (tqdm) over the checks and the black-box fits; ``None`` shows it when the
-        black-box test makes at least 1,000 fits per side.
+        A progress bar (tqdm) over the checks and the black-box fits; ``None`` shows it in a
+        terminal when the black-box test makes at least 1,000 fits per side.
     **fit_params
         Passed to ``fit`` (``X_source``, ``y_source`` for transfer; ``parties``, ``X_aux`` for MPL).
 
@@ -1346,7 +1347,7 @@ def audit_estimator(estimator, X, y, checks=None, random_state=0, profile="defau
         raise ValueError(f"checks: unknown check(s) {unknown}; choose from {list(CHECKS)}")
     rng = check_random_state(random_state)
     setup = _Setup(estimator, X, y, fit_params, rng, size)
-    show = size["n_runs"] >= 1000 if progress is None else bool(progress)
+    show = (size["n_runs"] >= 1000 and sys.stderr.isatty()) if progress is None else bool(progress)
     iterator = keys
     if show:
         from tqdm.auto import tqdm
