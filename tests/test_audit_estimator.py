@@ -208,3 +208,15 @@ def test_mutant_power_counts_the_audits_that_catch():
     cat = check_catalogue(power=power).set_index("check")
     assert cat.loc["fresh_entropy", "power (planted mutants caught)"] == "2/2"
     assert cat.loc["law", "power (planted mutants caught)"] == "—"
+
+
+def test_audit_release_reads_nested_releases_of_composed_and_tuned_estimators():
+    from dpstack.audit import audit_release, release_vector
+
+    for name in ["PST-S", [n for n in GENUINE if n.startswith("PPTL")][0], "PrivateParameterTuning (PLR)"]:
+        est, X, y, fit_params = GENUINE[name]
+        fitted = est.set_params(random_state=0).fit(X, y, **fit_params)
+        vec = release_vector(fitted)
+        assert vec.size > 2 * X.shape[1]  # the levels' coefficients, not only the outer constants
+        res = audit_release(est, X, y, fit_params=fit_params, n_runs=40)  # no TypeError for transfer or tuning
+        assert res["verdict"] == "pass"
