@@ -228,6 +228,12 @@ def _numeric(value):
     return None
 
 
+def _is_float(value):
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "f" and value.size > 0
+    return isinstance(value, (float, np.floating))
+
+
 def release_numbers(fitted):
     """Every number of the release (nested releases included) as one vector, in path order."""
     parts = [_numeric(v) for _, v in sorted(release_leaves(fitted).items())]
@@ -507,12 +513,13 @@ def check_fresh_entropy(s):
     a, b = s.fit(None), s.fit(None)
     k = 6
     seeded = [release_leaves(s.fit(s.seed())) for _ in range(k)]
-    # the parts that take a new value at every one of k seeds: continuous noise (a selected index, and
-    # what depends on it, takes one of a few values and is left out)
+    # the floating-point parts that take a new value at every one of k seeds: continuous noise (a
+    # selected index or a random feature grouping, and what depends on them, take one of a few
+    # values and are left out)
     noisy = [
         key
         for key in seeded[0]
-        if _numeric(seeded[0][key]) is not None
+        if _is_float(seeded[0][key])
         and all(key in leaves for leaves in seeded)
         and all(not _equal(seeded[i][key], seeded[j][key]) for i in range(k) for j in range(i + 1, k))
     ]
