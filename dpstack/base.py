@@ -9,7 +9,12 @@ is kept in one place, the ``diagnostics_`` attribute, and the ledger records tha
 is **not private** (ε = ∞ for the object as a whole).
 
 Each estimator lists what it releases in ``_release_attributes``; :mod:`dpstack.release`
-exports exactly those (JSON, no pickle) and loads them back as a predictor.
+exports their minimal source (JSON, no pickle) and loads them back as a predictor.
+
+Nothing in a fitted object regenerates its noise: a composed estimator's inner models are
+turned into their releases once fitted (:func:`release_only`: no seed, no generator), and the
+randomness of a fit comes from independent spawned streams
+(:func:`dpstack._validation.spawn_streams`).
 
 Steps outside the guarantee (a label set read from the private data, for example) raise a
 :class:`PrivacyLeakWarning` at run time and are recorded in the ledger with ε = ∞.

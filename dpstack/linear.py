@@ -216,10 +216,11 @@ class PrivateLogisticRegression(BinaryClassifierMixin, BaseEstimator):
             Z, y_signed, lam, b=b, delta=cal.delta, w0=w0, tol=self.tol, max_iter=self.max_iter
         )
         self.classes_ = classes
-        self.w_ = w
         p = X.shape[1]
         self.coef_ = w[None, :p].copy()
         self.intercept_ = np.array([w[p] * self._scaling()[1]]) if self.fit_intercept else np.zeros(1)
+        # w_ is derived from the release (coef_, intercept_) exactly as a loaded release derives it
+        self.w_ = self._weights(self.coef_, self.intercept_)
         self.calibration_ = cal
         self.epsilon_noise_ = cal.epsilon_noise
         self.delta_ = cal.delta
@@ -228,6 +229,17 @@ class PrivateLogisticRegression(BinaryClassifierMixin, BaseEstimator):
         record_classes(self.privacy_, from_data)
         record_diagnostics(self, self.privacy_, noise=b, noise_norm=float(np.linalg.norm(b)), n_iter=n_iter)
         return self
+
+    def _weights(self, coef, intercept):
+        """``w_`` from ``coef_`` and ``intercept_``: one definition for ``fit`` and a loaded release.
+
+        The weight of the constant feature s is ``intercept_ / s`` (differing from the
+        solver's value by at most one rounding step when s is not a power of two).
+        """
+        w = np.asarray(coef, dtype=float)[0]
+        if not self.fit_intercept:
+            return w.copy()
+        return np.append(w, np.asarray(intercept, dtype=float)[0] / self._scaling()[1])
 
     def decision_function(self, X):
         """Margins ``wᵀx`` on the clipped rows (the scale the model was trained on)."""

@@ -217,6 +217,9 @@ class ObjectivePerturbationCalibration:
         Rows of the block are clipped to this norm.
     branch : str
         ``"delta=0"`` (ε' > 0, no extra ridge), ``"delta>0"`` or ``"non-private"``.
+    n_samples : int or None
+        The public number of samples n the calibration was computed for (``None`` when
+        not recorded): with ε, λ and the bound, all a release needs to recompute it.
     """
 
     epsilon: float
@@ -225,6 +228,7 @@ class ObjectivePerturbationCalibration:
     noise_scale: float
     norm_bound: float
     branch: str
+    n_samples: int | None = None
 
 
 def _jacobian_cost(n, lam, bound):
@@ -274,14 +278,16 @@ def objective_perturbation_calibration(epsilon, n, lam, norm_bound=1.0):
     lam = check_positive(lam, "lam")
     norm_bound = check_positive(norm_bound, "norm_bound")
     if np.isinf(epsilon):
-        return ObjectivePerturbationCalibration(epsilon, np.inf, 0.0, 0.0, norm_bound, "non-private")
+        return ObjectivePerturbationCalibration(epsilon, np.inf, 0.0, 0.0, norm_bound, "non-private", n)
     eps_noise = epsilon - _jacobian_cost(n, lam, norm_bound)
     if eps_noise > 0:
         delta, branch = 0.0, "delta=0"
     else:
         delta = norm_bound**2 / (4.0 * n * math.expm1(epsilon / 4.0)) - lam
         eps_noise, branch = epsilon / 2.0, "delta>0"
-    return ObjectivePerturbationCalibration(epsilon, eps_noise, delta, 2.0 * norm_bound / eps_noise, norm_bound, branch)
+    return ObjectivePerturbationCalibration(
+        epsilon, eps_noise, delta, 2.0 * norm_bound / eps_noise, norm_bound, branch, n
+    )
 
 
 @dataclass(frozen=True)
@@ -305,6 +311,8 @@ class FeatureSplitCalibration:
     importance : ndarray of shape (K,)
         The q_k, which are also the blocks' norm bounds.
     branch : str
+    n_samples : int or None
+        The public number of samples n the calibration was computed for.
     """
 
     epsilon: float
@@ -314,6 +322,7 @@ class FeatureSplitCalibration:
     noise_scale_k: np.ndarray
     importance: np.ndarray
     branch: str
+    n_samples: int | None = None
 
 
 def feature_split_calibration(epsilon, n, lam, importance):
@@ -354,7 +363,7 @@ def feature_split_calibration(epsilon, n, lam, importance):
     K = q.size
     if np.isinf(epsilon):
         zeros = np.zeros(K)
-        return FeatureSplitCalibration(epsilon, np.inf, np.full(K, np.inf), zeros, zeros, q, "non-private")
+        return FeatureSplitCalibration(epsilon, np.inf, np.full(K, np.inf), zeros, zeros, q, "non-private", n)
     active = q > 0
     cost = sum(_jacobian_cost(n, lam[k], q[k]) for k in range(K) if active[k])
     eps_prime = epsilon - cost
@@ -369,7 +378,7 @@ def feature_split_calibration(epsilon, n, lam, importance):
             delta_k[k] = max(0.0, q[k] ** 2 / (4.0 * n * math.expm1(epsilon * q[k] / 4.0)) - lam[k])
         branch = "delta>0"
     noise_scale_k = np.where(active, 2.0 / eps_k, 0.0)
-    return FeatureSplitCalibration(epsilon, eps_prime, eps_k, delta_k, noise_scale_k, q, branch)
+    return FeatureSplitCalibration(epsilon, eps_prime, eps_k, delta_k, noise_scale_k, q, branch, n)
 
 
 def output_perturbation_scale(sensitivity, epsilon):

@@ -1,24 +1,59 @@
 """Export what a private estimator releases, and load it back as a predictor — without pickle.
 
 A fitted dpstack estimator is a Python object; what an organisation hands to another is its
-*release*: the coefficients, intercepts, the public label set, the public calibration, the
-parameters needed to predict and the privacy ledger. :func:`save_release` writes exactly
-the attributes the estimator declares in ``_release_attributes`` (never ``diagnostics_``) to
-a JSON file with a sha256 of its content; :func:`load_release` checks the format and the
-checksum and rebuilds the estimator, ready for ``predict``, ``predict_proba`` and
-``decision_function``. Only dpstack's own estimator and calibration classes can be named in
-a file: loading never imports or runs anything else.
+*release*: the coefficients, intercepts, the public label set, the public parameters needed to
+predict and the public number of training samples. :func:`save_release` writes that minimal
+source, for the estimator and every model nested in it, to a strict JSON file (no NaN, no
+Infinity); :func:`load_release` checks the file and rebuilds the predictor, ready for
+``predict``, ``predict_proba`` and ``decision_function``. Only dpstack's own estimator classes
+can be named in a file: loading never imports or runs anything else.
 
 Publishing a model safely::
 
     clf = PrivateLogisticRegression(epsilon=1.0, classes=[0, 1]).fit(X, y)   # diagnostics off
-    save_release(clf, "model.json")       # the release only: coef_, intercept_, classes_, ledger, …
-    model = load_release("model.json")    # a predictor on the other side
+    save_release(clf, "model.json", key=key)   # the release only, with an HMAC under your key
+    model = load_release("model.json", key=key)  # a predictor on the other side
     model.predict(X_new)
 
-A ledger entry recorded for ``diagnostics=True`` is dropped from the exported ledger, since
-the diagnostics themselves are not exported; any other step outside the guarantee (a label
-set read from the data, for instance) stays in it.
+**One source, everything else recomputed.** The file holds the coefficients (``coef_``, or
+``coef_`` and ``intercept_``), the label set, the fitted structure that is itself released
+(groups, importances, nested models, the chosen candidate of a tuning) and the public parameters.
+Every other attribute is rebuilt from them by the same code that ``fit`` uses: ``w_`` from
+``coef_`` and ``intercept_``, the calibration (ε′, Δ, the noise scale) from ε, λ, the bound and
+the public n, the sensitivity of MPL from its parameters, and the privacy ledger ``privacy_``
+from the parameters (a ledger in the file is never read). An edited file can therefore not
+show one set of coefficients and predict with another, nor claim an ε its parameters do not
+give. A ledger entry recorded for ``diagnostics=True`` is not part of the release (the
+diagnostics are not exported); any other step outside the guarantee (a label set read from
+the data, ``row_bound="private_max"``) follows from the parameters and stays in it.
+
+**What the file is checked for.** The loader refuses, with a :class:`ReleaseFormatError`
+naming what is wrong: a file larger than :data:`MAX_FILE_BYTES`; anything but strict JSON
+(``NaN``, ``Infinity``); a repeated key in any JSON object; nesting deeper than
+:data:`MAX_DEPTH`; an array whose dtype is not a plain bool, integer, float or short string
+(object, structured, sub-array and oversized dtypes are refused before any memory is
+allocated), whose declared shape does not match its data or whose size exceeds
+:data:`MAX_ARRAY_ELEMENTS`; NaN or infinite coefficients; attributes a class does not
+release; shapes that do not fit together (checked by predicting one row).
+
+**What the sha256 protects against: accidental corruption only.** The checksum is computed
+over the content and stored beside it, so anyone who edits the file can recompute it; it
+catches a truncated download or a flipped bit, not an edit. For a file that passes through
+other hands, use **authentication**: ``save_release(est, path, key=key)`` adds an
+HMAC-SHA256 of the canonical content under a secret key (at least 16 bytes, e.g.
+``secrets.token_bytes(32)``) that only the publisher and the intended readers hold, and
+``load_release(path, key=key)`` refuses a file whose MAC does not match (edited, or saved
+under another key) or that has none. Without a key, a file that claims a MAC loads with an
+:class:`UnauthenticatedReleaseWarning` (its MAC cannot be checked). HMAC-SHA256 (RFC 2104,
+FIPS 198-1) is in Python's standard library (``hmac``, ``hashlib``), maintained with Python
+itself, so no third-party dependency is needed. A shared secret proves the file came from
+someone holding the key; when readers must not be able to produce releases themselves, sign
+the file with a public-key signature tool outside dpstack (e.g. ``ssh-keygen -Y sign`` or GPG).
+
+**Saving is atomic.** The file is written to a temporary file with a unique name in the
+target directory and moved over the target with :func:`os.replace`, so two processes saving
+the same release never collide and a reader sees the old file or the new one, never a
+partial one.
 
 **Column names.** When ``fit`` is given a pandas DataFrame, scikit-learn's input validation
 stores its column names in ``feature_names_in_``, and ``predict`` then checks that new data
@@ -31,16 +66,23 @@ is computed from the values of a record. The export checks that they are exactly
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 import hashlib
+import hmac
 import json
+import math
+import os
+import re
+import tempfile
+import warnings
 from pathlib import Path
 
 import numpy as np
+from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
 from .accounting import PrivacyLedger
-from .base import DIAGNOSTICS, released_attributes
+from .base import record_classes, released_attributes
 
 __all__ = [
     "release_dict",
@@ -48,18 +90,42 @@ __all__ = [
     "save_release",
     "load_release",
     "ReleaseFormatError",
+    "UnauthenticatedReleaseWarning",
     "SCHEMA_ATTRIBUTES",
+    "MAX_FILE_BYTES",
+    "MAX_ARRAY_ELEMENTS",
+    "MAX_DEPTH",
 ]
 
 FORMAT = "dpstack-release"
-FORMAT_VERSION = 1
+#: version 2: the minimal source only (derived attributes and the ledger are recomputed), strict JSON
+FORMAT_VERSION = 2
 #: fitted attributes exported with every release although no estimator lists them in
 #: ``_release_attributes``: they describe the schema of the data (its column names), not its values
 SCHEMA_ATTRIBUTES = ("feature_names_in_",)
+#: largest release file the loader reads (bytes)
+MAX_FILE_BYTES = 64 * 2**20
+#: largest number of elements of one array in a release
+MAX_ARRAY_ELEMENTS = 10**7
+#: deepest nesting of JSON objects and lists in a release
+MAX_DEPTH = 64
+#: largest item size of a string array (bytes), and of a numeric one
+_MAX_STR_ITEMSIZE = 4 * 1024
+_MAX_NUM_ITEMSIZE = 8
+#: the dtype strings an array may declare: plain bool, integer, float, string (no object,
+#: structured or sub-array dtypes, which could hide an allocation of any size)
+_DTYPE = re.compile(r"[<>|=]?(b1|[iu][1248]|f[48]|U[0-9]{1,4})")
+#: the shortest HMAC key accepted (bytes)
+MIN_KEY_BYTES = 16
 
 
 class ReleaseFormatError(ValueError):
-    """A release file is not a dpstack release, is of another version, or fails its checksum."""
+    """A release file is not a dpstack release, is of another version, is malformed, fails its
+    checksum or its authentication."""
+
+
+class UnauthenticatedReleaseWarning(UserWarning):
+    """A release claims an HMAC, but no key was given to check it: the file is unauthenticated."""
 
 
 def _estimator_classes():
@@ -83,61 +149,117 @@ def _estimator_classes():
     }
 
 
-def _dataclass_types():
-    from .mechanisms import FeatureSplitCalibration, ObjectivePerturbationCalibration
+# ---------------------------------------------------------------- what a release holds
+#: per class: the fitted attributes written to the file (the minimal source); every other
+#: released attribute is recomputed on load by ``_REBUILD[name]``
+SOURCE = {
+    "PrivateLogisticRegression": ("classes_", "coef_", "intercept_", "n_samples"),
+    "FeatureSplitLogisticRegression": ("classes_", "coef_", "n_samples"),
+    "PrivateStackingClassifier": (
+        "classes_",
+        "n_features_in_",
+        "groups_",
+        "importance_",
+        "block_max_",
+        "low_level_",
+        "high_level_",
+    ),
+    "PrivateTransferStacking": (
+        "classes_",
+        "n_features_in_",
+        "groups_",
+        "importance_",
+        "source_block_max_",
+        "source_",
+        "low_level_",
+        "high_level_",
+        "block_max_",
+    ),
+    "SimComb": ("classes_", "n_features_in_", "source_block_max_", "source_", "target_", "block_max_"),
+    "MultipartyPrivateClassifier": ("classes_", "n_features_in_", "n_parties_", "coef_", "local_coefs_", "n_aux"),
+    "PrivateParameterTuning": ("best_estimator_", "best_index_"),
+}
+#: the classes a nested release may name, per attribute
+NESTED = {
+    "low_level_": ("FeatureSplitLogisticRegression", "PrivateLogisticRegression"),
+    "high_level_": ("PrivateLogisticRegression",),
+    "source_": ("FeatureSplitLogisticRegression", "PrivateLogisticRegression"),
+    "target_": ("PrivateLogisticRegression",),
+    "best_estimator_": (
+        "PrivateLogisticRegression",
+        "FeatureSplitLogisticRegression",
+        "PrivateStackingClassifier",
+        "PrivateTransferStacking",
+        "SimComb",
+        "MultipartyPrivateClassifier",
+    ),
+}
+#: attributes that hold coefficients: they must be finite
+_COEFFICIENTS = ("coef_", "intercept_", "local_coefs_")
 
-    return {c.__name__: c for c in (ObjectivePerturbationCalibration, FeatureSplitCalibration)}
+
+def _source_value(estimator, name):
+    """The value of source item ``name`` of a fitted estimator (``_MISSING`` when it has none)."""
+    if name == "n_samples":
+        return int(estimator.calibration_.n_samples)
+    if name == "n_aux":
+        return _mpl_n_aux(estimator)
+    return getattr(estimator, name, _MISSING)
+
+
+_MISSING = object()
+
+
+def _mpl_n_aux(est):
+    """The public number N of auxiliary rows of an MPL fit with ``protect_aux`` (else None).
+
+    The fitted object keeps the sensitivity ((N − 1)·s + s_x)/(N·λ), not N; N is solved from it
+    and checked by recomputing the sensitivity.
+    """
+    from .multiparty.estimator import mpl_sensitivity
+
+    if not (est.protect_aux and est.method in ("vote", "soft")):
+        return None
+    K, M = np.asarray(est.classes_).size, int(est.n_parties_)
+    s = mpl_sensitivity(est.method, M, K, 1.0)  # the per-label term (λ = 1)
+    s_x = 2.0 if K == 2 else 2.0 * math.sqrt(2.0)
+    n_aux = int(round((s_x - s) / (est.sensitivity_ * est.lam - s)))
+    if n_aux < 1 or not math.isclose(
+        mpl_sensitivity(est.method, M, K, est.lam, True, n_aux), est.sensitivity_, rel_tol=1e-9
+    ):
+        raise TypeError("MultipartyPrivateClassifier: the number of auxiliary rows cannot be read from sensitivity_")
+    return n_aux
+
+
+# ---------------------------------------------------------------- encoding
+def _encode_float(value):
+    value = float(value)
+    if math.isfinite(value):
+        return value
+    return {"__float__": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
 
 
 def _encode(value, where):
-    """Plain JSON for the value types a release holds; anything else is refused by name."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, (int, float, np.integer, np.floating, np.bool_)):
-        return value.item() if isinstance(value, np.generic) else value
+    """Strict JSON for the value types a release holds; anything else is refused by name."""
+    if value is None or isinstance(value, (bool, str, np.bool_)):
+        return bool(value) if isinstance(value, np.bool_) else value
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return _encode_float(value)
     if isinstance(value, np.ndarray):
-        if value.dtype.kind not in "biufU":
+        if value.dtype.kind not in "biufU" or value.dtype.shape != ():
             raise TypeError(f"{where}: cannot export an array of dtype {value.dtype}")
+        if value.dtype.kind == "f" and not np.all(np.isfinite(value)):
+            raise TypeError(f"{where}: cannot export an array with NaN or infinite values")
         return {"__array__": value.tolist(), "dtype": value.dtype.str, "shape": list(value.shape)}
     if isinstance(value, (list, tuple)):
         return [_encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, dict):
         return {str(k): _encode(v, f"{where}[{k!r}]") for k, v in value.items()}
-    if isinstance(value, PrivacyLedger):
-        return {"__ledger__": [r for r in value.to_records() if r["mechanism"] != DIAGNOSTICS]}
-    if dataclasses.is_dataclass(value) and type(value).__name__ in _dataclass_types():
-        return {
-            "__dataclass__": type(value).__name__,
-            "fields": {f.name: _encode(getattr(value, f.name), f"{where}.{f.name}") for f in dataclasses.fields(value)},
-        }
     if type(value).__name__ in _estimator_classes():
         return release_dict(value)
     raise TypeError(f"{where}: cannot export a value of type {type(value).__name__}")
-
-
-def _decode(value):
-    if isinstance(value, list):
-        return [_decode(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    if "__feature_names__" in value:
-        names = value["__feature_names__"]
-        if not isinstance(names, list) or not all(isinstance(v, str) for v in names):
-            raise ReleaseFormatError("feature_names_in_ must be a list of column names (str)")
-        return np.asarray(names, dtype=object)
-    if "__array__" in value:
-        arr = np.array(value["__array__"], dtype=np.dtype(value["dtype"]))
-        return arr.reshape(value["shape"])
-    if "__ledger__" in value:
-        return PrivacyLedger.from_records(value["__ledger__"])
-    if "__dataclass__" in value:
-        types = _dataclass_types()
-        if value["__dataclass__"] not in types:
-            raise ReleaseFormatError(f"unknown calibration type {value['__dataclass__']!r}")
-        return types[value["__dataclass__"]](**{k: _decode(v) for k, v in value["fields"].items()})
-    if "__estimator__" in value:
-        return from_release_dict(value)
-    return {k: _decode(v) for k, v in value.items()}
 
 
 def _feature_names(estimator, where):
@@ -163,17 +285,14 @@ def _public_params(estimator):
         elif type(value).__name__ in _estimator_classes():
             # an estimator given as a parameter (the template of PrivateParameterTuning): its
             # parameters only, never its fitted state (a fitted model is released as an attribute)
-            value = {
-                "__estimator__": type(value).__name__,
-                "params": _encode(_public_params(value), f"{name}.params"),
-                "attributes": {},
-            }
+            value = {"__estimator__": type(value).__name__, "params": _public_params(value), "source": {}}
         params[name] = value
     return params
 
 
 def release_dict(estimator):
-    """The release of a fitted estimator as a JSON-ready dict (parameters + released attributes).
+    """The release of a fitted estimator as a JSON-ready dict: its public parameters and its
+    minimal source (:data:`SOURCE`), nested releases included.
 
     Raises
     ------
@@ -183,56 +302,625 @@ def release_dict(estimator):
         If it is not a dpstack estimator or holds a value that has no safe encoding.
     """
     name = type(estimator).__name__
-    if name not in _estimator_classes():
-        raise TypeError(f"save_release exports dpstack's estimators, not {name}")
+    classes = _estimator_classes()
+    if name not in classes or type(estimator) is not classes[name]:
+        raise TypeError(f"save_release exports dpstack's estimators, not {type(estimator).__qualname__}")
     check_is_fitted(estimator)
-    attributes = {
-        a: _encode(getattr(estimator, a), f"{name}.{a}")
-        for a in released_attributes(estimator)
-        if hasattr(estimator, a)
-    }
+    source = {}
+    for item in SOURCE[name]:
+        value = _source_value(estimator, item)
+        if value is not _MISSING:
+            source[item] = _encode(value, f"{name}.{item}")
     for a in SCHEMA_ATTRIBUTES:
         if hasattr(estimator, a):
-            attributes[a] = _feature_names(estimator, f"{name}.{a}")
+            source[a] = _feature_names(estimator, f"{name}.{a}")
     return {
         "__estimator__": name,
         "params": _encode(_public_params(estimator), f"{name}.params"),
-        "attributes": attributes,
+        "source": source,
     }
 
 
+# ---------------------------------------------------------------- decoding (strict)
+def _decode_array(value, where):
+    if set(value) != {"__array__", "dtype", "shape"}:
+        raise ReleaseFormatError(f"{where}: an array holds exactly __array__, dtype and shape, got {sorted(value)}")
+    dtype_str, shape = value["dtype"], value["shape"]
+    if not isinstance(dtype_str, str) or not _DTYPE.fullmatch(dtype_str):
+        raise ReleaseFormatError(
+            f"{where}: dtype {str(dtype_str)[:40]!r} is not a plain bool, integer, float or string dtype "
+            "(e.g. '<f8', '<i8', '|b1', '<U12')"
+        )
+    try:
+        dtype = np.dtype(dtype_str)
+    except (TypeError, ValueError):
+        raise ReleaseFormatError(f"{where}: unknown dtype {dtype_str!r}") from None
+    if dtype.shape != () or dtype.fields is not None or dtype.kind not in "biufU":
+        raise ReleaseFormatError(f"{where}: dtype {dtype_str!r} is not a plain bool, integer, float or string dtype")
+    limit = _MAX_STR_ITEMSIZE if dtype.kind == "U" else _MAX_NUM_ITEMSIZE
+    if dtype.itemsize > limit:
+        raise ReleaseFormatError(f"{where}: dtype {dtype_str!r} has items of {dtype.itemsize} bytes (limit {limit})")
+    if (
+        not isinstance(shape, list)
+        or len(shape) > 4
+        or not all(isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= MAX_ARRAY_ELEMENTS for k in shape)
+    ):
+        raise ReleaseFormatError(f"{where}: shape must be a list of at most 4 sizes >= 0, got {shape!r}")
+    size = math.prod(shape)
+    if size > MAX_ARRAY_ELEMENTS:
+        raise ReleaseFormatError(f"{where}: shape {shape} has {size} elements (limit {MAX_ARRAY_ELEMENTS})")
+    data = value["__array__"]
+    # the data must be nested lists of exactly the declared shape, checked before numpy sees them
+    level = [data]
+    for k in shape:
+        nxt = []
+        for item in level:
+            if not isinstance(item, list) or len(item) != k:
+                raise ReleaseFormatError(f"{where}: the data do not have the declared shape {shape}")
+            nxt.extend(item)
+        level = nxt
+    kinds = {"b": (bool,), "i": (int,), "u": (int,), "f": (int, float), "U": (str,)}[dtype.kind]
+    for item in level:
+        if not isinstance(item, kinds) or (dtype.kind in "iuf" and isinstance(item, bool)):
+            raise ReleaseFormatError(f"{where}: an element {item!r} does not fit dtype {dtype_str!r}")
+    try:
+        arr = np.array(data, dtype=dtype)
+    except (OverflowError, ValueError) as exc:
+        raise ReleaseFormatError(f"{where}: {exc}") from None
+    if arr.shape != tuple(shape):
+        raise ReleaseFormatError(f"{where}: the data have shape {arr.shape}, the file declares {tuple(shape)}")
+    if dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise ReleaseFormatError(f"{where}: NaN or infinite values")
+    return arr
+
+
+def _decode(value, where, depth=0):
+    if depth > MAX_DEPTH:
+        raise ReleaseFormatError(f"{where}: nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, list):
+        return [_decode(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
+    if not isinstance(value, dict):
+        return value
+    if "__float__" in value:
+        if set(value) != {"__float__"} or value["__float__"] not in ("inf", "-inf", "nan"):
+            raise ReleaseFormatError(f"{where}: a special float is one of 'inf', '-inf', 'nan'")
+        return float(value["__float__"])
+    if "__feature_names__" in value:
+        names = value["__feature_names__"]
+        if (
+            set(value) != {"__feature_names__"}
+            or not isinstance(names, list)
+            or not all(isinstance(v, str) for v in names)
+        ):
+            raise ReleaseFormatError(f"{where}: feature_names_in_ must be a list of column names (str)")
+        return np.asarray(names, dtype=object)
+    if "__array__" in value:
+        return _decode_array(value, where)
+    if "__estimator__" in value:
+        return _from_release_dict(value, where, depth + 1)
+    return {k: _decode(v, f"{where}[{k!r}]", depth + 1) for k, v in value.items()}
+
+
 def from_release_dict(payload):
-    """Rebuild the predictor described by :func:`release_dict`'s output."""
+    """Rebuild the predictor described by :func:`release_dict`'s output (every derived attribute
+    and the ledger recomputed, see the module doc).
+
+    Raises
+    ------
+    ReleaseFormatError
+        If the payload is malformed, names an unknown class or attribute, or does not fit together.
+    """
+    return _from_release_dict(payload, "release", 0)
+
+
+def _from_release_dict(payload, where, depth):
     classes = _estimator_classes()
+    if not isinstance(payload, dict):
+        raise ReleaseFormatError(f"{where}: a release is a JSON object")
     name = payload.get("__estimator__")
     if name not in classes:
-        raise ReleaseFormatError(f"unknown estimator {name!r}; a release names one of {sorted(classes)}")
+        raise ReleaseFormatError(f"{where}: unknown estimator {name!r}; a release names one of {sorted(classes)}")
+    extra = set(payload) - {"__estimator__", "params", "source"}
+    if extra or not isinstance(payload.get("params"), dict) or not isinstance(payload.get("source"), dict):
+        raise ReleaseFormatError(f"{where}: a release holds __estimator__, params and source (got {sorted(payload)})")
     cls = classes[name]
-    est = cls(**_decode(payload["params"]))
-    allowed = set(released_attributes(est)) | set(SCHEMA_ATTRIBUTES)
-    for attr, value in payload["attributes"].items():
+    params = _decode(payload["params"], f"{where}.params", depth + 1)
+    known = (
+        set(cls().get_params(deep=False))
+        if name != "PrivateParameterTuning"
+        else {
+            "estimator",
+            "param_grid",
+            "epsilon_select",
+            "random_state",
+            "diagnostics",
+        }
+    )
+    if set(params) - known:
+        raise ReleaseFormatError(f"{where}: {name} has no parameter {sorted(set(params) - known)[0]!r}")
+    if params.get("random_state") is not None or params.get("diagnostics", False) is not False:
+        raise ReleaseFormatError(f"{where}: a release carries random_state=None and diagnostics=False")
+    est = cls(**params)
+    if not payload["source"]:
+        return est  # an estimator given as a parameter (a tuning template): parameters only, not fitted
+    allowed = set(SOURCE[name]) | set(SCHEMA_ATTRIBUTES)
+    for attr, value in payload["source"].items():
         if attr not in allowed:
-            raise ReleaseFormatError(f"{name} does not release an attribute {attr!r}")
+            derived = attr in released_attributes(est)
+            raise ReleaseFormatError(
+                f"{where}: {name} does not take {attr!r} from a file"
+                + (" (it is recomputed from the source, never read)" if derived else "")
+            )
         if attr in SCHEMA_ATTRIBUTES and not (isinstance(value, dict) and "__feature_names__" in value):
-            raise ReleaseFormatError(f"{name}.{attr} must be a list of column names")
-        setattr(est, attr, _decode(value))
+            raise ReleaseFormatError(f"{where}: {name}.{attr} must be a list of column names")
+        decoded = _decode(value, f"{where}.{attr}", depth + 1)
+        if attr in NESTED:
+            models = decoded if isinstance(decoded, list) else [decoded]
+            if not all(type(m).__name__ in NESTED[attr] for m in models):
+                raise ReleaseFormatError(f"{where}: {name}.{attr} must be one of {NESTED[attr]}")
+            if not all(hasattr(m, "classes_") for m in models):
+                raise ReleaseFormatError(f"{where}: {name}.{attr} must be a fitted release")
+        if attr in _COEFFICIENTS and decoded is not None and not isinstance(decoded, np.ndarray):
+            raise ReleaseFormatError(f"{where}: {name}.{attr} must be an array")
+        if attr in ("n_samples", "n_aux", "n_features_in_", "n_parties_", "best_index_") and decoded is not None:
+            if (
+                isinstance(decoded, bool)
+                or not isinstance(decoded, int)
+                or decoded < (0 if attr == "best_index_" else 1)
+            ):
+                raise ReleaseFormatError(f"{where}: {name}.{attr} must be a positive integer, got {decoded!r}")
+        setattr(est, attr, decoded)
+    try:
+        _REBUILD[name](est)
+        _check_predicts(est)
+    except ReleaseFormatError:
+        raise
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
+        raise ReleaseFormatError(f"{where}: {name} does not fit together ({type(exc).__name__}: {exc})") from None
     return est
 
 
+def _check_predicts(est):
+    """The shapes fit together: one row of zeros goes through ``predict`` to a finite margin."""
+    if not hasattr(est, "n_features_in_"):
+        return
+    if (hasattr(est, "fit_source") and not hasattr(est, "privacy_")) or (getattr(est, "method", None) == "indiv"):
+        return  # a source release alone (fitted on a target later), or MPL's non-private reference
+    X = np.zeros((1, int(est.n_features_in_)))
+    if hasattr(est, "feature_names_in_"):
+        import pandas as pd
+
+        X = pd.DataFrame(X, columns=list(est.feature_names_in_))
+    est.predict(X)
+    if (
+        hasattr(est, "coef_")
+        or hasattr(est, "high_level_")
+        or hasattr(est, "target_")
+        or hasattr(est, "best_estimator_")
+    ):
+        try:
+            margins = np.asarray(est.decision_function(X), dtype=float)
+        except (AttributeError, NotImplementedError):
+            return
+        if not np.all(np.isfinite(margins)):
+            raise ReleaseFormatError(f"{type(est).__name__}: the coefficients give a non-finite margin")
+
+
+def _require(est, *names):
+    for n in names:
+        if getattr(est, n, None) is None:
+            raise ReleaseFormatError(f"{type(est).__name__}: the release lacks {n!r}")
+
+
+# ---------------------------------------------------------------- rebuilding (one definition each)
+def _labels(est):
+    classes = np.asarray(est.classes_)
+    if classes.ndim != 1 or classes.size < 2 or np.unique(classes).size != classes.size:
+        raise ReleaseFormatError(f"{type(est).__name__}: classes_ must be distinct labels, got {classes!r}")
+    if est.get_params().get("classes") is not None:
+        given = np.unique(np.asarray(est.get_params()["classes"]))
+        if given.shape != classes.shape or not np.array_equal(given, classes):
+            raise ReleaseFormatError(f"{type(est).__name__}: classes_ differs from the classes parameter")
+    return classes
+
+
+def _rebuild_plr(est):
+    from .mechanisms import objective_perturbation_calibration
+
+    _require(est, "classes_", "coef_", "intercept_", "n_samples")
+    if _labels(est).size != 2:
+        raise ReleaseFormatError("PrivateLogisticRegression: classes_ must hold two labels")
+    coef, intercept = est.coef_, est.intercept_
+    if coef.dtype.kind != "f" or coef.ndim != 2 or coef.shape[0] != 1 or coef.shape[1] < 1:
+        raise ReleaseFormatError(
+            f"PrivateLogisticRegression: coef_ must be a float array of shape (1, p), got {coef.shape}"
+        )
+    if intercept.dtype.kind != "f" or intercept.shape != (1,):
+        raise ReleaseFormatError(f"PrivateLogisticRegression: intercept_ must have shape (1,), got {intercept.shape}")
+    if not est.fit_intercept and intercept[0] != 0.0:
+        raise ReleaseFormatError("PrivateLogisticRegression: intercept_ must be 0 when fit_intercept=False")
+    est.n_features_in_ = coef.shape[1]
+    est.w_ = est._weights(coef, intercept)
+    if est.w0 is not None and np.ravel(est.w0).shape != est.w_.shape:
+        raise ReleaseFormatError("PrivateLogisticRegression: w0 does not match the coefficients")
+    n = est.n_samples
+    del est.n_samples
+    cal = objective_perturbation_calibration(est.epsilon, n, est.lam, est._scaling()[0])
+    est.calibration_, est.epsilon_noise_, est.delta_ = cal, cal.epsilon_noise, cal.delta
+    est.privacy_ = _ledger_plr(est)
+
+
+def _ledger_plr(est):
+    ledger = PrivacyLedger()
+    ledger.add("PLR (objective perturbation)", "D", float(est.epsilon), "one sample")
+    record_classes(ledger, est.classes is None)
+    return ledger
+
+
+def _rebuild_plrfs(est):
+    from .mechanisms import feature_split_calibration
+
+    _require(est, "classes_", "coef_", "n_samples")
+    if _labels(est).size != 2:
+        raise ReleaseFormatError("FeatureSplitLogisticRegression: classes_ must hold two labels")
+    coef = est.coef_
+    if coef.dtype.kind != "f" or coef.ndim != 2 or coef.shape[0] != 1 or coef.shape[1] < 1:
+        raise ReleaseFormatError(f"FeatureSplitLogisticRegression: coef_ must have shape (1, p), got {coef.shape}")
+    p = coef.shape[1]
+    est.n_features_in_ = p
+    groups, importance = est._check_groups(p)
+    grouped = np.zeros(p, dtype=bool)
+    for g in groups:
+        grouped[g] = True
+    if np.any(coef[0, ~grouped] != 0.0):
+        raise ReleaseFormatError("FeatureSplitLogisticRegression: coef_ is not 0 on features outside the groups")
+    est.groups_, est.importance_ = groups, importance
+    est.block_coefs_ = [coef[0, g].copy() for g in groups]
+    n = est.n_samples
+    del est.n_samples
+    cal = feature_split_calibration(est.epsilon, n, est.lam, importance)
+    est.calibration_, est.epsilon_k_, est.delta_k_ = cal, cal.epsilon_k, cal.delta_k
+    est.privacy_ = _ledger_plrfs(est)
+
+
+def _ledger_plrfs(est):
+    ledger = PrivacyLedger()
+    ledger.add(f"PLR-FS (K={len(est.groups_)})", "D", float(est.epsilon), "one sample")
+    record_classes(ledger, est.classes is None)
+    return ledger
+
+
+def _private_max(ledger, part):
+    from .stacking import PRIVATE_MAX_STEP
+
+    ledger.add_outside(
+        PRIVATE_MAX_STEP, part, "the largest norm in the private data scales every row: outside the DP guarantee"
+    )
+
+
+def _check_structure(est, groups, importance):
+    from ._validation import check_feature_groups
+    from .mechanisms import check_importance
+
+    groups = check_feature_groups(groups, int(est.n_features_in_))
+    importance = check_importance(importance)
+    if importance.size != len(groups):
+        raise ReleaseFormatError(
+            f"{type(est).__name__}: importance_ has {importance.size} entries, groups_ {len(groups)}"
+        )
+    return groups, importance
+
+
+def _check_block_max(est, attr):
+    value = getattr(est, attr, None)
+    if (est.row_bound == "private_max") != (value is not None):
+        raise ReleaseFormatError(f"{type(est).__name__}: {attr} is given exactly when row_bound='private_max'")
+
+
+def _rebuild_pst(est):
+    _require(est, "classes_", "n_features_in_", "groups_", "importance_", "low_level_", "high_level_")
+    _labels(est)
+    if est.partition == "features":
+        est.groups_, est.importance_ = _check_structure(est, est.groups_, est.importance_)
+    else:  # PST-S: one group of all features, K sample sets of weight 1/K
+        K = np.asarray(est.importance_).size
+        if len(est.groups_) != 1 or not np.array_equal(est.groups_[0], np.arange(int(est.n_features_in_))):
+            raise ReleaseFormatError("PrivateStackingClassifier: PST-S has one group of all features")
+        if K < 1 or not np.array_equal(est.importance_, np.full(K, 1.0 / K)):
+            raise ReleaseFormatError("PrivateStackingClassifier: PST-S has importance_ 1/K for each of K sets")
+        est.groups_ = [np.asarray(est.groups_[0], dtype=int)]
+    _check_block_max(est, "block_max_")
+    K = len(est.importance_)
+    if est.partition == "features":
+        est.block_bounds_ = est.importance_
+        n_design = int(sum(g.size for g in est._z_groups()))
+        est._check_low_level_release(est.low_level_, "features", n_design, est._z_groups(), est.importance_)
+    else:
+        est.block_bounds_ = np.ones(1)
+        n_design = int(est.n_features_in_) + bool(est._blockwise_intercept())
+        est.low_level_ = est._check_low_level_release(est.low_level_, "samples", n_design, n_models=K)
+    _check_high_level(est, K)
+    est.privacy_ = _ledger_pst(est)
+
+
+def _check_high_level(est, K):
+    high = est.high_level_
+    if not isinstance(high, _estimator_classes()["PrivateLogisticRegression"]) or high.n_features_in_ != K:
+        raise ReleaseFormatError(f"{type(est).__name__}: high_level_ must be a PLR on the K = {K} meta-features")
+    if not np.array_equal(high.classes_, [-1, 1]):
+        raise ReleaseFormatError(f"{type(est).__name__}: high_level_ must have been fitted on the signed labels")
+
+
+def _ledger_pst(est):
+    eps = float(est.epsilon)
+    ledger = PrivacyLedger()
+    if est.partition == "features":
+        ledger.add(f"PLR-FS (low level, K={len(est.groups_)})", "D_l", eps)
+    else:
+        for k in range(len(est.importance_)):
+            ledger.add("PLR (low level)", f"D_l/S_{k + 1}", eps)
+    ledger.add("PLR (high level)", "D_h", eps)
+    record_classes(ledger, est.classes is None)
+    if est.row_bound == "private_max":
+        _private_max(ledger, "D")
+    return ledger
+
+
+def _rebuild_pptl(est):
+    _require(est, "classes_", "n_features_in_", "groups_", "importance_", "source_")
+    _labels(est)
+    est.groups_, est.importance_ = _check_structure(est, est.groups_, est.importance_)
+    est.block_bounds_ = est.importance_
+    _check_block_max(est, "source_block_max_")
+    z_groups = est._z_groups()
+    n_design = int(sum(g.size for g in z_groups))
+    est._check_low_level_release(est.source_, "features", n_design, z_groups, est.importance_)
+    est.source_privacy_ = _ledger_pptl_source(est)
+    target = [a for a in ("low_level_", "high_level_") if getattr(est, a, None) is not None]
+    if target:
+        _require(est, "low_level_", "high_level_")
+        _check_block_max(est, "block_max_")
+        est._check_low_level_release(est.low_level_, "features", n_design, z_groups, est.importance_)
+        _check_high_level(est, len(est.importance_))
+        est.privacy_ = _ledger_pptl(est)
+    elif getattr(est, "block_max_", None) is not None:
+        raise ReleaseFormatError("PrivateTransferStacking: block_max_ without a target")
+
+
+def _ledger_pptl_source(est):
+    ledger = PrivacyLedger()
+    ledger.add(f"PLR-FS (source, K={len(est.groups_)})", "D_s", float(est.epsilon_source))
+    record_classes(ledger, est.classes is None, "D_s")
+    if est.row_bound == "private_max":
+        _private_max(ledger, "D_s")
+    return ledger
+
+
+def _ledger_pptl(est):
+    ledger = PrivacyLedger()
+    ledger.extend(_ledger_pptl_source(est))
+    eps_t = float(est.epsilon_target)
+    ledger.add(f"PLR-FS (target level 0, K={len(est.groups_)}, centred at (1-eta) w_s)", "D_t/D_t0", eps_t)
+    ledger.add("PLR (target level 1)", "D_t/D_t1", eps_t)
+    if est.row_bound == "private_max":
+        _private_max(ledger, "D_t")
+    return ledger
+
+
+def _check_simcomb_level(est, level, attr):
+    plr = _estimator_classes()["PrivateLogisticRegression"]
+    if not isinstance(level, plr) or level.n_features_in_ != int(est.n_features_in_):
+        raise ReleaseFormatError(f"SimComb: {attr} must be a PLR on the {est.n_features_in_} features")
+    if not np.array_equal(level.classes_, [-1, 1]) or bool(level.fit_intercept) != bool(est.fit_intercept):
+        raise ReleaseFormatError(f"SimComb: {attr} does not match the estimator's parameters")
+
+
+def _rebuild_simcomb(est):
+    _require(est, "classes_", "n_features_in_", "source_")
+    if _labels(est).size != 2:
+        raise ReleaseFormatError("SimComb: classes_ must hold two labels")
+    _check_block_max(est, "source_block_max_")
+    _check_simcomb_level(est, est.source_, "source_")
+    est.source_privacy_ = _ledger_simcomb_source(est)
+    if getattr(est, "target_", None) is not None:
+        _check_block_max(est, "block_max_")
+        _check_simcomb_level(est, est.target_, "target_")
+        est.privacy_ = _ledger_simcomb(est)
+    elif getattr(est, "block_max_", None) is not None:
+        raise ReleaseFormatError("SimComb: block_max_ without a target")
+
+
+def _ledger_simcomb_source(est):
+    ledger = PrivacyLedger()
+    ledger.add("PLR (source)", "D_s", float(est.epsilon_source))
+    record_classes(ledger, est.classes is None, "D_s")
+    if est.row_bound == "private_max":
+        _private_max(ledger, "D_s")
+    return ledger
+
+
+def _ledger_simcomb(est):
+    ledger = PrivacyLedger()
+    ledger.extend(_ledger_simcomb_source(est))
+    ledger.add(f"PLR (target, centred at (1-eta) w_s, eta={est.eta:g})", "D_t", float(est.epsilon_target))
+    if est.row_bound == "private_max":
+        _private_max(ledger, "D_t")
+    return ledger
+
+
+def _rebuild_mpl(est):
+    from .mechanisms import output_perturbation_scale
+    from .multiparty.estimator import mpl_sensitivity
+
+    _require(est, "classes_", "n_features_in_", "n_parties_")
+    classes = _labels(est)
+    K, d, M = classes.size, int(est.n_features_in_), int(est.n_parties_)
+    n_aux = getattr(est, "n_aux", None)
+    vars(est).pop("n_aux", None)
+    private = est.method in ("vote", "soft", "avg")
+    if est.method != "indiv":
+        _require(est, "coef_")
+        expected = (1, d) if K == 2 else (K, d)
+        if est.coef_.dtype.kind != "f" or est.coef_.shape != expected:
+            raise ReleaseFormatError(
+                f"MultipartyPrivateClassifier: coef_ must have shape {expected}, got {est.coef_.shape}"
+            )
+    if est.protect_aux and est.method in ("vote", "soft") and n_aux is None:
+        raise ReleaseFormatError("MultipartyPrivateClassifier: protect_aux needs the public n_aux in the release")
+    if private:
+        lam = est.lam if est.method != "avg" else (est.lam if est.local_lam is None else est.local_lam)
+        sensitivity = mpl_sensitivity(est.method, M, K, lam, est.protect_aux, n_aux)
+    else:
+        sensitivity = 0.0
+    est.sensitivity_ = float(sensitivity)
+    est.noise_scale_ = float(output_perturbation_scale(sensitivity, est.epsilon))
+    est.privacy_ = _ledger_mpl(est, private)
+
+
+def _ledger_mpl(est, private):
+    unit = "one party + one auxiliary sample" if est.protect_aux and est.method != "avg" else "one party"
+    part = "all parties' private data" + (" + X_aux" if unit != "one party" else "")
+    ledger = PrivacyLedger()
+    if private:
+        ledger.add(f"MPL {est.method} (output perturbation)", part, float(est.epsilon), unit)
+    else:
+        ledger.add_outside(
+            f"{est.method} (non-private reference)",
+            part,
+            "one model trained on all parties' rows pooled"
+            if est.method == "batch"
+            else "the parties' local models themselves, which in this setting never leave their parties",
+            unit=unit,
+        )
+    record_classes(ledger, est.classes is None, part, unit)
+    return ledger
+
+
+_LEDGERS = {
+    "PrivateLogisticRegression": _ledger_plr,
+    "FeatureSplitLogisticRegression": _ledger_plrfs,
+    "PrivateStackingClassifier": _ledger_pst,
+    "PrivateTransferStacking": _ledger_pptl,
+    "SimComb": _ledger_simcomb,
+}
+
+
+def _rebuild_tuning(est):
+    from .tuning import _part_name
+
+    _require(est, "best_estimator_", "best_index_")
+    settings = list(ParameterGrid(est.param_grid))
+    if not 0 <= est.best_index_ < len(settings):
+        raise ReleaseFormatError(f"PrivateParameterTuning: best_index_ {est.best_index_} is not in the grid")
+    best = est.best_estimator_
+    setting = settings[est.best_index_]
+    params = best.get_params(deep=False)
+    template = est.estimator.get_params(deep=False)
+    for k, v in template.items():
+        expected = setting.get(k, v)
+        if k in ("random_state", "diagnostics") or type(v).__name__ in _estimator_classes():
+            continue
+        if not _same_param(params.get(k), expected):
+            raise ReleaseFormatError(
+                f"PrivateParameterTuning: best_estimator_ has {k}={params.get(k)!r}, the grid gives {expected!r}"
+            )
+    est.best_params_ = dict(setting)
+    est.classes_ = best.classes_
+    est.n_features_in_ = best.n_features_in_
+    transfer = callable(getattr(best, "fit_source", None))
+    root = "D_t" if transfer else "D"
+    ledger = PrivacyLedger()
+    external = set()
+    if transfer:
+        ledger.extend(best.source_privacy_)
+        external = {e.part for e in best.source_privacy_.entries}
+    for g, s in enumerate(settings):
+        if g == est.best_index_:
+            cand_ledger = best.privacy_
+        else:
+            other = copy.copy(best)
+            for k, v in s.items():
+                setattr(other, k, v)
+            cand_ledger = _LEDGERS[type(best).__name__](other) if type(best).__name__ in _LEDGERS else best.privacy_
+        for e in cand_ledger.entries:
+            if e.part in external:
+                continue
+            part = _part_name(root, g, e.part)
+            if e.outside:
+                ledger.add_outside(e.mechanism, part, e.note, unit=e.unit)
+            else:
+                ledger.add(e.mechanism, part, e.epsilon, unit=e.unit, note=e.note)
+    ledger.add(
+        "exponential mechanism (utility = -errors on V, sensitivity 1)",
+        f"{root}/V",
+        float(est.epsilon_select),
+        "one sample",
+        note=f"G = {len(settings)} candidates, each fitted on its own part {root}/T_g",
+    )
+    est.privacy_ = ledger
+
+
+def _same_param(a, b):
+    try:
+        return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object))) if a is not b else True
+    except (TypeError, ValueError):
+        return a == b
+
+
+_REBUILD = {
+    "PrivateLogisticRegression": _rebuild_plr,
+    "FeatureSplitLogisticRegression": _rebuild_plrfs,
+    "PrivateStackingClassifier": _rebuild_pst,
+    "PrivateTransferStacking": _rebuild_pptl,
+    "SimComb": _rebuild_simcomb,
+    "MultipartyPrivateClassifier": _rebuild_mpl,
+    "PrivateParameterTuning": _rebuild_tuning,
+}
+
+
+# ---------------------------------------------------------------- the file
+def _canonical(payload):
+    """The bytes the checksum and the MAC are computed over (strict JSON, sorted keys)."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True).encode()
+
+
 def _digest(payload):
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(_canonical(payload)).hexdigest()
 
 
-def save_release(estimator, path):
-    """Write the release of a fitted estimator to ``path`` (JSON). Returns the path.
+def _key_bytes(key):
+    if isinstance(key, str):
+        key = key.encode()
+    if not isinstance(key, (bytes, bytearray)):
+        raise TypeError(f"key must be bytes or str, got {type(key).__name__}")
+    if len(key) < MIN_KEY_BYTES:
+        raise ValueError(f"key must be at least {MIN_KEY_BYTES} bytes (e.g. secrets.token_bytes(32)), got {len(key)}")
+    return bytes(key)
 
-    Only the attributes in the estimator's ``_release_attributes`` are written (never
-    ``diagnostics_``), with the parameters needed to predict, the column names of a DataFrame
-    the estimator was fitted on (``feature_names_in_``: public schema, see the module doc) and
-    a sha256 of the content.
+
+def _mac(key, payload):
+    return hmac.new(key, b"dpstack-release-v2\x00" + _canonical(payload), hashlib.sha256).hexdigest()
+
+
+def save_release(estimator, path, key=None):
+    """Write the release of a fitted estimator to ``path`` (strict JSON). Returns the path.
+
+    Only the minimal source of the release is written (see the module doc; never
+    ``diagnostics_`` or a seed), with the parameters needed to predict, the column names of a
+    DataFrame the estimator was fitted on (``feature_names_in_``: public schema) and a sha256
+    of the content (protects against accidental corruption only).
+
+    Parameters
+    ----------
+    estimator : fitted dpstack estimator
+    path : str or path-like
+    key : bytes or str or None, default=None
+        A secret of at least 16 bytes: adds an HMAC-SHA256 of the content, which
+        :func:`load_release` checks when given the same key.
     """
     from . import __version__
 
+    mac_key = None if key is None else _key_bytes(key)
     payload = release_dict(estimator)
     doc = {
         "format": FORMAT,
@@ -241,37 +929,126 @@ def save_release(estimator, path):
         "sha256": _digest(payload),
         "release": payload,
     }
+    if mac_key is not None:
+        doc["hmac_sha256"] = _mac(mac_key, payload)
+    text = json.dumps(doc, indent=1, sort_keys=True, allow_nan=False)
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{id(doc):x}.tmp")
-    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True))
-    tmp.replace(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return path
 
 
-def load_release(path):
+def _refuse_constant(name):
+    raise ReleaseFormatError(f"not strict JSON: {name} is not a JSON number")
+
+
+def _finite_float(text):
+    value = float(text)
+    if not math.isfinite(value):
+        raise ReleaseFormatError(f"the JSON number {text[:20]} is not a finite number (double)")
+    return value
+
+
+def _no_duplicates(pairs):
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise ReleaseFormatError(f"duplicate key {k!r} in a JSON object")
+        out[k] = v
+    return out
+
+
+def _depth(value):
+    """Nesting depth of parsed JSON, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (dict, list)):
+            deepest = max(deepest, d)
+            if deepest > MAX_DEPTH + 8:
+                break
+            stack.extend((c, d + 1) for c in (v.values() if isinstance(v, dict) else v))
+    return deepest
+
+
+def load_release(path, key=None):
     """Load a release written by :func:`save_release` as a fitted predictor.
+
+    Parameters
+    ----------
+    path : str or path-like
+    key : bytes or str or None, default=None
+        The key the release was saved with: the file must carry a valid HMAC under it.
+        Without a key, a file that claims an HMAC loads with an
+        :class:`UnauthenticatedReleaseWarning`.
 
     Raises
     ------
     ReleaseFormatError
-        If the file is not a dpstack release of a known version, or its content does not
-        match its sha256 (corrupted or edited).
+        If the file is not a dpstack release of a known version, is not strict JSON, is too
+        large or too deeply nested, repeats a key, holds a refused array (dtype, shape, size,
+        NaN or infinite coefficients), does not fit together, does not match its sha256, or
+        (with a key) has no HMAC or a wrong one.
     """
+    mac_key = None if key is None else _key_bytes(key)
+    with open(path, "rb") as f:
+        raw = f.read(MAX_FILE_BYTES + 1)
+    if len(raw) > MAX_FILE_BYTES:
+        raise ReleaseFormatError(f"{path}: larger than {MAX_FILE_BYTES} bytes, the limit of a release")
     try:
-        doc = json.loads(Path(path).read_text())
+        doc = json.loads(
+            raw.decode("utf-8"),
+            object_pairs_hook=_no_duplicates,
+            parse_constant=_refuse_constant,
+            parse_float=_finite_float,
+        )
+    except ReleaseFormatError as exc:
+        raise ReleaseFormatError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise ReleaseFormatError(f"{path}: nested deeper than {MAX_DEPTH} levels") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ReleaseFormatError(f"{path}: not a dpstack release (not JSON: {exc})") from None
+    if _depth(doc) > MAX_DEPTH:
+        raise ReleaseFormatError(f"{path}: nested deeper than {MAX_DEPTH} levels")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ReleaseFormatError(f"{path}: not a dpstack release (format field missing or different)")
     if doc.get("format_version") != FORMAT_VERSION:
         raise ReleaseFormatError(
-            f"{path}: release format version {doc.get('format_version')!r}, this dpstack reads version {FORMAT_VERSION}"
+            f"{path}: release format version {doc.get('format_version')!r}, this dpstack reads version "
+            f"{FORMAT_VERSION} (re-export the model with save_release)"
         )
-    if _digest(doc.get("release")) != doc.get("sha256"):
-        raise ReleaseFormatError(f"{path}: the content does not match its sha256 (corrupted or edited)")
+    extra = set(doc) - {"format", "format_version", "dpstack_version", "sha256", "release", "hmac_sha256"}
+    if extra:
+        raise ReleaseFormatError(f"{path}: unknown top-level field {sorted(extra)[0]!r}")
+    payload = doc.get("release")
+    if _digest(payload) != doc.get("sha256"):
+        raise ReleaseFormatError(
+            f"{path}: the content does not match its sha256 (corrupted; the checksum does not detect a deliberate edit)"
+        )
+    claimed = doc.get("hmac_sha256")
+    if mac_key is not None:
+        if claimed is None:
+            raise ReleaseFormatError(f"{path}: a key was given but the file carries no HMAC: it is not authenticated")
+        if not isinstance(claimed, str) or not hmac.compare_digest(claimed, _mac(mac_key, payload)):
+            raise ReleaseFormatError(
+                f"{path}: the HMAC does not match under this key (the file was edited, or saved with another key)"
+            )
+    elif claimed is not None:
+        warnings.warn(
+            f"{path}: the file carries an HMAC but no key was given, so it is unauthenticated: "
+            "only its sha256 was checked, which anyone editing the file can recompute. Pass key=... to check it.",
+            UnauthenticatedReleaseWarning,
+            stacklevel=2,
+        )
     try:
-        return from_release_dict(doc["release"])
-    except (KeyError, TypeError, ValueError) as exc:
-        if isinstance(exc, ReleaseFormatError):
-            raise
-        raise ReleaseFormatError(f"{path}: malformed release ({type(exc).__name__}: {exc})") from None
+        return from_release_dict(payload)
+    except ReleaseFormatError as exc:
+        raise ReleaseFormatError(f"{path}: {exc}") from None

@@ -278,3 +278,19 @@ def test_default_fits_draw_fresh_noise_at_every_level():
     a = PrivateStackingClassifier(n_groups=2, classes=[0, 1], diagnostics=True).fit(X, y)
     b = PrivateStackingClassifier(n_groups=2, classes=[0, 1], diagnostics=True).fit(X, y)
     assert not np.allclose(a.diagnostics_.high_level.noise, b.diagnostics_.high_level.noise)
+
+
+@pytest.mark.parametrize("bad, error", [(-1, ValueError), (True, TypeError), ("0", TypeError)])
+def test_a_bad_random_state_is_refused_by_name(bad, error):
+    X, y = _binary()
+    with pytest.raises(error, match="random_state"):
+        PrivateStackingClassifier(n_groups=2, random_state=bad, classes=[0, 1]).fit(X, y)
+
+
+def test_a_seed_sequence_gives_the_same_streams_on_every_fit():
+    X, y = _binary()
+    ss = np.random.SeedSequence(9)
+    a = PrivateStackingClassifier(n_groups=2, random_state=ss, classes=[0, 1]).fit(X, y)
+    b = PrivateStackingClassifier(n_groups=2, random_state=ss, classes=[0, 1]).fit(X, y)
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    assert ss.n_children_spawned == 0  # the user's SeedSequence is not changed

@@ -53,7 +53,7 @@ def test_release_integrity_and_refusals(tmp_path):
     est = PrivateLogisticRegression(epsilon=1.0, random_state=0, classes=["ham", "spam"]).fit(X, y)
     path = save_release(est, tmp_path / "m.json")
     doc = json.loads(path.read_text())
-    doc["release"]["attributes"]["w_"]["__array__"][0] += 1.0  # an edited coefficient
+    doc["release"]["source"]["coef_"]["__array__"][0][0] += 1.0  # an edited coefficient
     path.write_text(json.dumps(doc))
     with pytest.raises(ReleaseFormatError, match="sha256"):
         load_release(path)
@@ -140,7 +140,7 @@ def test_release_keeps_the_column_names_of_a_dataframe(i, tmp_path):
     path = save_release(est, tmp_path / "model.json")
     doc = json.loads(path.read_text())
     # exported as the column names and nothing derived from the values
-    assert doc["release"]["attributes"]["feature_names_in_"] == {"__feature_names__": ["age", "bmi", "glu0", "hdl"]}
+    assert doc["release"]["source"]["feature_names_in_"] == {"__feature_names__": ["age", "bmi", "glu0", "hdl"]}
     model = load_release(path)
     assert list(model.feature_names_in_) == list(X.columns) == list(est.feature_names_in_)
     with warnings.catch_warnings():
@@ -166,7 +166,7 @@ def test_release_refuses_feature_names_that_are_not_column_names(tmp_path):
     doc = json.loads(path.read_text())
     from dpstack.release import _digest
 
-    doc["release"]["attributes"]["feature_names_in_"] = {
+    doc["release"]["source"]["feature_names_in_"] = {
         "__array__": [0.1, 0.2, 0.3, 0.4],
         "dtype": "<f8",
         "shape": [4],
