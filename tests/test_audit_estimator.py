@@ -220,3 +220,14 @@ def test_audit_release_reads_nested_releases_of_composed_and_tuned_estimators():
         assert vec.size > 2 * X.shape[1]  # the levels' coefficients, not only the outer constants
         res = audit_release(est, X, y, fit_params=fit_params, n_runs=40)  # no TypeError for transfer or tuning
         assert res["verdict"] == "pass"
+
+
+def test_weighted_law_test_is_the_plain_test_with_equal_weights_and_rejects_a_wrong_scale():
+    from dpstack.audit.checks import weighted_law_pvalues
+    from dpstack.audit.laws import law_pvalues
+
+    rng = np.random.default_rng(0)
+    u = rng.standard_normal((300, 4))
+    b = u / np.linalg.norm(u, axis=1, keepdims=True) * rng.gamma(4, 1.0, size=(300, 1))
+    assert np.allclose(weighted_law_pvalues(b, 1.0, np.ones(300)), law_pvalues(b, 1.0))
+    assert weighted_law_pvalues(b / 2, 1.0, rng.uniform(1, 3, 300))[0] < 1e-10

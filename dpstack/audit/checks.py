@@ -883,24 +883,65 @@ def ledger_view(fitted, part_name=lambda part: part, ledger=None):
     return fitted, [NO_MAP]
 
 
-def _tuning_rows(s, f, seed):
-    """The rows the released candidate was fitted on (read from a twin with diagnostics=True)."""
+def _tuning_rows(s, f, seed, with_probability=False):
+    """The rows the released candidate was fitted on (read from a twin with diagnostics=True), and
+    the probability with which it was selected."""
     twin = s.fit(seed, diagnostics=True)
-    return twin.diagnostics_.parts[int(f.best_index_)]
+    g = int(f.best_index_)
+    rows = twin.diagnostics_.parts[g]
+    return (rows, float(twin.diagnostics_.probabilities[g])) if with_probability else rows
+
+
+def _weighted_ks(x, cdf, w):
+    """Kolmogorov–Smirnov p-value of a weighted sample (n taken as the effective sample size)."""
+    order = np.argsort(x)
+    x, w = x[order], w[order] / w.sum()
+    F, F0 = np.cumsum(w), cdf(x)
+    D = max(float(np.max(F - F0)), float(np.max(F0 - (F - w))))
+    n_eff = max(1, int(round(1.0 / np.sum(w * w))))
+    return float(stats.kstwo.sf(D, n_eff))
+
+
+def weighted_law_pvalues(noise, scale, weights):
+    """:func:`~dpstack.audit.laws.law_pvalues` for a weighted sample of noise vectors.
+
+    The released candidate of private tuning is the one the selection picked, and the selection
+    looks at the candidates' errors, which depend on their noise: its noise is not a sample of the
+    law. Weighting each fit by 1/P(the released candidate was selected) (importance weighting)
+    gives back the law of a candidate's noise. With equal weights this is the plain test.
+    """
+    noise = np.atleast_2d(np.asarray(noise, dtype=float))
+    w = np.asarray(weights, dtype=float)
+    m, d = noise.shape
+    norms = np.linalg.norm(noise, axis=1)
+    p_norm = _weighted_ks(norms / scale, stats.gamma(d).cdf, w)
+    if d == 1:
+        pos = float(np.sum(w * (noise[:, 0] > 0)) / w.sum())
+        n_eff = max(1, int(round(w.sum() ** 2 / np.sum(w * w))))
+        p_dir = float(stats.binomtest(int(round(pos * n_eff)), n_eff).pvalue)
+    else:
+        u = noise / np.maximum(norms, 1e-300)[:, None]
+        law = stats.beta((d - 1) / 2, (d - 1) / 2)
+        axes = [np.eye(d)[0], np.ones(d) / np.sqrt(d)]
+        p_dir = min(1.0, 2 * min(_weighted_ks((u @ a + 1) / 2, law.cdf, w) for a in axes))
+    ratio = float(np.sum(w * norms) / w.sum() / (d * scale))
+    return p_norm, p_dir, ratio
 
 
 def check_law(s):
     from .laws import law_pvalues, recover_noise
 
     m = s.size["n_law_fits"]
-    samples, scales, missing = {}, {}, set()
+    samples, scales, weights, missing = {}, {}, {}, set()
     for _ in range(m):
         seed = s.seed()
         f = s.fit(seed)
         view, miss = ledger_view(f)
         missing |= set(miss)
-        if s.tuning:
-            rows = _tuning_rows(s, f, seed)
+        weight = 1.0
+        if s.tuning:  # the released candidate, weighted by 1/P(it was selected)
+            rows, p_sel = _tuning_rows(s, f, seed, with_probability=True)
+            weight = 1.0 / p_sel
             blocks = recover_noise(view.best_estimator_, s.X[rows], s.y[rows], {}, None)
             blocks = [dataclasses.replace(b, name=f"candidate {int(f.best_index_)}: {b.name}") for b in blocks]
         else:
@@ -910,6 +951,7 @@ def check_law(s):
                 return [_row("law", "ledger ε: law of the noise", None, None, NA, str(exc))]
         for blk in blocks:
             samples.setdefault(blk.name, []).append(blk.noise)
+            weights.setdefault(blk.name, []).append(weight)
             scales[blk.name] = blk.scale
     if NO_MAP in missing:
         return [_row("law", "ledger ε: law of the noise", None, None, NA, NO_MAP)]
@@ -928,7 +970,10 @@ def check_law(s):
     k = 2 * len(samples)
     p_min, where, ratios = 1.0, "", []
     for name, noise in samples.items():
-        p_norm, p_dir, ratio = law_pvalues(np.array(noise), scales[name])
+        if s.tuning:
+            p_norm, p_dir, ratio = weighted_law_pvalues(np.array(noise), scales[name], np.array(weights[name]))
+        else:
+            p_norm, p_dir, ratio = law_pvalues(np.array(noise), scales[name])
         ratios.append(f"{name}: {ratio:.2f}")
         p = min(1.0, k * min(p_norm, p_dir))
         if p <= p_min:
