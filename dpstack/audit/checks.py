@@ -686,7 +686,19 @@ def check_function(s):
     from ..release import _estimator_classes, from_release_dict, release_dict
 
     if type(f) is _estimator_classes().get(type(f).__name__):
-        rebuilt["JSON release"] = from_release_dict(release_dict(f))
+        try:
+            rebuilt["JSON release"] = from_release_dict(release_dict(f))
+        except Exception as exc:  # noqa: BLE001 - a release that cannot be exported is the finding
+            return [
+                _row(
+                    "function",
+                    "released function: predictions = function of the release",
+                    np.inf,
+                    0,
+                    FAIL,
+                    f"the JSON release cannot be written or read back: {type(exc).__name__}: {exc}",
+                )
+            ]
     for label, other in rebuilt.items():
         for in_name, Z in inputs:
             want = _outputs(f, Z)
