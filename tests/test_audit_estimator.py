@@ -240,3 +240,15 @@ def test_weighted_law_test_is_the_plain_test_with_equal_weights_and_rejects_a_wr
     b = u / np.linalg.norm(u, axis=1, keepdims=True) * rng.gamma(4, 1.0, size=(300, 1))
     assert np.allclose(weighted_law_pvalues(b, 1.0, np.ones(300)), law_pvalues(b, 1.0))
     assert weighted_law_pvalues(b / 2, 1.0, rng.uniform(1, 3, 300))[0] < 1e-10
+
+
+def test_the_law_test_takes_each_levels_epsilon_from_the_ledger():
+    """A target level calibrated with ε_s passes a law test that reads the level's own ε, not the ledger's."""
+    from dpstack.audit import noise_law_test
+
+    est, X, y, fit_params, *_ = MUTANTS["target levels spend ε_s (PPTL-FS, ε_s = 4)"]
+    own = noise_law_test(est, X, y, n_fits=60, fit_params=fit_params, epsilon_from="parameters")
+    ledger = noise_law_test(est, X, y, n_fits=60, fit_params=fit_params)
+    assert own.attrs["pass"] and not ledger.attrs["pass"]
+    target = ledger[~ledger["block"].str.startswith("source")]
+    assert target["reject"].all() and (target["scale ratio"] < 0.4).all()  # noise for ε_s = 4, claimed ε_t = 1
