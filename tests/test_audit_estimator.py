@@ -252,3 +252,9 @@ def test_the_law_test_takes_each_levels_epsilon_from_the_ledger():
     assert own.attrs["pass"] and not ledger.attrs["pass"]
     target = ledger[~ledger["block"].str.startswith("source")]
     assert target["reject"].all() and (target["scale ratio"] < 0.4).all()  # noise for ε_s = 4, claimed ε_t = 1
+
+
+def test_a_transfer_model_without_source_data_is_refused_by_name():
+    est, X, y, _ = next(v for k, v in GENUINE.items() if k.startswith("SimComb"))
+    with pytest.raises(ValueError, match="X_source"):
+        audit_estimator(est, X, y, checks="composition")

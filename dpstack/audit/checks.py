@@ -381,6 +381,11 @@ class _Setup:
         self.params = params
         self.multiparty = "parties" in self.fit_params
         self.transfer = "X_source" in self.fit_params and self.fit_params.get("X_source") is not None
+        if "epsilon_source" in params and not self.transfer:
+            raise ValueError(
+                f"{self.name} is a transfer model: pass X_source=..., y_source=... to audit_estimator "
+                "(the audit refits the source on every neighbour, source records included)"
+            )
         self.tuning = "param_grid" in params and _is_estimator(params.get("estimator"))
         self._fitted = {}
 
