@@ -355,13 +355,6 @@ def rebuild_from_release(fitted):
 
 
 # ====================================================================== the audited setting
-def _fit_signature(estimator):
-    try:
-        return set(inspect.signature(estimator.fit).parameters)
-    except (TypeError, ValueError):
-        return set()
-
-
 class _Setup:
     """The audited estimator, its data and how to fit it; what it claims."""
 
