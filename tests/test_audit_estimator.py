@@ -258,3 +258,14 @@ def test_a_transfer_model_without_source_data_is_refused_by_name():
     est, X, y, _ = next(v for k, v in GENUINE.items() if k.startswith("SimComb"))
     with pytest.raises(ValueError, match="X_source"):
         audit_estimator(est, X, y, checks="composition")
+
+
+def test_the_mechanism_table_compares_each_domain_with_its_own_claim():
+    """audit_mechanisms' composed rows: ε_s = 4, ε_t = 1 spends 1 on a target record, 4 on a source record."""
+    from dpstack.audit.report import ledger_spent
+
+    for name in [n for n in GENUINE if n.startswith(("PPTL", "SimComb"))]:
+        est, X, y, fit_params = GENUINE[name]
+        fitted = est.set_params(random_state=0).fit(X, y, **fit_params)
+        assert fitted.privacy_.total() == 4.0  # what the old check compared with ε_t = 1
+        assert ledger_spent(fitted, "target") == 1.0 and ledger_spent(fitted, "source") == 4.0
