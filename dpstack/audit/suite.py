@@ -239,7 +239,8 @@ def mutant_cases(epsilon=1.0, epsilon_source=4.0):
 
 
 def _first_line(doc):
-    return " ".join((doc or "").strip().split())
+    """A docstring as one line of plain text (no reStructuredText literals)."""
+    return " ".join((doc or "").replace("``", "").strip().split())
 
 
 def audit_table(cases=None, checks=None, random_state=0, profile="default"):
