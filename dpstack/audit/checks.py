@@ -1390,6 +1390,18 @@ def audit_estimator(estimator, X, y, checks=None, random_state=0, profile="defau
         ``.passed``, ``.checks`` (DataFrame: check, name, statistic, threshold, verdict, detail),
         ``.failures``, ``.wall_time``.
 
+    Examples
+    --------
+    >>> from dpstack import PrivateLogisticRegression
+    >>> from dpstack.audit import audit_data, audit_estimator
+    >>> X, y = audit_data()
+    >>> report = audit_estimator(PrivateLogisticRegression(epsilon=1.0, lam=0.05, classes=[0, 1]), X, y)
+    >>> report.passed, len(report.checks)
+    (True, 11)
+
+    A transfer model takes its source data, a multiparty model its parties, as ``fit`` does:
+    ``audit_estimator(SimComb(classes=[0, 1]), X, y, X_source=Xs, y_source=ys)``.
+
     References
     ----------
     M. Jagielski, J. Ullman, A. Oprea. Auditing differentially private machine learning: how
