@@ -41,9 +41,10 @@ TRANSFER_METHODS = ("SourceD (source model on the target)", "Direct (PLR on the 
 #: What a reader should see in the digits table and figure (checked by tests/test_demo.py).
 DIGITS_READING = (
     "What to see: every method's AUC rises with ε, from close to chance (0.5) at ε = 0.5 to 1 "
-    "without noise; with only 246 training images the three overlap at small ε and plain PLR is "
-    "best at ε = 4 — stacking pays off with more samples (the book's PST Figure 1 page runs the "
-    "paper's 3,000-image setting)."
+    "without noise; with only 246 training images the three overlap at small ε, and at ε = 4 plain "
+    "PLR and PST-F(U) are close while PST-S, whose five sample sets hold about 25 images each, "
+    "trails — stacking pays off with more samples (the book's PST Figure 1 page runs the paper's "
+    "3,000-image setting)."
 )
 TRANSFER_READING = (
     "What to see: PPTL-FS(W), which uses the source's private models and the doctors' "

@@ -29,13 +29,18 @@ def test_digits_table_non_private_is_near_perfect():
 
 def test_the_digits_reading_holds():
     # What the printed line tells the reader: AUC rises with ε for every method, close to chance
-    # at ε = 0.5 and 1 without noise, and plain PLR is best at ε = 4 on this small task.
-    table = digits_table(epsilons=(0.5, 4.0, np.inf), n_repeats=20)["mean"]
+    # at ε = 0.5 and 1 without noise; at ε = 4 plain PLR and PST-F(U) are close and PST-S trails.
+    # (Which of PLR and PST-F(U) is ahead at ε = 4 depends on the noise drawn: 100 repeats give
+    # 0.983 [0.977, 0.989] and 0.980 [0.965, 0.996], so the reading claims no order between them.)
+    full = digits_table(epsilons=(0.5, 4.0, np.inf), n_repeats=20)
+    table = full["mean"]
     for method in DIGITS_METHODS:
         curve = table.loc[method]
         assert curve.is_monotonic_increasing, (method, curve)
         assert 0.45 < curve[0.5] < 0.75 and curve[np.inf] > 0.99
-    assert table.loc[("PLR", 4.0)] > max(table.loc[("PST-S", 4.0)], table.loc[("PST-F(U)", 4.0)])
+    assert table.loc[("PLR", 4.0)] > full.loc[("PST-S", 4.0), "ci_high"]
+    assert table.loc[("PST-F(U)", 4.0)] > full.loc[("PST-S", 4.0), "ci_high"]
+    assert abs(table.loc[("PLR", 4.0)] - table.loc[("PST-F(U)", 4.0)]) < 0.05
 
 
 def test_the_transfer_reading_holds():

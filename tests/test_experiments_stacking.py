@@ -489,9 +489,12 @@ def test_factor_effects_pairs_on_repeats():
 
 
 def test_new_defaults_do_not_collapse_where_the_old_ones_did():
-    """PST-S on the synthetic task, ε = 0.5, repeat 7: the old defaults' high level (tied λ, an intercept)
-    ranks the test set worse than chance; the new defaults (λ per level, no intercept) do not."""
-    ss = lambda: np.random.SeedSequence(0, spawn_key=(7,))  # noqa: E731 (the ablation's seed of repeat 7)
+    """PST-S on the synthetic task, ε = 0.5, repeat 247: the old defaults' high level (tied λ, an intercept)
+    ranks the test set worse than chance; the new defaults (λ per level, no intercept) do not.
+
+    (Found by scanning repeats 0–399 with the per-level noise streams: the old defaults fall below
+    0.5 AUC in 12 of them, the lowest 0.397 here; the new defaults give 0.574 on the same split.)"""
+    ss = lambda: np.random.SeedSequence(0, spawn_key=(247,))  # noqa: E731 (the seed of repeat 247)
     grid = list(est.PROFILES["quick"]["lam_grid"])
     old = est.stacking_cell(
         "SYNTH", "PST-S", 0.5, lam_grid=grid, options=shared.OLD_DEFAULT_OPTIONS, seed_sequence=ss()
