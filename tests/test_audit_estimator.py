@@ -46,16 +46,7 @@ def test_the_audited_estimator_is_not_modified():
 
 
 # -- every genuine estimator passes the default run --------------------------------------------------------
-# release_dict cannot export MPL vote with protect_aux: it solves N from the sensitivity, which for
-# two-class vote is 2/λ whatever N (ZeroDivisionError); found by the function check's JSON round trip
-EXPORT_BUG = pytest.mark.xfail(
-    strict=True, raises=AssertionError, reason="release_dict: N of MPL vote with protect_aux not recoverable"
-)
-
-
-@pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=EXPORT_BUG) if n.startswith("MPL vote (aux") else n for n in GENUINE]
-)
+@pytest.mark.parametrize("name", list(GENUINE))
 def test_genuine_estimator_passes(name):
     est, X, y, fit_params = GENUINE[name]
     rep = audit_estimator(est, X, y, **fit_params)
