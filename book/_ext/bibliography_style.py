@@ -24,7 +24,7 @@ def _surname(person):
 
 
 def author_year_label(entry):
-    """"Dwork 2006", "Dwork and Roth 2014", "Yao et al. 2019" (editors when there is no author)."""
+    """ "Dwork 2006", "Dwork and Roth 2014", "Yao et al. 2019" (editors when there is no author)."""
     persons = entry.persons.get("author") or entry.persons.get("editor") or []
     names = [_surname(p) for p in persons]
     if not names:
