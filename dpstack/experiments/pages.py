@@ -528,10 +528,11 @@ def _try_it():
         ],
         "mpl_lemma2": [
             _call(
-                "A smaller pool of local models (1,500 instead of 4,000): does the gap still fall as M^(-1/2)?",
+                "A smaller pool of local models (1,500 instead of 4,000): does the gap still fall as 1/√M?",
                 {"pool_size": 1500},
                 "from dpstack.multiparty import lemma2_simulation\n\n"
-                "lemma2_simulation([1, 3, 10, 30, 100, 300, 1000], n_repeats=30, pool_size=1500, random_state=0)",
+                "lemma2_simulation([1, 3, 10, 30, 100, 300, 1000],\n"
+                "                  n_repeats=30, pool_size=1500, random_state=0)",
             ),
         ],
         "mpl_theorem4": [
@@ -589,8 +590,13 @@ def try_it(page):
     text = (
         '<div class="admonition tip dpstack-try-it"><p class="admonition-title">Try it</p>'
         + body
-        + "<p>A run that differs from the committed results is computed live and says so at the top of the "
-        "page or in <code>run.description</code>; the paper's scale can take minutes to hours on a laptop.</p></div>"
+        + (
+            "<p>A run that differs from the committed results is computed live and says so at the top of the "
+            "page or in <code>run.description</code>; the paper's scale can take minutes to hours on a laptop.</p>"
+            if any(s.command for s in try_it_suggestions(page))
+            else ""
+        )
+        + "</div>"
     )
     try:
         from IPython.display import HTML
