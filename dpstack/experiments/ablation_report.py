@@ -421,8 +421,7 @@ def recommendation(pst, tr, abl):
     m_pst = _worst_method(fx_pst)
     m_tr = _worst_method(fx_tr)
     lines = [
-        "**Recommendation** — for anyone running PST or PPTL (the differences are in test AUC, paired over "
-        "repeats, with 95 % intervals):",
+        "For anyone running PST or PPTL (each difference is in test AUC, paired over repeats, with its 95 % interval):",
         "",
         f"1. **Choose λ per level**: first the low level's λ, then the high level's λ_h on its own. Alone, "
         f"this changes {m_pst}'s AUC by {effect(fx_pst, m_pst, 'old, λ per level')} against the simple protocol.",
