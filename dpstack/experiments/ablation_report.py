@@ -181,7 +181,7 @@ def plot_effects(ax, fx, title):
     ax.set_yticks(np.arange(len(order)), [label(v) for v in order])
     ax.invert_yaxis()
     ax.set(title=title, xlabel="test AUC (dot: mean, bar: 95 % CI, ×: worst repeat)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.legend()  # the book's figure style moves legends below the panels
 
 
 def _row(fx, method, variant):

@@ -267,7 +267,7 @@ def plot_accuracy(ax, df, n_parties, noise=DP_NOISE, title=None):
     ax.set(
         xlabel="1/ε (0 = no noise)", ylabel="test accuracy", ylim=(0, 1), title=title or f"M = {n_parties:,} parties"
     )
-    ax.legend(fontsize=8)
+    ax.legend()
     return ax
 
 

@@ -405,21 +405,15 @@ def method_label(method, feature_importance=None, groups=None):
 
 def plot_own_data(result, ax=None):
     """Mean test AUC against ε with 95 % bands; the non-private version (ε = ∞) as a dashed line per method."""
-    import matplotlib.pyplot as plt
 
     from ..plotting import color_for, plot_mean_with_spread
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(6.4, 4.0))
-    frame = result.frame
-    from matplotlib.colors import to_hex
+        from ..plotting import panels
 
-    colors, spare = {}, (to_hex(c) for c in plt.get_cmap("tab10").colors)
-    for method in sorted(frame["method"].unique()):  # the book's colour, unless two methods would share one
-        color = to_hex(color_for(method))
-        while color in colors.values():
-            color = next(spare)
-        colors[method] = color
+        _, ax = panels(1, height=3.6)
+    frame = result.frame
+    colors = {method: color_for(method) for method in frame["method"].unique()}  # the book's colour per method
     finite = frame[np.isfinite(frame["epsilon"])]
     if finite["epsilon"].nunique() >= 1:
         plot_mean_with_spread(
@@ -429,7 +423,7 @@ def plot_own_data(result, ax=None):
         ax.axhline(part["auc"].mean(), color=colors[method], ls="--", lw=1)
     ax.set_xlabel("ε (dashed: non-private, ε = ∞)")
     ax.set_ylabel("test AUC")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend()
     return ax
 
 

@@ -444,10 +444,18 @@ def _repeats_sentence(summaries):
 def _figure(effects, means):
     import matplotlib.pyplot as plt
 
-    from ..plotting import color_for, set_grid_ticks
+    from ..plotting import FIGURE_WIDTH, color_for, legend_below, ours_paper_key, set_grid_ticks
 
     panels = list(dict.fromkeys(zip(effects["claim"], effects["dataset"])))
-    fig, axes = plt.subplots(len(panels) + 1, 1, figsize=(7, 2.2 * len(panels) + 3.2), squeeze=False)
+    heights = [0.9 + 0.3 * len(effects[(effects["claim"] == c) & (effects["dataset"] == d)]) for c, d in panels]
+    fig, axes = plt.subplots(
+        len(panels) + 1,
+        1,
+        figsize=(FIGURE_WIDTH, sum(heights) + 3.0),
+        squeeze=False,
+        layout="constrained",
+        gridspec_kw={"height_ratios": [*heights, 3.0]},
+    )
     axes = axes[:, 0]
     for ax, (claim, dataset) in zip(axes, panels):
         part = effects[(effects["claim"] == claim) & (effects["dataset"] == dataset)].reset_index(drop=True)
@@ -472,11 +480,11 @@ def _figure(effects, means):
             ax.plot(sub["epsilon"], sub[REFIT], "--s", color=color_for(m), ms=4, mfc="none")
         ax.set_xscale("log")
         set_grid_ticks(ax, sorted(part["epsilon"].unique()))
-        ax.set(title="PST Figure 1, MNIST: validated (solid), refit (dashed)", xlabel="ε", ylabel="mean test AUC")
-        ax.legend(fontsize=8, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.3))
+        ax.set(title="PST Figure 1, MNIST: validated and refit", xlabel="ε", ylabel="mean test AUC")
+        ax.legend()
+        legend_below(fig, extra=ours_paper_key(ours="validated model (solid)", paper="refit on all (dashed)"))
     else:
         ax.set_axis_off()
-    fig.tight_layout()
     plt.close(fig)  # shown where the page displays it, not where it is built
     return fig
 
