@@ -5,7 +5,7 @@ the high-level model has an intercept, whether the chosen setting is refitted be
 scored, how many settings each method may try and how rows are brought under the norm bound.
 The page compares two protocols over these choices — the *simple protocol* (one λ for both
 levels, an intercept at the high level, a refit with fresh noise after tuning, fewer candidate
-settings for the one-level methods) and the *recommended protocol* every other page of the book
+settings for the one-level methods) and *the book's protocol*, the one every other page of the book
 uses (λ chosen per level, no high-level intercept, the validated model scored as it is, the same
 tuning budget for every method) — and each choice one at a time.
 
@@ -52,20 +52,20 @@ SIMPLE, RECOMMENDED = "old defaults", "new defaults"
 
 #: The results' variant names → the page's words.
 VARIANT_LABELS = {
-    # the factors, from the simple protocol to the recommended one
+    # the factors, from the simple protocol to the book's
     "old defaults": "simple protocol",
     "old, no high intercept": "simple, without the high-level intercept",
     "old, λ per level": "simple, with λ chosen per level",
     "old, tied λ on a denser grid": "simple, with a denser λ grid",
     "old, equal budget": "simple, with an equal tuning budget",
     "old, no refit": "simple, scored without a refit",
-    "new defaults": "recommended protocol",
-    "new, high intercept": "recommended, with a high-level intercept",
-    "new, meta_features=sigmoid": "recommended, with sigmoid meta-features",
-    "new, λ_h fixed at 1e-2": "recommended, with λ_h fixed at 0.01",
-    "new, refit": "recommended, with a refit",
-    # the other open choices, each changed from the recommended protocol
-    "default": "recommended protocol",
+    "new defaults": "the book's protocol",
+    "new, high intercept": "the book's, with a high-level intercept",
+    "new, meta_features=sigmoid": "the book's, with sigmoid meta-features",
+    "new, λ_h fixed at 1e-2": "the book's, with λ_h fixed at 0.01",
+    "new, refit": "the book's, with a refit",
+    # the other open choices, each changed from the book's protocol
+    "default": "the book's protocol",
     "row_bound=normalize": "rows normalised to the bound",
     "row_bound=scale": "rows clipped to 1, block k scaled by q_k",
     "row_bound=private_max (NOT DP)": "rows divided by their private maximum (not private)",
@@ -112,7 +112,7 @@ def _verdicts(df, better, worse=SIMPLE, methods=None):
 
 
 def factor_verdicts(pst, tr):
-    """Verdicts on the stacked methods: the recommended protocol, and each single change, against the simple one.
+    """Verdicts on the stacked methods: the book's protocol, and each single change, against the simple one.
 
     ``pst`` and ``tr`` are the tidy tables of the PST and PPTL factor grids.
     """
@@ -194,34 +194,70 @@ def _worst_method(fx, variant=SIMPLE):
     return part.loc[part["min"].idxmin(), "method"]
 
 
+def _fmt(v):
+    return f"{v.effect:+.3f} [{v.ci_low:+.3f}, {v.ci_high:+.3f}]"
+
+
+def _pairs(frames, better, worse, methods=None):
+    """[(method, verdict of better > worse)] over the grids in ``frames`` that ran both variants."""
+    out = []
+    for df in frames:
+        if better in set(df["variant"]) and worse in set(df["variant"]):
+            ms = methods(df) if callable(methods) else (methods or list(dict.fromkeys(df["method"])))
+            ms = [m for m in ms if m in set(df["method"])]
+            out += [(v.claim.split(":")[0], v) for v in _verdicts(df, better, worse, methods=ms)]
+    return out
+
+
+def _summary(pairs, better="better", worse="worse"):
+    """ "better for A (+0.1 [..]); worse for B (..); no difference the repeats resolve for C"."""
+    up = [f"{m} ({_fmt(v)})" for m, v in pairs if v.outcome == "supported"]
+    down = [f"{m} ({_fmt(v)})" for m, v in pairs if v.outcome == "contradicted"]
+    flat = [m for m, v in pairs if v.outcome == "inconclusive"]
+    parts = []
+    if up:
+        parts.append(f"{better} for {_names(up)}")
+    if down:
+        parts.append(f"{worse} for {_names(down)}")
+    if flat:
+        parts.append(f"no difference the repeats resolve for {_names(flat)}")
+    return "; ".join(parts)
+
+
+def _advice(pairs, do, dont):
+    up = any(v.outcome == "supported" for _, v in pairs)
+    down = any(v.outcome == "contradicted" for _, v in pairs)
+    if up and not down:
+        return f"**{do}**"
+    if down and not up:
+        return f"**{dont}**"
+    if up and down:
+        return f"**It depends on the method** ({do[0].lower() + do[1:]}, or not)"
+    return f"**Either way** ({do[0].lower() + do[1:]}, or not: the repeats cannot tell them apart)"
+
+
 def key_finding(pst, tr, swing):
-    """The page's first statement, in Markdown, every number from the results."""
+    """The page's first statement, in Markdown, every number and every direction from the results."""
     fx_pst, fx_tr = factor_effects(pst, baseline=SIMPLE), factor_effects(tr, baseline=SIMPLE)
     eps_pst, eps_tr = float(pst["epsilon"].iloc[0]), float(tr["epsilon"].iloc[0])
     m_tr, m_pst = _worst_method(fx_tr), _worst_method(fx_pst)
     a, b = _row(fx_tr, m_tr, SIMPLE), _row(fx_tr, m_tr, RECOMMENDED)
     c, d = _row(fx_pst, m_pst, SIMPLE), _row(fx_pst, m_pst, RECOMMENDED)
-    main = _verdicts(pst, RECOMMENDED, methods=_stacked(pst)) + _verdicts(tr, RECOMMENDED, methods=_stacked(tr))
-    better = [v.claim.split(":")[0] for v in main if v.outcome == "supported"]
-    worse = [v.claim.split(":")[0] for v in main if v.outcome == "contradicted"]
     s = _swing_counts(swing)
-    text = (
-        "**Key finding.** At small ε the stacked methods' high-level model can collapse: its privacy noise "
-        "outweighs the signal it receives from the low level, and the sign of its score becomes a matter of "
-        "the noise draw. How the methods are tuned decides how often. Under the simple protocol "
-        f"{m_tr} reaches a mean test AUC of {a['mean']:.3f} at ε = {eps_tr:g} with a worst repeat of "
-        f"{a['min']:.3f}, and {m_pst} {c['mean']:.3f} (worst {c['min']:.3f}) at ε = {eps_pst:g}; under the "
-        f"recommended protocol {b['mean']:.3f} (worst {b['min']:.3f}) and {d['mean']:.3f} (worst "
-        f"{d['min']:.3f}). The recommended protocol is better, by a paired 95 % interval that excludes zero, for "
-        f"{_names(better) or 'none of the stacked methods'} ({len(better)} of {len(main)})"
-        + (f", and worse for {_names(worse)}" if worse else "")
-        + ". "
-        f"In {s['fits']} refits of one configuration with fresh noise, the stacked model fell below AUC 0.5 in "
-        f"{s['low_collapsed']} of the {s['low']} fits whose high-level noise exceeded its signal, and in "
-        f"{s['high_collapsed']} of the {s['high']} others. Every other page of this book uses the recommended "
-        "protocol, so no verdict against a paper rests on the collapse."
+    main = _pairs([pst, tr], RECOMMENDED, SIMPLE, _stacked)
+    return (
+        "**Key finding.** At small ε the stacked methods' high-level model can collapse: when its privacy noise "
+        "outweighs the signal it receives from the low level, the sign of its score is a matter of the noise "
+        f"draw. In {s['fits']} refits of one configuration with fresh noise, the stacked model fell below AUC 0.5 "
+        f"in {s['low_collapsed']} of the {s['low']} fits whose high-level noise exceeded its signal, and in "
+        f"{s['high_collapsed']} of the {s['high']} others. How much the tuning protocol matters, measured in test "
+        "AUC with paired 95 % intervals, the book's protocol against the simple one: "
+        f"{_summary(main)}. The worst repeats: {m_tr} {a['min']:.3f} under the simple protocol and "
+        f"{b['min']:.3f} under the book's (mean {a['mean']:.3f} and {b['mean']:.3f}, ε = {eps_tr:g}); {m_pst} "
+        f"{c['min']:.3f} and {d['min']:.3f} (mean {c['mean']:.3f} and {d['mean']:.3f}, ε = {eps_pst:g}). Every "
+        "other page of this book uses the book's protocol; the recommendation at the end says which of its "
+        "choices the measurements support."
     )
-    return text
 
 
 def _names(items):
@@ -232,7 +268,7 @@ def _names(items):
 
 
 def refit_text(tr):
-    """The refit paragraph (PPTL grid): collapses with and without a refit, and what the refit gives Direct."""
+    """The refit paragraph (PPTL grid): collapses with and without a refit, and the paired effect per method."""
     fx = factor_effects(tr, baseline=SIMPLE)
     n = tr["repeat"].nunique()
     m = _worst_method(fx)
@@ -242,20 +278,14 @@ def refit_text(tr):
 
     text = (
         "**The refit.** Refitting the chosen (λ, η) on the whole target training part before scoring draws "
-        f"fresh noise that no validation has seen. {m} fell below AUC 0.5 in {below(SIMPLE)} of {n} repeats "
-        f"with the refit and in {below('old, no refit')} scoring the validated model (worst repeats "
-        f"{_row(fx, m, SIMPLE)['min']:.3f} and {_row(fx, m, 'old, no refit')['min']:.3f}). At a large chosen λ "
-        "the low-level margins, hence the meta-features, are small, the high level's signal is of the order of "
-        "its noise, and a new draw can flip the sign of the stacked score; the validated model is the draw "
-        "whose sign the validation data checked."
+        "fresh noise that no validation has seen, and trains on more data. "
+        f"{m} fell below AUC 0.5 in {below(SIMPLE)} of {n} repeats with the refit and in {below('old, no refit')} "
+        f"scoring the validated model (worst repeats {_row(fx, m, SIMPLE)['min']:.3f} and "
+        f"{_row(fx, m, 'old, no refit')['min']:.3f})."
     )
-    if "Direct" in set(fx["method"]) and "new, refit" in set(fx["variant"]):
-        text += (
-            " The refit also trains on more data, which helps the one-level methods: Direct's mean AUC is "
-            f"{_row(fx, 'Direct', 'new, refit')['mean']:.3f} with it and "
-            f"{_row(fx, 'Direct', RECOMMENDED)['mean']:.3f} without (recommended protocol otherwise). Both "
-            "protocols treat every method alike; the recommended one scores the validated model."
-        )
+    pairs = _pairs([tr], "old, no refit", SIMPLE)
+    if pairs:
+        text += f" Scoring the validated model instead of refitting: {_summary(pairs)}."
     return text
 
 
@@ -327,7 +357,7 @@ def beside_table(df, paper=None):
     rows = []
     for m, part in df.groupby("method", sort=False):
         row = {"method": m}
-        for v, name in ((SIMPLE, "simple"), (RECOMMENDED, "recommended")):
+        for v, name in ((SIMPLE, "simple protocol"), (RECOMMENDED, "book's protocol")):
             sub = part[part["variant"] == v]
             row[f"{name}: AUC ± 95 % CI"] = f"{sub['auc'].mean():.3f} ± {ci_half_width(sub['auc']):.3f}"
             row[f"{name}: λ chosen most often"] = chosen_lam(sub.assign(k=0), "k").iloc[0, 0]
@@ -405,42 +435,54 @@ def grid_table(compared, profile="paper"):
 
 
 def choices_table(abl):
-    """The other open choices, each changed from the recommended protocol (PLR and PST-F(W))."""
+    """The other open choices, each changed from the book's protocol (PLR and PST-F(W))."""
     return effects_table(factor_effects(abl, baseline="default"), baseline="default")
 
 
 def recommendation(pst, tr, abl):
-    """The page's recommendation, one line per choice, each with the measured effect behind it."""
-    fx_pst, fx_tr = factor_effects(pst, baseline=SIMPLE), factor_effects(tr, baseline=SIMPLE)
-    fx_abl = factor_effects(abl, baseline="default")
-
-    def effect(fx, method, variant):
-        r = _row(fx, method, variant)
-        return f"{r['diff']:+.3f} [{r['diff_low']:+.3f}, {r['diff_high']:+.3f}]"
-
-    m_pst = _worst_method(fx_pst)
-    m_tr = _worst_method(fx_tr)
+    """The page's recommendation, one line per choice, its direction and its evidence from the results."""
     lines = [
-        "For anyone running PST or PPTL (each difference is in test AUC, paired over repeats, with its 95 % interval):",
+        "For anyone running PST or PPTL. Each line says what the measurements support and why (paired "
+        "differences of the test AUC over repeats, with 95 % intervals; stacked methods unless said otherwise):",
         "",
-        f"1. **Choose λ per level**: first the low level's λ, then the high level's λ_h on its own. Alone, "
-        f"this changes {m_pst}'s AUC by {effect(fx_pst, m_pst, 'old, λ per level')} against the simple protocol.",
-        f"2. **No intercept in the high-level model**: it cannot change a ranking, but its constant takes part "
-        f"of the norm bound and adds a noise coordinate ({m_pst}: {effect(fx_pst, m_pst, 'old, no high intercept')}).",
     ]
-    if "old, no refit" in set(fx_tr["variant"]):
-        lines.append(
-            f"3. **Score the validated model; do not refit it** with fresh noise after tuning ({m_tr}: "
-            f"{effect(fx_tr, m_tr, 'old, no refit')})."
-        )
-    lines.append(
-        "4. **Give every method the same tuning budget**, over one wide λ range (10⁻⁶ to 10⁴), so that no "
-        "verdict comes from a baseline that tried fewer settings or hit the edge of its grid."
-    )
-    if "rows ÷ 4 (public constant)" in set(fx_abl["variant"]) and "PLR" in set(fx_abl["method"]):
-        lines.append(
-            "5. **Bring rows under the norm bound by clipping, without shrinking them further**: dividing "
-            f"unit-norm rows by 4 changes PLR's AUC by {effect(fx_abl, 'PLR', 'rows ÷ 4 (public constant)')}, "
-            "because the noise is calibrated to the bound, not to the rows."
-        )
+    items = [
+        (
+            _pairs([pst, tr], "old, λ per level", SIMPLE, _stacked),
+            "Choose λ per level",
+            "Use one λ for both levels",
+            "λ chosen per level instead of one λ for both",
+        ),
+        (
+            _pairs([pst, tr], "old, no high intercept", SIMPLE, _stacked),
+            "Leave the intercept out of the high-level model",
+            "Keep an intercept in the high-level model",
+            "no high-level intercept instead of one",
+        ),
+        (
+            _pairs([tr], "old, no refit", SIMPLE),
+            "Score the validated model, without a refit",
+            "Refit the chosen setting before scoring it",
+            "scoring the validated model instead of refitting it (every method)",
+        ),
+        (
+            _pairs([pst, tr], "old, equal budget", SIMPLE, lambda df: [m for m in dict.fromkeys(df["method"])]),
+            "Give every method the same tuning budget",
+            "Give the one-level methods fewer settings to try",
+            "the same tuning budget for every method (every method)",
+        ),
+        (
+            _pairs([abl], "default", "rows ÷ 4 (public constant)"),
+            "Bring rows under the norm bound by clipping, without shrinking them further",
+            "Shrink the rows below the norm bound",
+            "clipping instead of dividing the rows by 4 (PLR and PST-F(W); the noise is calibrated to the bound, "
+            "not to the rows)",
+        ),
+    ]
+    k = 0
+    for pairs, do, dont, what in items:
+        if not pairs:
+            continue
+        k += 1
+        lines.append(f"{k}. {_advice(pairs, do, dont)}. {what[0].upper() + what[1:]}: {_summary(pairs)}.")
     return "\n".join(lines)
