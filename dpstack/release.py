@@ -210,17 +210,29 @@ def _source_value(estimator, name):
 _MISSING = object()
 
 
+def _mpl_needs_n_aux(method, n_parties, n_classes):
+    """Whether the MPL sensitivity with protected auxiliary rows depends on their number N."""
+    from .multiparty.estimator import mpl_sensitivity
+
+    s = mpl_sensitivity(method, n_parties, n_classes, 1.0)
+    s_x = 2.0 if n_classes == 2 else 2.0 * math.sqrt(2.0)
+    return not math.isclose(s, s_x, rel_tol=1e-12)
+
+
 def _mpl_n_aux(est):
     """The public number N of auxiliary rows of an MPL fit with ``protect_aux`` (else None).
 
     The fitted object keeps the sensitivity ((N − 1)·s + s_x)/(N·λ), not N; N is solved from it
-    and checked by recomputing the sensitivity.
+    and checked by recomputing the sensitivity. Where s = s_x (two-class vote) the sensitivity is
+    s/λ whatever N is: N is not needed to rebuild the release, and None is recorded.
     """
     from .multiparty.estimator import mpl_sensitivity
 
     if not (est.protect_aux and est.method in ("vote", "soft")):
         return None
     K, M = np.asarray(est.classes_).size, int(est.n_parties_)
+    if not _mpl_needs_n_aux(est.method, M, K):
+        return None
     s = mpl_sensitivity(est.method, M, K, 1.0)  # the per-label term (λ = 1)
     s_x = 2.0 if K == 2 else 2.0 * math.sqrt(2.0)
     n_aux = int(round((s_x - s) / (est.sensitivity_ * est.lam - s)))
@@ -766,7 +778,9 @@ def _rebuild_mpl(est):
                 f"MultipartyPrivateClassifier: coef_ must have shape {expected}, got {est.coef_.shape}"
             )
     if est.protect_aux and est.method in ("vote", "soft") and n_aux is None:
-        raise ReleaseFormatError("MultipartyPrivateClassifier: protect_aux needs the public n_aux in the release")
+        if _mpl_needs_n_aux(est.method, M, K):
+            raise ReleaseFormatError("MultipartyPrivateClassifier: protect_aux needs the public n_aux in the release")
+        n_aux = 1  # the sensitivity does not depend on N here (s = s_x): any N gives the same value
     if private:
         lam = est.lam if est.method != "avg" else (est.lam if est.local_lam is None else est.local_lam)
         sensitivity = mpl_sensitivity(est.method, M, K, lam, est.protect_aux, n_aux)

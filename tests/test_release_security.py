@@ -335,3 +335,22 @@ def test_two_processes_saving_one_release_never_collide(tmp_path):
     assert errors.empty(), errors.get()
     assert loads > 0
     assert [f.name for f in tmp_path.iterdir()] == ["m.json"]  # no temporary file left behind
+
+
+def test_mpl_vote_with_protected_auxiliary_rows_round_trips_where_n_is_not_needed(tmp_path):
+    """Two-class vote: the sensitivity is 2/λ whatever the number N of auxiliary rows, so N cannot be
+    read back from it (this raised ZeroDivisionError); the release records none and rebuilds the same
+    sensitivity, ledger and predictions."""
+    from dpstack.audit.suite import audit_cases
+    from dpstack.release import from_release_dict, load_release, release_dict, save_release
+
+    est, X, y, fit_params = audit_cases()["MPL vote (auxiliary rows protected)"]
+    est = est.set_params(random_state=0).fit(X, y, **fit_params)
+    payload = release_dict(est)
+    back = from_release_dict(payload)
+    assert back.sensitivity_ == est.sensitivity_
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))
+    save_release(est, tmp_path / "vote.json")
+    loaded = load_release(tmp_path / "vote.json")
+    assert loaded.noise_scale_ == est.noise_scale_
+    assert loaded.privacy_.total() == est.privacy_.total()

@@ -1,9 +1,17 @@
-"""Sphinx extension: expand ``{dpstack-api}`` in the API page into autodoc entries.
+"""Sphinx extension: the API reference, one page per module, generated from the docstrings.
 
-The API reference lists every public module of ``dpstack`` and the public names
-it exports, so a module or function added by any chapter appears without
-editing the page. A module exports its ``__all__`` or, without one, the
-functions and classes it defines whose names do not start with ``_``.
+The API reference lists every public module of ``dpstack`` and the public names it exports,
+so a function added by any chapter appears without editing a page. A module exports its
+``__all__`` or, without one, the functions and classes it defines whose names do not start
+with ``_``.
+
+The reference is split into pages (:func:`pages`): one per module of the package's top level
+(a subpackage's page holds its submodules too, e.g. ``dpstack.audit.mutants`` on the
+``dpstack.audit`` page), except the subpackages named in :data:`SPLIT`, whose submodules get a
+page each. Page ``book/api/<slug>.md`` holds the marker ``{dpstack-api} <slug>``, expanded into
+autodoc entries when the page is read; ``{dpstack-api-index}`` on ``book/api.md`` becomes the
+table of the pages. :func:`write_pages` writes the page files and the test suite checks that
+they and the book's table of contents list exactly :func:`pages`.
 
 Each object is documented once, under the shortest module path that exports it
 (``dpstack.audit.exact_privacy_loss`` rather than ``dpstack.audit.exact...``);
@@ -21,7 +29,12 @@ import re
 from collections import defaultdict
 
 MARKER = "{dpstack-api}"
+INDEX_MARKER = "{dpstack-api-index}"
 PACKAGE = "dpstack"
+# Subpackages too large for one page: each of their submodules gets its own.
+SPLIT = ("dpstack.experiments",)
+# Where the pages live, relative to the book's root (the folder of _toc.yml).
+PAGE_DIR = "book/api"
 # Reading order; modules not named here follow alphabetically.
 ORDER = [
     "mechanisms",
@@ -99,11 +112,10 @@ def plan():
     return sections, aliases
 
 
-def module_section(module, entries):
+def module_section(module, entries, heading=True):
     title = f"`{module.__name__}`"
-    lines = [
-        f"## {title}",
-        "",
+    lines = [f"## {title}", ""] if heading else []
+    lines += [
         "```{eval-rst}",
         f".. automodule:: {module.__name__}",
         "   :no-members:",
@@ -123,12 +135,81 @@ def module_section(module, entries):
     return "\n".join(lines)
 
 
-def api_text():
+def page_of(module_name):
+    """The slug of the page that documents a module: ``"audit"``, ``"experiments.live"``."""
+    parts = module_name.split(".")
+    if len(parts) == 1:
+        return PACKAGE
+    for split in SPLIT:
+        if module_name == split or module_name.startswith(split + "."):
+            depth = split.count(".") + 2
+            return ".".join(parts[1:depth])
+    return parts[1]
+
+
+def pages():
+    """{slug: [module names]} in reading order: every page of the reference and what it holds."""
     sections, _ = plan()
+    out = {}
+    for name in sorted(sections, key=rank):
+        out.setdefault(page_of(name), []).append(name)
+    return out
+
+
+def page_title(slug):
+    return PACKAGE if slug == PACKAGE else f"{PACKAGE}.{slug}"
+
+
+def page_source(slug):
+    """The text of the page file ``book/api/<slug>.md``."""
+    return f"# `{page_title(slug)}`\n\n{MARKER} {slug}\n"
+
+
+def write_pages(root="."):
+    """Write one file per page under ``book/api/`` (and remove pages of modules that are gone)."""
+    from pathlib import Path
+
+    folder = Path(root) / PAGE_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    wanted = {f"{slug}.md": page_source(slug) for slug in pages()}
+    for path in folder.glob("*.md"):
+        if path.name not in wanted:
+            path.unlink()
+    for name, text in wanted.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return sorted(wanted)
+
+
+def summary_line(module):
+    """The first sentence of a module's docstring (its one-line summary), in MyST."""
+    doc = inspect.getdoc(module) or ""
+    first = doc.strip().split("\n\n")[0].replace("\n", " ")
+    first = re.sub(r":(\w+):`([^`]+)`", r"{\1}`\2`", first)  # reStructuredText roles as MyST roles
+    first = first.replace("``", "`")
+    return first.replace("|", "\\|")
+
+
+def index_text():
+    """The table of the pages on the API reference's first page: page, what its modules are."""
+    lines = ["| page | what it documents |", "|---|---|"]
+    for slug, modules in pages().items():
+        main = importlib.import_module(modules[0])
+        n = len(modules) - 1
+        more = f" (and {n} submodule{'s' if n > 1 else ''})" if n else ""
+        lines.append(f"| {{doc}}`{page_title(slug)} <api/{slug}>` | {summary_line(main)}{more} |")
+    return "\n".join(lines) + "\n"
+
+
+def api_text(slug=None):
+    """Autodoc entries of one page (``slug``), or of the whole package (``None``)."""
+    sections, _ = plan()
+    names = sorted(sections, key=rank) if slug is None else pages()[slug]
     parts = []
-    for name, entries in sorted(sections.items(), key=lambda item: rank(item[0])):
+    for name in names:
         module = importlib.import_module(name)
-        parts.append(module_section(module, sorted(entries, key=lambda e: order_in(module, e))))
+        entries = sorted(sections[name], key=lambda e: order_in(module, e))
+        # The page's own module needs no heading below the page title.
+        parts.append(module_section(module, entries, heading=slug is None or name != page_title(slug)))
     return "\n".join(parts)
 
 
@@ -138,9 +219,16 @@ def order_in(module, entry):
     return (names.index(entry[0]) if entry[0] in names else len(names), entry[0])
 
 
+_PAGE_MARKER = re.compile(r"^\{dpstack-api\} (\S+)\s*$", re.M)
+
+
 def expand_marker(app, docname, source):
-    if MARKER in source[0]:
-        source[0] = source[0].replace(MARKER, api_text())
+    if INDEX_MARKER in source[0]:
+        source[0] = source[0].replace(INDEX_MARKER, index_text())
+    match = _PAGE_MARKER.search(source[0])
+    if match:
+        text = api_text(match.group(1))
+        source[0] = source[0][: match.start()] + text + source[0][match.end() :]
 
 
 def register_aliases(app, env):
@@ -205,8 +293,15 @@ def setup(app):
     app.connect("env-updated", register_aliases)  # all pages read, none resolved yet
     app.connect("autodoc-skip-member", skip_sklearn_routing)
     app.connect("autodoc-process-docstring", escape_plain_text, priority=400)  # before napoleon
-    # The page depends on the package's code: reread it on every build.
+    # The pages depend on the package's code: reread them on every build.
     app.connect(
-        "env-get-outdated", lambda app, env, added, changed, removed: [d for d in env.found_docs if d.endswith("api")]
+        "env-get-outdated",
+        lambda app, env, added, changed, removed: [
+            d for d in env.found_docs if d == "book/api" or d.startswith("book/api/")
+        ],
     )
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
+
+
+if __name__ == "__main__":  # regenerate the page files: python book/_ext/api_listing.py
+    print("\n".join(write_pages()))

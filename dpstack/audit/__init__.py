@@ -25,6 +25,11 @@ offer, so a user's own mechanism can be audited the same way):
 * :func:`worst_case_neighbours`, :func:`adversarial_case`, :func:`party_neighbours`
   — the neighbouring datasets the checks are run on;
 * :func:`adversary_experiment` — what an adversary holding a fitted object learns;
+* :func:`audit_estimator` — the one public entry point: every check below and those of
+  :mod:`dpstack.audit.checks` (seeding, the released function, public attributes, the
+  ledger's ε, neighbours over the privacy unit, a black-box lower bound on the whole release,
+  private tuning, composition per domain) on any auditable estimator, as an
+  :class:`AuditReport`;
 * :func:`audit_mechanisms` / :func:`audit_mutants` — every mechanism (and every
   deliberately broken mechanism of :mod:`dpstack.audit.mutants`) as one table;
   :mod:`dpstack.audit.stored` keeps the book's tables (1,000 real fits per case) as CSV with
@@ -32,6 +37,7 @@ offer, so a user's own mechanism can be audited the same way):
 """
 
 from .adversary import adversary_experiment, adversary_guess, adversary_table
+from .checks import AuditReport, audit_estimator, ledger_view, rebuild_from_release, release_numbers, seed_findings
 from .exact import (
     exact_privacy_loss,
     exact_privacy_loss_terms,
@@ -78,6 +84,12 @@ from .statistical import EpsilonLowerBound, clopper_pearson, epsilon_lower_bound
 from .worst_case import AdversarialCase, adversarial_case, block_loss_table
 
 __all__ = [
+    "AuditReport",
+    "audit_estimator",
+    "ledger_view",
+    "rebuild_from_release",
+    "release_numbers",
+    "seed_findings",
     "adversary_experiment",
     "adversary_guess",
     "adversary_table",

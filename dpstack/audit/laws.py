@@ -355,7 +355,7 @@ def law_pvalues(noise, scale):
     return float(p_norm), float(p_dir), float(norms.mean() / (d * scale)) if scale > 0 else np.nan
 
 
-def noise_law_test(template, X, y, n_fits=1000, fit_params=None, random_state=0, alpha=ALPHA):
+def noise_law_test(template, X, y, n_fits=1000, fit_params=None, random_state=0, alpha=ALPHA, epsilon_from="ledger"):
     """Fit ``template`` ``n_fits`` times by its public ``fit``, read every noise back, test the law.
 
     Parameters
@@ -372,6 +372,10 @@ def noise_law_test(template, X, y, n_fits=1000, fit_params=None, random_state=0,
     alpha : float
         The mechanism passes when every p-value, Bonferroni-corrected over all tests,
         is ≥ alpha.
+    epsilon_from : {"ledger", "parameters"}, default="ledger"
+        Where each level's claimed ε comes from: the ε the fitted object's ledger declares for
+        the level's part (:func:`~dpstack.audit.checks.ledger_view`), or the level's own
+        ``epsilon`` parameter (a level that spends another part's or domain's ε then passes).
 
     Returns
     -------
@@ -385,6 +389,13 @@ def noise_law_test(template, X, y, n_fits=1000, fit_params=None, random_state=0,
     cache, samples, scales = {}, {}, {}
     for s in seeds:
         fitted = fit_clone(template, X, y, s, fit_params)
+        if epsilon_from == "ledger":
+            from .checks import NO_MAP, ledger_view
+
+            view, missing = ledger_view(fitted)
+            if missing and NO_MAP not in missing:
+                raise ValueError(f"the ledger of {type(fitted).__name__} declares no ε for {missing}")
+            fitted = view
         for blk in recover_noise(fitted, X, y, fit_params, cache):
             samples.setdefault(blk.name, []).append(blk.noise)
             scales[blk.name] = blk.scale

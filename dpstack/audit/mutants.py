@@ -36,6 +36,24 @@ release can see them.
 * :class:`SqrtDNoiseSimComb`, :class:`DoubleEpsilonNoiseSimComb` — SimComb whose *target*
   noise is divided by √d or by 2 inside ``fit`` (source genuine, attributes truthful): the
   power check of the SimComb noise read-back.
+
+The blind spots of a calibration audit, one mutant each (every calibration is genuine; what is
+wrong is around the noise). :func:`dpstack.audit.audit_estimator` must catch each of them:
+
+* :class:`DefaultSeedPLR` — ``random_state=None`` draws from seed 0.
+* :class:`SeedKeepingPLR` — fresh entropy, but the seed is kept in the fitted object.
+* :class:`SharedSeedPST` — every level of PST gets the same seed.
+* :class:`SharedNoiseMethodsMPL` — its ``fit_methods`` gives every method the same seed, so
+  soft and avg draw one noise vector.
+* :class:`UnperturbedPredictPLR` — ``predict`` uses the minimiser without noise.
+* :class:`DataBoundPLR` — the norm bound (and with it the calibration) is the data's largest norm.
+* :class:`DataImportancePST` — PST-F importances q_k computed from the private data.
+* :class:`SourceEpsilonTargetPPTL` — PPTL-FS whose target levels are calibrated with ε_s while the
+  ledger says ε_t.
+* :class:`PartySizeMPL` — MPL whose noise scale counts parties from the smallest party's size.
+* :class:`NoisyMeanPLR` — PLR that also releases the feature means with a little noise.
+* :class:`NoHalfSelectionTuning` — private tuning whose exponential mechanism forgets the 2 in
+  exp(ε·u/(2Δ)).
 """
 
 from __future__ import annotations
@@ -51,7 +69,8 @@ from ..mechanisms import clip_rows, feature_split_calibration, objective_perturb
 from ..multiparty import estimator as mpl_estimator
 from ..multiparty.estimator import MultipartyPrivateClassifier, mpl_sensitivity
 from ..stacking import PrivateStackingClassifier, meta_features
-from ..transfer import SimComb
+from ..transfer import PrivateTransferStacking, SimComb
+from ..tuning import PrivateParameterTuning
 
 __all__ = [
     "TenfoldEpsilonPLR",
@@ -68,6 +87,17 @@ __all__ = [
     "UnperturbedCentreSimComb",
     "SqrtDNoiseSimComb",
     "DoubleEpsilonNoiseSimComb",
+    "DefaultSeedPLR",
+    "SeedKeepingPLR",
+    "SharedSeedPST",
+    "SharedNoiseMethodsMPL",
+    "UnperturbedPredictPLR",
+    "DataBoundPLR",
+    "DataImportancePST",
+    "SourceEpsilonTargetPPTL",
+    "PartySizeMPL",
+    "NoHalfSelectionTuning",
+    "NoisyMeanPLR",
     "MUTANTS",
 ]
 
@@ -285,6 +315,175 @@ class DoubleEpsilonNoiseSimComb(_TargetNoiseDividedSimComb):
     """MUTANT: SimComb whose target noise norm is halved inside ``fit`` (noise for 2ε_t; attributes truthful)."""
 
     _divide = staticmethod(lambda dim: 2.0)
+
+
+# ---------------------------------------------------------------------- blind spots of a calibration audit
+class DefaultSeedPLR(PrivateLogisticRegression):
+    """MUTANT: PLR that draws its noise from seed 0 when ``random_state`` is None."""
+
+    def fit(self, X, y):
+        if self.random_state is not None:
+            return super().fit(X, y)
+        self.random_state = 0
+        try:
+            return super().fit(X, y)
+        finally:
+            self.random_state = None
+
+
+class SeedKeepingPLR(PrivateLogisticRegression):
+    """MUTANT: PLR that draws a fresh seed but keeps it in the fitted object (``noise_seed_``)."""
+
+    def fit(self, X, y):
+        given = self.random_state
+        seed = int(np.random.SeedSequence().generate_state(1)[0]) if given is None else given
+        self.random_state = seed
+        try:
+            super().fit(X, y)
+        finally:
+            self.random_state = given
+        self.noise_seed_ = seed
+        return self
+
+
+class SharedSeedPST(PrivateStackingClassifier):
+    """MUTANT: PST whose low-level models all draw their noise from one stream (one seed for all)."""
+
+    def fit(self, X, y, low_level=None):
+        from .. import stacking
+
+        original = stacking.spawn_streams
+
+        def shared(random_state, n):
+            return original(random_state, 1) * int(n)
+
+        with _swapped(stacking, "spawn_streams", shared):
+            return super().fit(X, y, low_level)
+
+
+class SharedNoiseMethodsMPL(MultipartyPrivateClassifier):
+    """MUTANT: MPL whose methods draw from the given seed itself, not from a stream of their own:
+    ``fit_methods`` with one seed gives soft and avg the same noise vector (the recorded old version)."""
+
+    def _check_params(self):
+        epsilon, lam, local_lam, _ = super()._check_params()
+        from .._validation import check_random_state
+
+        return epsilon, lam, local_lam, check_random_state(self.random_state)
+
+    @classmethod
+    def fit_methods(cls, methods, X, y, parties, X_aux=None, **params):
+        cache = {}
+        return {m: cls(m, **params)._fit(X, y, parties, X_aux, cache) for m in methods}
+
+
+class UnperturbedPredictPLR(PrivateLogisticRegression):
+    """MUTANT: PLR whose ``predict`` / ``decision_function`` use the minimiser without noise (kept
+    in a private attribute); the release itself is the genuine noisy one."""
+
+    def fit(self, X, y):
+        super().fit(X, y)
+        exact = PrivateLogisticRegression(**dict(self.get_params(), epsilon=np.inf, random_state=None)).fit(X, y)
+        self._w_exact = exact.w_
+        return self
+
+    def _decision_function_unchecked(self, X):
+        return self._design_matrix(X) @ self._w_exact
+
+
+class DataBoundPLR(PrivateLogisticRegression):
+    """MUTANT: PLR whose norm bound — and so its released calibration — is the data's largest row norm."""
+
+    def fit(self, X, y):
+        given = self.norm_bound
+        self.norm_bound = float(np.linalg.norm(np.asarray(X, dtype=float), axis=1).max())
+        try:
+            return super().fit(X, y)
+        finally:
+            self.norm_bound = given
+
+
+class DataImportancePST(PrivateStackingClassifier):
+    """MUTANT: PST-F whose block importances q_k are the blocks' absolute correlations with the
+    private labels (released in ``importance_``)."""
+
+    def fit(self, X, y, low_level=None):
+        Xa, ya = np.asarray(X, dtype=float), np.asarray(y, dtype=float)
+        groups = [np.asarray(g) for g in self.groups]
+        corr = np.abs(np.corrcoef(np.column_stack([Xa, ya]), rowvar=False)[-1, :-1])
+        q = np.array([corr[g].sum() for g in groups]) + 1e-3
+        given = self.group_importance
+        self.group_importance = list(q / q.sum())
+        try:
+            return super().fit(X, y, low_level)
+        finally:
+            self.group_importance = given
+
+
+class SourceEpsilonTargetPPTL(PrivateTransferStacking):
+    """MUTANT: PPTL-FS whose target levels are calibrated with ε_s while its ledger (and every
+    other attribute of the outer model) states ε_t."""
+
+    def fit(self, X, y, X_source=None, y_source=None, low_level=None):
+        from ..accounting import PrivacyLedger
+
+        eps_t = self.epsilon_target
+        if X_source is not None:
+            self.fit_source(X_source, y_source)
+        self.epsilon_target = self.epsilon_source
+        try:
+            super().fit(X, y, low_level=low_level)
+        finally:
+            self.epsilon_target = eps_t
+        ledger = PrivacyLedger()
+        for e in self.privacy_.entries:
+            target = e.part.startswith("D_t") and not e.outside
+            ledger.entries.append(dataclasses.replace(e, epsilon=float(eps_t)) if target else e)
+        self.privacy_ = ledger
+        return self
+
+
+class PartySizeMPL(MultipartyPrivateClassifier):
+    """MUTANT: MPL whose sensitivity (and noise) counts the parties as n / (smallest party's size)."""
+
+    def fit(self, X, y, parties, X_aux=None, **kwargs):
+        sizes = np.unique(np.asarray(parties), return_counts=True)[1]
+        counted = int(np.asarray(y).size // sizes.min())
+
+        def sensitivity(method, n_parties, *args, **kw):
+            return mpl_sensitivity(method, counted, *args, **kw)
+
+        with _swapped(mpl_estimator, "mpl_sensitivity", sensitivity):
+            return super().fit(X, y, parties, X_aux, **kwargs)
+
+
+class NoHalfSelectionTuning(PrivateParameterTuning):
+    """MUTANT: private tuning whose exponential mechanism draws with P(g) ∝ exp(ε·u_g/Δ) (the 2 of
+    exp(ε·u_g/(2Δ)) forgotten): the selection is 2ε-DP while the ledger says ε."""
+
+    def fit(self, X, y):
+        from .. import tuning
+
+        original = tuning.selection_probabilities
+
+        def doubled(utilities, epsilon, sensitivity=1.0):
+            return original(utilities, 2.0 * epsilon, sensitivity)
+
+        with _swapped(tuning, "selection_probabilities", doubled):
+            return super().fit(X, y)
+
+
+class NoisyMeanPLR(PrivateLogisticRegression):
+    """MUTANT: PLR that also releases the data's feature means (``feature_means_``) with a little
+    Gaussian noise (σ = 0.01): a noisy part of the release that no calibration describes."""
+
+    _release_attributes = PrivateLogisticRegression._release_attributes + ("feature_means_",)
+
+    def fit(self, X, y):
+        super().fit(X, y)
+        rng = np.random.default_rng(None if self.random_state is None else [0, self.random_state])
+        self.feature_means_ = np.asarray(X, dtype=float).mean(axis=0) + 0.01 * rng.standard_normal(np.shape(X)[1])
+        return self
 
 
 #: name shown in the audit table -> (mutant class, what it breaks)

@@ -21,6 +21,12 @@ estimator — dpstack's or a user's — can provide:
    parameters and the papers' calibration), never from what the estimator says
    about itself.
 
+5. **Optional, for estimators that fit several methods at once** (the multiparty classifier's
+   vote, soft and avg): a class method ``fit_methods(methods, X, y, **fit_params, **params)``
+   returning ``{method: fitted}``; the audit checks that the methods' noise vectors are
+   independent when they are fitted together with one seed.
+
+:func:`dpstack.audit.audit_estimator` runs every check on such an estimator and returns one report.
 :class:`PrivateMechanism` states the required part as a :class:`typing.Protocol`.
 With it, :func:`audit_release` runs a black-box statistical test on any mechanism
 (fits on D and D', a distinguishing test on the releases, a lower bound on ε), and
@@ -114,11 +120,15 @@ def release_of(fitted):
 
 
 def release_vector(fitted):
-    """The numbers of the release, flattened into one vector (floats only, in name order)."""
+    """The floating-point numbers of the release, nested releases included, as one vector (in path order).
+
+    A composed estimator's levels (``low_level_``, ``high_level_``, ``source_``, the tuner's
+    ``best_estimator_``) contribute their own releases (:func:`dpstack.audit.checks.release_leaves`).
+    """
+    from .checks import release_leaves
+
     parts = []
-    for _name, value in sorted(release_of(fitted).items()):
-        if isinstance(value, (list, tuple)) and value and all(isinstance(v, np.ndarray) for v in value):
-            value = np.concatenate([np.ravel(v) for v in value])
+    for _path, value in sorted(release_leaves(fitted).items()):
         arr = np.asarray(value) if isinstance(value, (np.ndarray, float, np.floating)) else None
         if arr is not None and arr.dtype.kind == "f":
             parts.append(np.ravel(arr))
@@ -137,11 +147,16 @@ def privacy_unit(fitted):
 
 
 def claimed_epsilon(estimator):
-    """The ε an (unfitted) estimator claims: its ``epsilon`` parameter."""
+    """The ε an (unfitted) estimator claims: its ``epsilon`` parameter (a transfer model's
+    ``epsilon_target``; private tuning's max(ε of its candidates, ``epsilon_select``))."""
     params = estimator.get_params(deep=False)
-    if "epsilon" not in params:
-        raise TypeError(f"{type(estimator).__name__} has no epsilon parameter")
-    return float(params["epsilon"])
+    if "epsilon" in params:
+        return float(params["epsilon"])
+    if "epsilon_target" in params:  # transfer: the target's claim (a target record is what changes)
+        return float(params["epsilon_target"])
+    if "epsilon_select" in params and hasattr(params.get("estimator"), "get_params"):  # private tuning
+        return max(claimed_epsilon(params["estimator"]), float(params["epsilon_select"]))
+    raise TypeError(f"{type(estimator).__name__} has no epsilon parameter")
 
 
 def fit_clone(template, X, y, seed, fit_params=None):

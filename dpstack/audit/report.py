@@ -48,6 +48,7 @@ __all__ = [
     "composition_post_processing",
     "power_table",
     "mpl_sensitivity_table",
+    "ledger_spent",
 ]
 
 #: draws per dataset for the exact check, runs per dataset for the statistical one, real fits for the law of
@@ -347,7 +348,8 @@ def _audit_composed(
         ok = comp["disjoint"] and comp["data_independent_split"]
         head = f"parts disjoint: {comp['disjoint']}; split data-independent: {comp['data_independent_split']}"
     claimed = _claim(template, domain)
-    ok = ok and comp["ledger_total"] <= claimed
+    spent = ledger_spent(comp["fitted"], domain)
+    ok = ok and spent <= claimed
     # every level's noise (the source blocks of PPTL-FS and SimComb's source PLR included), tested once per
     # model; each row reports the blocks of its own domain
     key = (type(template).__name__, repr(sorted(template.get_params(deep=False).items())))
@@ -375,8 +377,24 @@ def _audit_composed(
         else:
             head += f"; high level = f(low release, D_h): {post['identical']}"
             ok = ok and post["identical"]
-    checks = head + f"; ledger ε = {comp['ledger_total']:g}; " + "; ".join(parts)
+    checks = (
+        head + f"; ledger ε ({domain if spent != comp['ledger_total'] else 'total'}) = {spent:g}; " + "; ".join(parts)
+    )
     return _row(name, claimed, unit, exact, eps_lo, checks, ok, law)
+
+
+def ledger_spent(fitted, domain="target"):
+    """The ε a fitted model's ledger spends on the protected unit of ``domain``.
+
+    A transfer model protects a source record and a target record separately (PST Corollary 6 /
+    PPTL Theorem 5): each domain's ε is read off the ledger (:func:`dpstack.theory.domain_guarantees`)
+    and compared with that domain's claim. Any other model: the ledger's total.
+    """
+    if isinstance(fitted, (PrivateTransferStacking, SimComb)):
+        from ..theory import domain_guarantees
+
+        return domain_guarantees(fitted.privacy_)[domain]
+    return fitted.privacy_.total()
 
 
 def _audit_single(name, template, X, y, unit, profile, rng, checks=""):

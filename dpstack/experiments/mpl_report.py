@@ -34,6 +34,7 @@ __all__ = [
     "METHOD_ORDER",
     "claims_frame",
     "absent_data_note",
+    "paper_printed",
     "reading",
 ]
 
@@ -302,10 +303,61 @@ def absent_data_note(dataset, status):
         '<a href="../book/how_built.html">How this book is built</a> says how to fetch the files and compute '
         "the results."
     )
-    return (
+    from .pages import TRY_IT, try_it
+
+    note = (
         f'<div class="admonition warning dpstack-data-absent"><p class="admonition-title">Data absent: '
         f"no results on this page yet</p><p>{body}</p><p>{will}</p></div>"
     )
+    # The cells below the note need the data and do not run: what the paper prints, and what to
+    # try once the data are here, are shown with the note.
+    box = try_it(page["page"]).data if page["page"] in TRY_IT else ""
+    return note + paper_printed(dataset) + box
+
+
+def paper_printed(dataset):
+    """HTML: what the paper prints for this page's experiment — its numbers (HAR) and its statements.
+
+    Shown on a page whose data is absent, so a reader sees the paper's side of the comparison
+    even before ours can be computed. The numbers are those transcribed in
+    :data:`dpstack.experiments.paper_values.MPL_HAR` (the only numbers MPL prints; its Figures
+    2–4 are plots), the statements those of :data:`~dpstack.experiments.paper_values.MPL_CLAIMS`.
+    """
+    import html
+
+    from .paper_values import MPL_CLAIMS, MPL_HAR
+
+    page = PAGES[dataset]
+    claims = MPL_CLAIMS[page["claims"] if dataset != "url" else "url"]
+    parts = [
+        '<div class="admonition note dpstack-paper-printed"><p class="admonition-title">What the paper '
+        f"reports ({html.escape(claims['source'])})</p>"
+    ]
+    if dataset == "har":
+        rows = "".join(
+            f"<tr><td>{html.escape(m)}</td><td>{v:.{DECIMALS}f}</td><td>{'yes' if m in ('batch', 'indiv') else 'no'}"
+            "</td></tr>"
+            for (m, inv), v in MPL_HAR["values"].items()
+        )
+        parts.append(
+            f"<p>Test accuracy on UCI HAR with M = 1,000 parties, without noise (1/ε = 0), as printed in the text "
+            f"beside {html.escape(page['figure'])} (two decimals):</p>"
+            '<div class="dpstack-table-scroll"><table class="dpstack-table"><thead><tr><th>method</th>'
+            "<th>accuracy (paper)</th><th>non-private reference</th></tr></thead><tbody>"
+            + rows
+            + "</tbody></table></div>"
+        )
+    else:
+        parts.append(
+            f"<p>The paper prints no numbers for {html.escape(page['figure'])}, only a plot and statements.</p>"
+        )
+    statements = [w for key, w in claims["claims"].items() if key != "values"]
+    parts.append(
+        "<p>Its statements about the figure:</p><ul>"
+        + "".join(f"<li>{html.escape(w)}</li>" for w in statements)
+        + "</ul></div>"
+    )
+    return "".join(parts)
 
 
 def _fmt_inv(v):

@@ -133,6 +133,8 @@ RULES = {
         "None (λ fixed) or a non-empty list of finite numbers > 0",
     ),
     "eta": (lambda v: _real(v) and 0 <= v <= 1, "a number in [0, 1]"),
+    "n_power_repeats": (lambda v: _int(v) and v >= 1, "an integer >= 1"),
+    "audit_profile": (lambda v: v in ("default", "page"), "'default' (the size tests use) or 'page' (heavier)"),
 }
 
 

@@ -1,0 +1,1443 @@
+"""One public entry point: :func:`audit_estimator` runs every check on any auditable estimator.
+
+The checks of the other modules of :mod:`dpstack.audit` test the calibration of a mechanism
+(the law of its noise, its exact privacy loss) as the estimator states it. The checks here look
+at the object a user holds and at what ``fit`` does around the noise:
+
+``fresh_entropy``
+    Two fits with ``random_state=None`` draw independent noise: every part of the release that
+    changes with the seed also differs between two default fits (a default seed is caught).
+``no_seed``
+    Nothing in a default fitted object regenerates its noise: no ``Generator``, ``SeedSequence``,
+    bit generator, ``RandomState`` or non-``None`` seed anywhere in it, nested objects included.
+``streams``
+    The noise vectors of one fit — of its levels, domains and (for multiparty estimators) of the
+    methods fitted together by ``fit_methods`` — are independent: correlation of their norms and
+    directions over repeated fits, Bonferroni-corrected.
+``function``
+    ``decision_function`` / ``predict_proba`` / ``predict`` equal those of a predictor rebuilt
+    from the release alone (on the data and on random inputs at several scales); for a linear
+    release, the margin inside every bound is the function of the released ``coef_`` and
+    ``intercept_``.
+``attributes``
+    Replacing one record (several positions, two kinds of replacement) with the seed fixed
+    leaves every public attribute unchanged except those that change with the seed (the noisy
+    release).
+``law`` and ``exact``
+    The law of the noise read back from real fits, and the exact privacy loss of every
+    objective-perturbation level, against the ε the *ledger* declares for the level's part — not
+    the ε a nested estimator carries in its own parameters.
+``neighbours``
+    The same as ``attributes`` over the estimator's privacy unit: many record positions, source
+    records of a transfer model, and for a multiparty model a whole party replaced, a party's
+    size changed by one record, and an auxiliary row when the unit protects it.
+``blackbox``
+    A black-box lower bound on ε from the whole release vector (nested releases included):
+    fits on D and on D' with a canary record (a far-away record with the other label, or a
+    party's data relabelled), a learned distinguisher (logistic regression on the release
+    vectors) and a likelihood-ratio-style projection on the difference of the mean releases,
+    Clopper–Pearson intervals on the two error rates (Jagielski et al. 2020; Tramèr et al. 2022;
+    Bichsel et al. 2021).
+``tuning``
+    For :class:`~dpstack.tuning.PrivateParameterTuning`: the parts are disjoint, cover the data
+    and do not depend on it, and the selection's exact privacy loss — the largest change of
+    log P(index) when one held-out record changes, as the implementation computes P — stays
+    within ``epsilon_select``.
+``composition``
+    The ledger's ε per domain (source and target of a transfer model) within the claimed ε of
+    that domain; an object whose ledger records a step outside the guarantee fails.
+
+What no check here can see is stated in the book's audit chapter.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import inspect
+import math
+import numbers
+import sys
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from sklearn.base import clone
+
+from .._validation import check_random_state
+from ..accounting import PrivacyLedger
+from .protocol import release_of
+
+__all__ = [
+    "AuditReport",
+    "CHECKS",
+    "PROFILES",
+    "audit_estimator",
+    "rebuild_from_release",
+    "release_leaves",
+    "public_leaves",
+    "release_numbers",
+    "seed_findings",
+    "ledger_view",
+]
+
+#: sizes of a run: the default (CI) and the book's page
+PROFILES = {
+    "default": dict(n_runs=200, n_law_fits=60, n_stream_fits=40, n_draws=60, n_positions=3, n_unit_positions=12),
+    "page": dict(n_runs=1000, n_law_fits=300, n_stream_fits=150, n_draws=200, n_positions=6, n_unit_positions=40),
+}
+#: a test rejects when its Bonferroni-corrected p-value is below this
+ALPHA = 1e-3
+#: confidence of the black-box lower bounds (Bonferroni over the canaries and distinguishers)
+CONFIDENCE = 0.95
+COLUMNS = ["check", "name", "statistic", "threshold", "verdict", "detail"]
+PASS, FAIL, NA = "pass", "FAIL", "not applicable"
+NO_MAP = "<no map from the ledger's parts to the levels of this class>"
+
+
+# ====================================================================== the report
+@dataclasses.dataclass(eq=False)
+class AuditReport:
+    """The result of :func:`audit_estimator`.
+
+    Attributes
+    ----------
+    estimator : str
+        The audited class.
+    checks : pandas.DataFrame
+        One row per check: ``check`` (key), ``name``, ``statistic``, ``threshold``,
+        ``verdict`` ("pass", "FAIL" or "not applicable") and ``detail``.
+    wall_time : float
+        Seconds the audit took (elapsed).
+    cpu_time : float
+        CPU seconds of the process during the audit (on a shared machine, the better measure of
+        the work done).
+    """
+
+    estimator: str
+    checks: pd.DataFrame
+    wall_time: float
+    cpu_time: float = np.nan
+
+    @property
+    def passed(self):
+        """True when no check failed."""
+        return not bool((self.checks["verdict"] == FAIL).any())
+
+    @property
+    def failures(self):
+        """The rows of the checks that failed."""
+        return self.checks[self.checks["verdict"] == FAIL].reset_index(drop=True)
+
+    def __repr__(self):
+        failed = ", ".join(self.failures["check"]) or "none"
+        return (
+            f"AuditReport({self.estimator}: {'passed' if self.passed else 'FAILED'}; "
+            f"{len(self.checks)} checks, failed: {failed}; {self.wall_time:.1f} s)"
+        )
+
+
+def _row(check, name, statistic, threshold, verdict, detail=""):
+    return {
+        "check": check,
+        "name": name,
+        "statistic": float(statistic) if statistic is not None else np.nan,
+        "threshold": float(threshold) if threshold is not None else np.nan,
+        "verdict": verdict,
+        "detail": detail,
+    }
+
+
+# ====================================================================== walking a fitted object
+def _is_estimator(value):
+    return hasattr(value, "get_params") and hasattr(value, "fit")
+
+
+def _declares_release(value):
+    return callable(getattr(value, "release", None)) or getattr(type(value), "_release_attributes", None) is not None
+
+
+def _public_fitted(value):
+    return {k: v for k, v in vars(value).items() if k.endswith("_") and not k.startswith("_")}
+
+
+def _walk(value, path, out, mode, depth=0):
+    if depth > 12:
+        out[path] = f"<nested deeper than 12: {type(value).__name__}>"
+        return
+    if value is None or isinstance(value, (str, bool, numbers.Number, np.generic)):
+        out[path] = value
+    elif isinstance(value, np.ndarray):
+        if value.dtype == object:
+            for i, v in enumerate(value.ravel()):
+                _walk(v, f"{path}[{i}]", out, mode, depth + 1)
+        else:
+            out[path] = value
+    elif isinstance(value, PrivacyLedger):
+        out[path] = tuple(tuple(sorted((k, str(v)) for k, v in r.items())) for r in value.to_records())
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            _walk(getattr(value, f.name), f"{path}.{f.name}", out, mode, depth + 1)
+    elif isinstance(value, dict):
+        for k in sorted(value, key=str):
+            _walk(value[k], f"{path}[{k!r}]", out, mode, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _walk(v, f"{path}[{i}]", out, mode, depth + 1)
+    elif mode == "release" and _declares_release(value):
+        for k, v in sorted(release_of(value).items()):
+            _walk(v, f"{path}.{k}", out, mode, depth + 1)
+    elif hasattr(value, "__dict__"):
+        items = (
+            _public_fitted(value) if _is_estimator(value) else {k: v for k, v in vars(value).items() if k[:1] != "_"}
+        )
+        for k, v in sorted(items.items()):
+            _walk(v, f"{path}.{k}", out, mode, depth + 1)
+    else:
+        out[path] = f"<{type(value).__name__}>"
+
+
+def release_leaves(fitted):
+    """The release of a fitted estimator as a flat dict path → value, nested releases included."""
+    out = {}
+    for k, v in sorted(release_of(fitted).items()):
+        _walk(v, k, out, "release")
+    return out
+
+
+def public_leaves(fitted):
+    """Every public fitted attribute (name ending in ``_``) as a flat dict path → value, recursively."""
+    out = {}
+    for k, v in sorted(_public_fitted(fitted).items()):
+        _walk(v, k, out, "public")
+    return out
+
+
+def _numeric(value):
+    if isinstance(value, (bool, np.bool_)):
+        return np.array([float(value)])
+    if isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, (str, bytes)):
+        try:
+            return np.array([float(value)])
+        except (TypeError, ValueError):
+            return None
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return value.astype(float).ravel()
+    return None
+
+
+def _is_float(value):
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "f" and value.size > 0
+    return isinstance(value, (float, np.floating))
+
+
+def release_numbers(fitted):
+    """Every number of the release (nested releases included) as one vector, in path order."""
+    parts = [_numeric(v) for _, v in sorted(release_leaves(fitted).items())]
+    parts = [p for p in parts if p is not None]
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def _equal(a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        if (
+            a.shape != b.shape
+            or a.dtype.kind != b.dtype.kind
+            and not (a.dtype.kind in "biuf" and b.dtype.kind in "biuf")
+        ):
+            return False
+        if a.dtype.kind in "f":
+            return bool(np.array_equal(a, b, equal_nan=True))
+        return bool(np.array_equal(a, b))
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return repr(a) == repr(b)
+
+
+def _changed(a, b, exempt=()):
+    keys = sorted(set(a) | set(b))
+    return [k for k in keys if k not in exempt and (k not in a or k not in b or not _equal(a[k], b[k]))]
+
+
+_RANDOM_TYPES = (np.random.Generator, np.random.SeedSequence, np.random.BitGenerator, np.random.RandomState)
+
+
+def _seedlike(name):
+    name = str(name).lower()
+    return name in ("random_state", "rng", "generator", "bit_generator", "entropy") or "seed" in name
+
+
+def seed_findings(fitted):
+    """Where a fitted object holds something that can regenerate its noise.
+
+    Every ``Generator``, ``SeedSequence``, bit generator or ``RandomState`` anywhere in the
+    object (private attributes, nested estimators, lists, dicts, dataclasses included), and every
+    attribute or parameter whose name says it is a seed (``random_state``, ``*seed*``, ``rng``)
+    holding anything but ``None``.
+
+    Returns
+    -------
+    list of str
+        One ``path: what`` per finding (empty: nothing found).
+    """
+    found, seen = [], set()
+
+    def walk(value, path, depth):
+        if depth > 14 or id(value) in seen:
+            return
+        if isinstance(value, _RANDOM_TYPES):
+            found.append(f"{path}: a {type(value).__name__}")
+            return
+        if value is None or isinstance(value, (str, bytes, numbers.Number, np.generic, np.ndarray, type)):
+            return
+        seen.add(id(value))
+        if depth > 0 and _is_estimator(value) and not _public_fitted(value):
+            return  # an unfitted template given as a parameter (e.g. the tuner's estimator): it drew nothing
+        if isinstance(value, dict):
+            items = list(value.items())
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            items = list(enumerate(value))
+        elif dataclasses.is_dataclass(value):
+            items = [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
+        elif hasattr(value, "__dict__") and not inspect.ismodule(value) and not callable(value):
+            items = list(vars(value).items())
+        elif hasattr(value, "__dict__") and _is_estimator(value):
+            items = list(vars(value).items())
+        else:
+            return
+        for k, v in items:
+            where = f"{path}.{k}" if isinstance(k, str) else f"{path}[{k!r}]"
+            if isinstance(k, str) and _seedlike(k) and v is not None and not isinstance(v, _RANDOM_TYPES):
+                found.append(f"{where} = {v!r:.60}")
+            walk(v, where, depth + 1)
+
+    walk(fitted, type(fitted).__name__, 0)
+    return found
+
+
+def rebuild_from_release(fitted):
+    """A new object of the same class holding the release alone (nested releases rebuilt the same way).
+
+    Parameters are copied with ``random_state=None`` and ``diagnostics=False``; every released
+    attribute is set, nothing else. A predictor that needs anything outside its release fails on
+    the rebuilt object or predicts something else.
+    """
+    from ..release import SCHEMA_ATTRIBUTES
+
+    def rebuild(value):
+        if _is_estimator(value) and _declares_release(value) and hasattr(value, "get_params"):
+            params = dict(value.get_params(deep=False))
+            for k in ("random_state", "diagnostics"):
+                if k in params:
+                    params[k] = None if k == "random_state" else False
+            params = {k: clone(v) if _is_estimator(v) else copy.deepcopy(v) for k, v in params.items()}
+            new = type(value)(**params)
+            for name, v in release_of(value).items():
+                setattr(new, name, rebuild(v))
+            for name in SCHEMA_ATTRIBUTES:
+                if hasattr(value, name):
+                    setattr(new, name, copy.deepcopy(getattr(value, name)))
+            return new
+        if isinstance(value, list):
+            return [rebuild(v) for v in value]
+        if isinstance(value, tuple):
+            return tuple(rebuild(v) for v in value)
+        return copy.deepcopy(value)
+
+    return rebuild(fitted)
+
+
+# ====================================================================== the audited setting
+class _Setup:
+    """The audited estimator, its data and how to fit it; what it claims."""
+
+    def __init__(self, estimator, X, y, fit_params, rng, profile):
+        self.template = clone(estimator)
+        params = self.template.get_params(deep=False)
+        if "random_state" not in params:
+            raise TypeError(f"{type(estimator).__name__} has no random_state parameter: the audit cannot seed its fits")
+        if params.get("diagnostics"):
+            self.template.set_params(diagnostics=False)
+        self.X = np.asarray(X, dtype=float)
+        self.y = np.asarray(y)
+        self.fit_params = dict(fit_params)
+        self.rng = rng
+        self.size = profile
+        self.name = type(estimator).__name__
+        self.params = params
+        self.multiparty = "parties" in self.fit_params
+        self.transfer = "X_source" in self.fit_params and self.fit_params.get("X_source") is not None
+        if "epsilon_source" in params and not self.transfer:
+            raise ValueError(
+                f"{self.name} is a transfer model: pass X_source=..., y_source=... to audit_estimator "
+                "(the audit refits the source on every neighbour, source records included)"
+            )
+        self.tuning = "param_grid" in params and _is_estimator(params.get("estimator"))
+        self._fitted = {}
+
+    # ---------------------------------------------------------------- fits
+    def seed(self):
+        return int(self.rng.integers(0, 2**31 - 1))
+
+    def fit(self, seed, X=None, y=None, fit_params=None, **params):
+        est = clone(self.template).set_params(random_state=seed, **params)
+        return est.fit(
+            self.X if X is None else X,
+            self.y if y is None else y,
+            **(self.fit_params if fit_params is None else fit_params),
+        )
+
+    def fitted(self):
+        """One fit with a fixed seed, shared by the checks that only read it."""
+        if "base" not in self._fitted:
+            self._fitted["base"] = self.fit(self.seed())
+        return self._fitted["base"]
+
+    # ---------------------------------------------------------------- claims
+    def claims(self):
+        """Claimed ε per domain: {"target": ε_t, "source": ε_s} for transfer, else {"D": ε}."""
+        p = self.params
+        if "epsilon_source" in p and "epsilon_target" in p:
+            return {"source": float(p["epsilon_source"]), "target": float(p["epsilon_target"])}
+        if self.tuning:
+            inner = p["estimator"].get_params(deep=False)
+            eps = inner.get("epsilon", inner.get("epsilon_target", np.inf))
+            return {"D": max(float(eps), float(p["epsilon_select"]))}
+        if "epsilon" in p:
+            return {"D": float(p["epsilon"])}
+        raise TypeError(f"{self.name} has no epsilon parameter")
+
+    def classes(self):
+        f = self.fitted()
+        classes = getattr(f, "classes_", None)
+        return np.unique(self.y) if classes is None else np.asarray(classes)  # the audit's own (public) data
+
+    # ---------------------------------------------------------------- neighbours
+    def replaced(self, X, y, i, kind, rng):
+        """X, y with record i replaced: ``far`` (far away, other label) or ``random`` (random row and label)."""
+        classes = self.classes()
+        Xp, yp = X.copy(), y.copy()
+        scale = float(np.abs(X).max()) if X.size else 1.0
+        if kind == "far":
+            Xp[i] = 100.0 * scale * np.sign(X[i] + 0.5)
+            yp[i] = classes[1] if y[i] == classes[0] else classes[0]
+        else:
+            Xp[i] = rng.normal(size=X.shape[1]) * scale
+            yp[i] = classes[int(rng.integers(classes.size))]
+        return Xp, yp
+
+    def record_neighbours(self, n_positions, kinds=("far", "random")):
+        """(label, X', y', fit_params') for one target record replaced at several positions."""
+        out = []
+        n = self.X.shape[0]
+        positions = self.rng.choice(n, size=min(n_positions, n), replace=False)
+        for i in positions:
+            for kind in kinds:
+                Xp, yp = self.replaced(self.X, self.y, int(i), kind, self.rng)
+                out.append((f"record {int(i)} ({kind})", Xp, yp, self.fit_params, "target" if self.transfer else "D"))
+        return out
+
+    def source_neighbours(self, n_positions, kinds=("far", "random")):
+        if not self.transfer:
+            return []
+        Xs = np.asarray(self.fit_params["X_source"], dtype=float)
+        ys = np.asarray(self.fit_params["y_source"])
+        out = []
+        for i in self.rng.choice(Xs.shape[0], size=min(n_positions, Xs.shape[0]), replace=False):
+            for kind in kinds:
+                Xp, yp = self.replaced(Xs, ys, int(i), kind, self.rng)
+                out.append(
+                    (
+                        f"source record {int(i)} ({kind})",
+                        self.X,
+                        self.y,
+                        dict(self.fit_params, X_source=Xp, y_source=yp),
+                        "source",
+                    )
+                )
+        return out
+
+    def party_neighbours(self, n_parties=2):
+        """A whole party replaced, a party's size changed by one record (both ways), an auxiliary row."""
+        parties = np.asarray(self.fit_params["parties"])
+        labels = np.unique(parties)
+        classes = self.classes()
+        out = []
+        scale = float(np.abs(self.X).max())
+        for p in self.rng.choice(labels, size=min(n_parties, labels.size), replace=False):
+            rows = np.flatnonzero(parties == p)
+            Xp, yp = self.X.copy(), self.y.copy()
+            Xp[rows] = self.rng.normal(size=(rows.size, self.X.shape[1])) * scale
+            yp[rows] = np.where(self.y[rows] == classes[0], classes[1], classes[0])
+            out.append((f"party {p!r} replaced", Xp, yp, self.fit_params, "D"))
+            if rows.size > 1:  # one record fewer (the party stays non-empty)
+                keep = np.ones(self.y.size, dtype=bool)
+                keep[rows[-1]] = False
+                out.append(
+                    (
+                        f"party {p!r} one record fewer",
+                        self.X[keep],
+                        self.y[keep],
+                        dict(self.fit_params, parties=parties[keep]),
+                        "D",
+                    )
+                )
+            extra = self.rng.normal(size=(1, self.X.shape[1])) * scale
+            out.append(
+                (
+                    f"party {p!r} one record more",
+                    np.vstack([self.X, extra]),
+                    np.r_[self.y, classes[int(self.rng.integers(classes.size))]],
+                    dict(self.fit_params, parties=np.r_[parties, p]),
+                    "D",
+                )
+            )
+        if self.params.get("protect_aux") and self.fit_params.get("X_aux") is not None:
+            Xa = np.asarray(self.fit_params["X_aux"], dtype=float).copy()
+            Xa[0] = -100.0 * np.sign(Xa[0] + 0.5)
+            out.append(("auxiliary row 0 replaced", self.X, self.y, dict(self.fit_params, X_aux=Xa), "D"))
+        return out
+
+
+# ====================================================================== (a) seeding
+def check_fresh_entropy(s):
+    a, b = s.fit(None), s.fit(None)
+    k = 6
+    seeded = [release_leaves(s.fit(s.seed())) for _ in range(k)]
+    # the floating-point parts that take a new value at every one of k seeds: continuous noise (a
+    # selected index or a random feature grouping, and what depends on them, take one of a few
+    # values and are left out)
+    noisy = [
+        key
+        for key in seeded[0]
+        if _is_float(seeded[0][key])
+        and all(key in leaves for leaves in seeded)
+        and all(not _equal(seeded[i][key], seeded[j][key]) for i in range(k) for j in range(i + 1, k))
+    ]
+    la, lb = release_leaves(a), release_leaves(b)
+    same = [k for k in noisy if k in la and k in lb and _equal(la[k], lb[k])]
+    detail = f"{len(noisy)} released parts change with the seed; identical in two fits with random_state=None: " + (
+        ", ".join(same[:6]) if same else "none"
+    )
+    return [
+        _row(
+            "fresh_entropy",
+            "seeding: two default fits draw independent noise",
+            len(same),
+            0,
+            FAIL if same else PASS,
+            detail,
+        )
+    ]
+
+
+def check_no_seed(s):
+    found = seed_findings(s.fit(None))
+    detail = "; ".join(found[:6]) + (f"; … ({len(found)} in all)" if len(found) > 6 else "") if found else "none found"
+    return [
+        _row(
+            "no_seed",
+            "seeding: nothing in the fitted object regenerates its noise",
+            len(found),
+            0,
+            FAIL if found else PASS,
+            detail,
+        )
+    ]
+
+
+def _fit_methods(s, methods, seed):
+    """The estimator's multi-method fit with one seed: its own ``fit_methods`` if it has one, else dpstack's."""
+    own = getattr(type(s.template), "fit_methods", None)
+    params = {k: v for k, v in s.template.get_params(deep=False).items() if k != "method"}
+    params["random_state"] = seed
+    fp = dict(s.fit_params)
+    if callable(own):
+        return own(methods, s.X, s.y, **fp, **params)
+    from ..multiparty.estimator import MultipartyPrivateClassifier, fit_methods
+
+    if type(s.template) is not MultipartyPrivateClassifier:
+        return None
+    return fit_methods(methods, s.X, s.y, fp.pop("parties"), fp.pop("X_aux", None), **params)
+
+
+def _critical_r(m, alpha):
+    t = stats.t.ppf(1.0 - alpha / 2.0, m - 2)
+    return float(t / np.sqrt(m - 2 + t * t))
+
+
+def check_streams(s):
+    from .laws import recover_noise
+
+    m = s.size["n_stream_fits"]
+    samples = {}
+    if s.tuning:
+        return [
+            _row(
+                "streams",
+                "seeding: independent streams across levels, domains, methods",
+                None,
+                None,
+                NA,
+                "one released model (the chosen candidate)",
+            )
+        ]
+    for _ in range(m):
+        f = s.fit(s.seed())
+        try:
+            blocks = recover_noise(f, s.X, s.y, s.fit_params, {})
+        except TypeError as exc:  # a class the audit cannot read the noise of
+            return [
+                _row(
+                    "streams", "seeding: independent streams across levels, domains, methods", None, None, NA, str(exc)
+                )
+            ]
+        for blk in blocks:
+            samples.setdefault(blk.name, []).append(np.asarray(blk.noise, dtype=float))
+    what = "levels and domains"
+    if s.multiparty:
+        methods = [mm for mm in ("vote", "soft", "avg") if mm != "avg" or s.params.get("local_estimator") is None]
+        caches = {mm: {} for mm in methods}
+        samples = {}
+        for _ in range(m):
+            fitted = _fit_methods(s, methods, s.seed())
+            if fitted is None:
+                break
+            for mm, f in fitted.items():
+                for blk in recover_noise(f, s.X, s.y, s.fit_params, caches[mm]):
+                    samples.setdefault(f"method {mm}", []).append(np.asarray(blk.noise, dtype=float))
+        what = "methods fitted together (fit_methods, one seed)"
+    names = sorted(samples)
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+    if not pairs:
+        return [
+            _row(
+                "streams",
+                "seeding: independent streams across levels, domains, methods",
+                None,
+                None,
+                NA,
+                "one noise vector per fit",
+            )
+        ]
+    k = 2 * len(pairs)
+    r_crit = _critical_r(m, ALPHA / k)
+    worst, where = 0.0, ""
+    for a, b in pairs:
+        A, B = np.array(samples[a]), np.array(samples[b])
+        na, nb = np.linalg.norm(A, axis=1), np.linalg.norm(B, axis=1)
+        ua, ub = A[:, 0] / np.maximum(na, 1e-300), B[:, 0] / np.maximum(nb, 1e-300)
+        for stat, label in (
+            (stats.spearmanr(na, nb)[0], "norms"),
+            (np.corrcoef(ua, ub)[0, 1], "first direction coordinates"),
+        ):
+            stat = 0.0 if not np.isfinite(stat) else abs(float(stat))
+            if stat > worst:
+                worst, where = stat, f"{a} vs {b} ({label})"
+    verdict = FAIL if worst > r_crit else PASS
+    detail = f"{m} fits, {len(names)} noise vectors per fit ({what}); largest |correlation| {worst:.3f}: {where}"
+    return [
+        _row("streams", "seeding: independent streams across levels, domains, methods", worst, r_crit, verdict, detail)
+    ]
+
+
+# ====================================================================== (b) the released function
+def _outputs(est, Z):
+    out = {}
+    for method in ("decision_function", "predict_proba", "predict"):
+        fn = getattr(est, method, None)
+        if callable(fn):
+            out[method] = np.asarray(fn(Z))
+    return out
+
+
+def check_function(s):
+    f = s.fitted()
+    p = s.X.shape[1]
+    base = float(np.linalg.norm(s.X, axis=1).mean()) or 1.0
+    inputs = [("the data", s.X)] + [
+        (f"random rows, norm ≈ {c:g}×", s.rng.normal(size=(40, p)) * (c * base / np.sqrt(p)))
+        for c in (0.01, 0.3, 3.0, 30.0)
+    ]
+    worst, where = 0.0, ""
+    rebuilt = {"release attributes": None}
+    try:
+        rebuilt["release attributes"] = rebuild_from_release(f)
+    except Exception as exc:  # noqa: BLE001 - a release that cannot be rebuilt is the finding
+        return [
+            _row(
+                "function",
+                "released function: predictions = function of the release",
+                np.inf,
+                0,
+                FAIL,
+                f"cannot rebuild from the release: {type(exc).__name__}: {exc}",
+            )
+        ]
+    from ..release import _estimator_classes, from_release_dict, release_dict
+
+    if type(f) is _estimator_classes().get(type(f).__name__):
+        try:
+            rebuilt["JSON release"] = from_release_dict(release_dict(f))
+        except Exception as exc:  # noqa: BLE001 - a release that cannot be exported is the finding
+            return [
+                _row(
+                    "function",
+                    "released function: predictions = function of the release",
+                    np.inf,
+                    0,
+                    FAIL,
+                    f"the JSON release cannot be written or read back: {type(exc).__name__}: {exc}",
+                )
+            ]
+    for label, other in rebuilt.items():
+        for in_name, Z in inputs:
+            want = _outputs(f, Z)
+            try:
+                got = _outputs(other, Z)
+            except Exception as exc:  # noqa: BLE001
+                return [
+                    _row(
+                        "function",
+                        "released function: predictions = function of the release",
+                        np.inf,
+                        0,
+                        FAIL,
+                        f"the predictor rebuilt from the {label} fails: {type(exc).__name__}: {exc}",
+                    )
+                ]
+            for method, v in want.items():
+                g = got.get(method)
+                if g is None or g.shape != v.shape:
+                    diff = np.inf
+                elif v.dtype.kind in "fc":
+                    diff = float(np.max(np.abs(v - g) / (1.0 + np.abs(v)))) if v.size else 0.0
+                else:
+                    diff = 0.0 if np.array_equal(v, g) else np.inf
+                if diff > worst:
+                    worst, where = diff, f"{method} on {in_name} vs the {label}"
+    # a linear release: inside every bound the margin is x·coef_ + intercept_
+    coef = getattr(f, "coef_", None)
+    lin = ""
+    if (
+        isinstance(coef, np.ndarray)
+        and coef.ndim == 2
+        and coef.shape == (1, p)
+        and callable(getattr(f, "decision_function", None))
+    ):
+        t = 1e-3 * min(1.0, float(np.min(np.abs(np.r_[getattr(f, "importance_", [1.0])]))))
+        E = np.vstack([np.zeros(p), t * np.eye(p)])
+        m = np.asarray(f.decision_function(E), dtype=float).ravel()
+        intercept = float(np.ravel(getattr(f, "intercept_", [0.0]))[0])
+        slopes = (m[1:] - m[0]) / t
+        scale = 1.0 + float(np.abs(coef).max()) + abs(intercept)
+        err = max(float(np.max(np.abs(slopes - coef[0]))), abs(m[0] - intercept)) / scale
+        lin = f"; margin inside the bounds vs x·coef_ + intercept_: {err:.1e}"
+        if err > 1e-6 and err > worst:
+            worst, where = err, "decision_function vs the released coef_ and intercept_"
+    verdict = FAIL if worst > 1e-9 else PASS
+    detail = (f"largest relative difference {worst:.2e} ({where})" if worst > 0 else "identical on every input") + lin
+    return [_row("function", "released function: predictions = function of the release", worst, 1e-9, verdict, detail)]
+
+
+# ====================================================================== (c), (e) public attributes
+def _selection_leaves(leaves):
+    return [k for k in leaves if k.split(".")[0].split("[")[0] in ("best_index_", "best_params_")]
+
+
+def _deterministic_changes(s, neighbours, n_seeds=2):
+    """For each neighbour: which public attributes that do not change with the seed changed with the data.
+
+    The neighbours are fitted with ``n_seeds`` base seeds in turn (each compared with the fit on D
+    with the same seed); an attribute that differs between any two of the base fits and three more
+    seeded fits on D changes with the seed and is exempt.
+    """
+    seeds = [s.seed() for _ in range(n_seeds)]
+    bases = [public_leaves(s.fit(seed)) for seed in seeds]
+    noisy = set()
+    for other in bases[1:] + [public_leaves(s.fit(s.seed())) for _ in range(3)]:
+        noisy |= set(_changed(bases[0], other))
+    findings, skipped = [], 0
+    for i, (label, Xp, yp, fp, _domain) in enumerate(neighbours):
+        seed, base = seeds[i % n_seeds], bases[i % n_seeds]
+        other = public_leaves(s.fit(seed, Xp, yp, fp))
+        sel = _selection_leaves(base)
+        if sel and _changed({k: base[k] for k in sel}, {k: other.get(k) for k in sel}):
+            skipped += 1  # another candidate selected: the rest is a function of that random output
+            continue
+        changed = _changed(base, other, exempt=noisy)
+        if changed:
+            findings.append(f"{label}: {', '.join(changed[:4])}")
+    return findings, len(noisy), skipped
+
+
+def check_attributes(s):
+    n_pos = s.size["n_positions"]
+    neighbours = s.record_neighbours(n_pos) + s.source_neighbours(max(1, n_pos - 1))
+    findings, n_noisy, skipped = _deterministic_changes(s, neighbours)
+    detail = (
+        f"{len(neighbours)} neighbours (one record replaced, two base seeds); {n_noisy} attributes change with the "
+        "seed and are exempt; changed with the data: " + ("; ".join(findings[:4]) if findings else "none")
+    )
+    if skipped:
+        detail += f"; {skipped} neighbours where another candidate was selected not compared"
+    return [
+        _row(
+            "attributes",
+            "public attributes: unchanged when one record changes",
+            len(findings),
+            0,
+            FAIL if findings else PASS,
+            detail,
+        )
+    ]
+
+
+def check_neighbours(s):
+    if s.multiparty:
+        neighbours = s.party_neighbours()
+        unit = "one party (all its records, its size)" + (", one auxiliary row" if s.params.get("protect_aux") else "")
+    else:
+        neighbours = s.record_neighbours(s.size["n_unit_positions"], kinds=("far",)) + s.source_neighbours(
+            s.size["n_unit_positions"] // 2, kinds=("far",)
+        )
+        unit = "one sample at many positions" + (" (target and source)" if s.transfer else "")
+    findings, _n_noisy, _ = _deterministic_changes(s, neighbours)
+    detail = f"unit: {unit}; {len(neighbours)} neighbours; changed: " + (
+        "; ".join(findings[:4]) if findings else "none"
+    )
+    return [
+        _row(
+            "neighbours",
+            "neighbours over the privacy unit: public attributes unchanged",
+            len(findings),
+            0,
+            FAIL if findings else PASS,
+            detail,
+        )
+    ]
+
+
+# ====================================================================== (d) the ledger's ε
+def _part_eps(ledger):
+    return {p: e for p, e in ledger.per_part(include_outside=False).items()}
+
+
+def _with_eps(obj, eps, missing, part, **names):
+    if eps is None:
+        missing.append(part)
+        return obj
+    view = copy.copy(obj)
+    for name in names or {"epsilon": None}:
+        setattr(view, name, float(eps))
+    return view
+
+
+def ledger_view(fitted, part_name=lambda part: part, ledger=None):
+    """A shallow copy of ``fitted`` whose levels carry the ε the ledger declares for their parts.
+
+    Returns
+    -------
+    view, missing : the copy, and the parts the ledger has no entry for.
+    """
+    from ..linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
+    from ..multiparty.estimator import MultipartyPrivateClassifier
+    from ..stacking import PrivateStackingClassifier
+    from ..transfer import PrivateTransferStacking, SimComb
+    from ..tuning import PrivateParameterTuning, _part_name
+
+    ledger = getattr(fitted, "privacy_", None) if ledger is None else ledger
+    if ledger is None:
+        return fitted, [NO_MAP]
+    per = _part_eps(ledger)
+    missing = []
+
+    def eps(part):
+        return per.get(part_name(part))
+
+    if isinstance(fitted, PrivateParameterTuning):
+        g = int(fitted.best_index_)
+        root = "D_t" if any(p.startswith("D_t") for p in per) else "D"
+        view = copy.copy(fitted)
+        view.best_estimator_, miss = ledger_view(fitted.best_estimator_, lambda p: _part_name(root, g, p), ledger)
+        return view, miss
+    if isinstance(fitted, (PrivateLogisticRegression, FeatureSplitLogisticRegression, MultipartyPrivateClassifier)):
+        parts = [p for p in per] if isinstance(fitted, MultipartyPrivateClassifier) else ["D"]
+        return _with_eps(fitted, eps(parts[0]) if parts else None, missing, parts[0] if parts else "D"), missing
+    view = copy.copy(fitted)
+    if isinstance(fitted, SimComb):
+        es, et = eps("D_s"), eps("D_t")
+        view = _with_eps(view, es, missing, "D_s", epsilon_source=None)
+        view = _with_eps(view, et, missing, "D_t", epsilon_target=None)
+        view.source_ = _with_eps(fitted.source_, es, [], "D_s")
+        view.target_ = _with_eps(fitted.target_, et, [], "D_t")
+        return view, missing
+    if isinstance(fitted, PrivateTransferStacking):
+        view.source_ = _with_eps(fitted.source_, eps("D_s"), missing, "D_s")
+        view.low_level_ = _with_eps(fitted.low_level_, eps("D_t/D_t0"), missing, "D_t/D_t0")
+        view.high_level_ = _with_eps(fitted.high_level_, eps("D_t/D_t1"), missing, "D_t/D_t1")
+        return view, missing
+    if isinstance(fitted, PrivateStackingClassifier):
+        if isinstance(fitted.low_level_, list):
+            view.low_level_ = [
+                _with_eps(m, eps(f"D_l/S_{k + 1}"), missing, f"D_l/S_{k + 1}") for k, m in enumerate(fitted.low_level_)
+            ]
+        else:
+            view.low_level_ = _with_eps(fitted.low_level_, eps("D_l"), missing, "D_l")
+        view.high_level_ = _with_eps(fitted.high_level_, eps("D_h"), missing, "D_h")
+        return view, missing
+    if len(per) == 1 and "epsilon" in vars(fitted):  # a user's single mechanism: its one part
+        part = next(iter(per))
+        return _with_eps(fitted, per[part], missing, part), missing
+    return fitted, [NO_MAP]
+
+
+def _tuning_rows(s, f, seed, with_probability=False):
+    """The rows the released candidate was fitted on (read from a twin with diagnostics=True), and
+    the probability with which it was selected."""
+    twin = s.fit(seed, diagnostics=True)
+    g = int(f.best_index_)
+    rows = twin.diagnostics_.parts[g]
+    return (rows, float(twin.diagnostics_.probabilities[g])) if with_probability else rows
+
+
+def _weighted_ks(x, cdf, w):
+    """Kolmogorov–Smirnov p-value of a weighted sample (n taken as the effective sample size)."""
+    order = np.argsort(x)
+    x, w = x[order], w[order] / w.sum()
+    F, F0 = np.cumsum(w), cdf(x)
+    D = max(float(np.max(F - F0)), float(np.max(F0 - (F - w))))
+    n_eff = max(1, int(round(1.0 / np.sum(w * w))))
+    return float(stats.kstwo.sf(D, n_eff))
+
+
+def weighted_law_pvalues(noise, scale, weights):
+    """:func:`~dpstack.audit.laws.law_pvalues` for a weighted sample of noise vectors.
+
+    The released candidate of private tuning is the one the selection picked, and the selection
+    looks at the candidates' errors, which depend on their noise: its noise is not a sample of the
+    law. Weighting each fit by 1/P(the released candidate was selected) (importance weighting)
+    gives back the law of a candidate's noise. With equal weights this is the plain test.
+    """
+    noise = np.atleast_2d(np.asarray(noise, dtype=float))
+    w = np.asarray(weights, dtype=float)
+    m, d = noise.shape
+    norms = np.linalg.norm(noise, axis=1)
+    p_norm = _weighted_ks(norms / scale, stats.gamma(d).cdf, w)
+    if d == 1:
+        pos = float(np.sum(w * (noise[:, 0] > 0)) / w.sum())
+        n_eff = max(1, int(round(w.sum() ** 2 / np.sum(w * w))))
+        p_dir = float(stats.binomtest(int(round(pos * n_eff)), n_eff).pvalue)
+    else:
+        u = noise / np.maximum(norms, 1e-300)[:, None]
+        law = stats.beta((d - 1) / 2, (d - 1) / 2)
+        axes = [np.eye(d)[0], np.ones(d) / np.sqrt(d)]
+        p_dir = min(1.0, 2 * min(_weighted_ks((u @ a + 1) / 2, law.cdf, w) for a in axes))
+    ratio = float(np.sum(w * norms) / w.sum() / (d * scale))
+    return p_norm, p_dir, ratio
+
+
+def check_law(s):
+    from .laws import law_pvalues, recover_noise
+
+    m = s.size["n_law_fits"]
+    samples, scales, weights, missing = {}, {}, {}, set()
+    for _ in range(m):
+        seed = s.seed()
+        f = s.fit(seed)
+        view, miss = ledger_view(f)
+        missing |= set(miss)
+        weight = 1.0
+        if s.tuning:  # the released candidate, weighted by 1/P(it was selected)
+            rows, p_sel = _tuning_rows(s, f, seed, with_probability=True)
+            weight = 1.0 / p_sel
+            blocks = recover_noise(view.best_estimator_, s.X[rows], s.y[rows], {}, None)
+            blocks = [dataclasses.replace(b, name=f"candidate {int(f.best_index_)}: {b.name}") for b in blocks]
+        else:
+            try:
+                blocks = recover_noise(view, s.X, s.y, s.fit_params, {})
+            except TypeError as exc:  # a class the audit cannot read the noise of
+                return [_row("law", "ledger ε: law of the noise", None, None, NA, str(exc))]
+        for blk in blocks:
+            samples.setdefault(blk.name, []).append(blk.noise)
+            weights.setdefault(blk.name, []).append(weight)
+            scales[blk.name] = blk.scale
+    if NO_MAP in missing:
+        return [_row("law", "ledger ε: law of the noise", None, None, NA, NO_MAP)]
+    if missing:
+        return [
+            _row(
+                "law",
+                "ledger ε: law of the noise",
+                np.inf,
+                ALPHA,
+                FAIL,
+                f"the ledger declares no ε for: {', '.join(sorted(missing))}",
+            )
+        ]
+    samples = {k: v for k, v in samples.items() if len(v) >= 10}
+    k = 2 * len(samples)
+    p_min, where, ratios = 1.0, "", []
+    for name, noise in samples.items():
+        if s.tuning:
+            p_norm, p_dir, ratio = weighted_law_pvalues(np.array(noise), scales[name], np.array(weights[name]))
+        else:
+            p_norm, p_dir, ratio = law_pvalues(np.array(noise), scales[name])
+        ratios.append(f"{name}: {ratio:.2f}")
+        p = min(1.0, k * min(p_norm, p_dir))
+        if p <= p_min:
+            p_min, where = p, name
+    verdict = FAIL if p_min < ALPHA else PASS
+    detail = f"{m} fits; smallest corrected p at {where}; scale ratio (measured/claimed) {'; '.join(ratios[:6])}"
+    return [_row("law", "ledger ε: law of the noise", p_min, ALPHA, verdict, detail)]
+
+
+def _exact_levels(s, view, f, seed):
+    from ..linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
+    from .levels import mechanism_levels
+
+    if s.tuning:
+        rows = _tuning_rows(s, f, seed)
+        inner = _Setup(view.best_estimator_, s.X[rows], s.y[rows], {}, s.rng, s.size)
+        return _exact_levels(inner, view.best_estimator_, view.best_estimator_, None)
+    if isinstance(view, (PrivateLogisticRegression, FeatureSplitLogisticRegression)):
+        return [("PLR" if isinstance(view, PrivateLogisticRegression) else "PLR-FS", view, s.X, s.y)]
+    try:
+        Xs, ys = (s.fit_params["X_source"], s.fit_params["y_source"]) if s.transfer else (None, None)
+        levels = mechanism_levels(view, s.X, s.y, Xs, ys, "target")
+        if s.transfer:
+            levels += mechanism_levels(view, s.X, s.y, Xs, ys, "source")
+    except TypeError:
+        return None
+    return levels
+
+
+def _level_exact_loss(level, Xl, yl, n_draws, rng):
+    """Largest exact loss of one objective-perturbation level as implemented (its calibration)."""
+    from .exact import max_privacy_loss, sample_outputs
+    from .neighbours import worst_case_neighbours
+    from .report import _neighbour_kwargs
+    from .worst_case import adversarial_case
+
+    worst = 0.0
+    for XD, yD, XP, yP in worst_case_neighbours(Xl, yl, index=0, **_neighbour_kwargs(level)).values():
+        est = _refit_like(level, XD, yD, rng)
+        W = np.vstack([sample_outputs(est, XD, yD, n_draws, rng), sample_outputs(est, XP, yP, n_draws, rng)])
+        worst = max(worst, max_privacy_loss(est, XD, yD, XP, yP, W))
+    for kw in ({}, {"record_margin": -12.0}):
+        case = adversarial_case(_unfitted_like(level), n_samples=np.asarray(Xl).shape[0], **kw)
+        worst = max(worst, case.max_loss(n_draws, rng))
+    return worst
+
+
+def _actual_epsilon(level):
+    """The ε the level's mechanism was calibrated with (its calibration), not what the ledger says."""
+    cal = getattr(level, "calibration_", None)
+    eps = getattr(cal, "epsilon", None)
+    return float(level.get_params(deep=False)["epsilon"]) if eps is None else float(eps)
+
+
+def _unfitted_like(level):
+    est = clone(level)
+    return est.set_params(epsilon=_actual_epsilon(level))
+
+
+def _refit_like(level, X, y, rng):
+    return _unfitted_like(level).set_params(random_state=int(rng.integers(2**31 - 1))).fit(X, y)
+
+
+def check_exact(s):
+    seed = s.seed()
+    f = s.fit(seed)
+    if s.multiparty:
+        return [_exact_output(s, f)]
+    view, missing = ledger_view(f)
+    if NO_MAP in missing:
+        return [_row("exact", "ledger ε: exact privacy loss per level", None, None, NA, NO_MAP)]
+    if missing:
+        return [
+            _row(
+                "exact",
+                "ledger ε: exact privacy loss per level",
+                np.inf,
+                0,
+                FAIL,
+                f"the ledger declares no ε for: {', '.join(missing)}",
+            )
+        ]
+    levels = _exact_levels(s, view, f, seed)
+    if levels is None:
+        return [
+            _row(
+                "exact",
+                "ledger ε: exact privacy loss per level",
+                None,
+                None,
+                NA,
+                "no objective-perturbation levels known for this class",
+            )
+        ]
+    worst, where, parts = -np.inf, "", []
+    for name, level, Xl, yl in levels:
+        loss = _level_exact_loss(level, Xl, yl, s.size["n_draws"], s.rng)
+        claimed = float(level.epsilon)  # the ledger's, set by ledger_view
+        parts.append(f"{name}: {loss:.3f} / ε {claimed:g}")
+        if loss / claimed > worst:
+            worst, where = loss / claimed, name
+    verdict = FAIL if worst > 1 + 1e-9 else PASS
+    return [
+        _row(
+            "exact",
+            "ledger ε: exact privacy loss per level",
+            worst,
+            1.0,
+            verdict,
+            f"max loss / ledger ε, worst at {where}; " + "; ".join(parts),
+        )
+    ]
+
+
+def _exact_output(s, f):
+    """MPL: the exact maximum loss of the release on the worst-case party neighbours, against the ledger's ε."""
+    from .output import output_perturbation_audit, party_neighbours
+
+    view, missing = ledger_view(f)
+    if missing:
+        return _row(
+            "exact",
+            "ledger ε: exact privacy loss per level",
+            np.inf,
+            0,
+            FAIL,
+            f"the ledger declares no ε for: {', '.join(missing)}",
+        )
+    K = f.classes_.size
+    D, Dp = party_neighbours(n_parties=7, party_size=3, n_aux=20, n_classes=K)
+    template = clone(s.template)
+    if "classes" in template.get_params(deep=False):
+        template.set_params(classes=list(range(K)))
+    res = output_perturbation_audit(template, D, Dp, n_runs=s.size["n_law_fits"], random_state=s.rng)
+    loss = res["exact_max_loss"]
+    ratio = loss / float(view.epsilon)
+    verdict = FAIL if ratio > 1 + 1e-6 else PASS
+    return _row(
+        "exact",
+        "ledger ε: exact privacy loss per level",
+        ratio,
+        1.0,
+        verdict,
+        f"worst-case party neighbours: loss {loss:.3f}, ledger ε {float(view.epsilon):g}",
+    )
+
+
+# ====================================================================== (f) black box
+def _canaries(s):
+    """(label, (X, y, fit_params) of D, of D', claimed-ε domain) for the black-box test."""
+    out = []
+    if s.multiparty:
+        for label, Xp, yp, fp, dom in s.party_neighbours(n_parties=1)[:1]:
+            out.append((label, (s.X, s.y, s.fit_params), (Xp, yp, fp), dom))
+        return out
+    Xp, yp = s.replaced(s.X, s.y, 0, "far", s.rng)
+    out.append(
+        (
+            "canary: record 0 far away, other label",
+            (s.X, s.y, s.fit_params),
+            (Xp, yp, s.fit_params),
+            "target" if s.transfer else "D",
+        )
+    )
+    if s.transfer:
+        Xs, ys = np.asarray(s.fit_params["X_source"], dtype=float), np.asarray(s.fit_params["y_source"])
+        Xsp, ysp = s.replaced(Xs, ys, 0, "far", s.rng)
+        out.append(
+            (
+                "canary: source record 0",
+                (s.X, s.y, s.fit_params),
+                (s.X, s.y, dict(s.fit_params, X_source=Xsp, y_source=ysp)),
+                "source",
+            )
+        )
+    return out
+
+
+def _distinguish(RD, RP, conf, rng):
+    """ε_lo of the learned distinguisher and of the mean-difference projection; the larger, with its name."""
+    from sklearn.linear_model import LogisticRegression
+
+    from .statistical import epsilon_lower_bound_from_scores
+
+    n = min(len(RD), len(RP))
+    h = n // 2
+    # non-finite entries (an ε = ∞ part) as indicators, finite values as they are
+    bad = ~np.isfinite(np.vstack([RD, RP]))
+    if bad.any():
+        cols = bad.any(axis=0)
+        RD = np.hstack([np.where(np.isfinite(RD), RD, 0.0), ~np.isfinite(RD[:, cols])])
+        RP = np.hstack([np.where(np.isfinite(RP), RP, 0.0), ~np.isfinite(RP[:, cols])])
+    train = np.vstack([RD[:h], RP[:h]])
+    with np.errstate(over="ignore", invalid="ignore"):
+        sd_all = train.std(axis=0)
+        mu_all = train.mean(axis=0)
+    keep = np.isfinite(sd_all) & np.isfinite(mu_all) & (sd_all > 1e-9 * (1.0 + np.abs(mu_all)))
+    results = []
+    if keep.any():
+        mu, sd = mu_all[keep], sd_all[keep]
+        Zt = (train[:, keep] - mu) / sd
+        labels = np.r_[np.ones(h), np.zeros(h)]
+        clf = LogisticRegression(C=1.0, max_iter=2000).fit(Zt, labels)
+        sD = clf.decision_function((RD[h:n, keep] - mu) / sd)
+        sP = clf.decision_function((RP[h:n, keep] - mu) / sd)
+        results.append(
+            (
+                "logistic regression on the release vectors",
+                epsilon_lower_bound_from_scores(sD, sP, conf, random_state=rng),
+            )
+        )
+        direction = Zt[:h].mean(axis=0) - Zt[h:].mean(axis=0)
+        nrm = np.linalg.norm(direction)
+        if nrm > 0:
+            pD = ((RD[h:n, keep] - mu) / sd) @ (direction / nrm)
+            pP = ((RP[h:n, keep] - mu) / sd) @ (direction / nrm)
+            results.append(
+                ("mean-difference projection", epsilon_lower_bound_from_scores(pD, pP, conf, random_state=rng))
+            )
+    if not results:
+        return 0.0, "no coordinate of the release varies", None
+    name, best = max(results, key=lambda r: r[1].epsilon_lo)
+    return best.epsilon_lo, name, best
+
+
+def check_blackbox(s, progress=False):
+    n = s.size["n_runs"]
+    claims = s.claims()
+    canaries = _canaries(s)
+    conf = 1.0 - (1.0 - CONFIDENCE) / (2 * len(canaries))
+    worst, rows_detail, verdict = 0.0, [], PASS
+    ratio_worst, worst_claim = -1.0, None
+    for label, D, Dp, domain in canaries:
+        it = range(n)
+        if progress:
+            from tqdm.auto import tqdm
+
+            it = tqdm(it, desc=f"black box: {label}", leave=False)
+        RD, RP = [], []
+        for _ in it:
+            RD.append(release_numbers(s.fit(s.seed(), *D)))
+            RP.append(release_numbers(s.fit(s.seed(), *Dp)))
+        lens = {v.size for v in RD + RP}
+        if len(lens) > 1:  # the shape of the release depends on the data
+            eps_lo, name, res = np.inf, "release length differs between D and D'", None
+        else:
+            eps_lo, name, res = _distinguish(np.array(RD), np.array(RP), conf, s.rng)
+        claim = claims.get(domain, max(claims.values()))
+        counts = "" if res is None else f", counts {res.counts}"
+        rows_detail.append(f"{label}: ε_lo {eps_lo:.2f} vs ε {claim:g} ({name}{counts})")
+        if eps_lo > claim:
+            verdict = FAIL
+        if eps_lo / claim > ratio_worst:  # the canary closest to (or furthest above) its own claim
+            ratio_worst, worst, worst_claim = eps_lo / claim, eps_lo, claim
+    # the largest ε_lo this many runs can show (every test-half run separated)
+    half = n // 4
+    from .statistical import _bound
+
+    reach = float(_bound(half, half, 0, half, 1.0 - conf))
+    detail = (
+        f"{n} fits per side per canary, confidence {CONFIDENCE} (Bonferroni); largest ε_lo reachable {reach:.2f}; "
+        + "; ".join(rows_detail)
+    )
+    return [
+        _row(
+            "blackbox",
+            "black box: ε lower bound from the whole release",
+            worst,
+            worst_claim,
+            verdict,
+            detail,
+        )
+    ]
+
+
+# ====================================================================== (g) tuning
+def check_tuning(s):
+    if not s.tuning:
+        return [
+            _row(
+                "tuning",
+                "tuning: disjoint parts, exact loss of the selection",
+                None,
+                None,
+                NA,
+                "not a parameter-tuning estimator",
+            )
+        ]
+    eps = float(s.params["epsilon_select"])
+    seed = s.seed()
+    twin = s.fit(seed, diagnostics=True)
+    parts = [np.asarray(p) for p in twin.diagnostics_.parts]
+    flat = np.concatenate(parts)
+    n = s.X.shape[0]
+    disjoint = flat.size == np.unique(flat).size and np.array_equal(np.sort(flat), np.arange(n))
+    p0 = np.asarray(twin.diagnostics_.probabilities, dtype=float)
+    worst, where, same_parts = 0.0, "", True
+    classes = s.classes()
+    held_out = parts[-1]
+    for i in held_out[:30]:
+        for kind in ("label", "far"):
+            if kind == "label":
+                Xp, yp = s.X, s.y.copy()
+                yp[i] = classes[1] if s.y[i] == classes[0] else classes[0]
+            else:
+                Xp, yp = s.replaced(s.X, s.y, int(i), "far", s.rng)
+            other = s.fit(seed, Xp, yp, diagnostics=True)
+            q = np.asarray(other.diagnostics_.probabilities, dtype=float)
+            same_parts &= all(np.array_equal(a, b) for a, b in zip(parts, other.diagnostics_.parts))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                loss = np.where((p0 > 0) | (q > 0), np.abs(np.log(p0) - np.log(q)), 0.0)
+            loss = float(np.nan_to_num(loss, nan=np.inf).max())
+            if loss > worst:
+                worst, where = loss, f"held-out record {int(i)} ({kind})"
+    ok = disjoint and same_parts and worst <= eps * (1 + 1e-9)
+    detail = (
+        f"{len(parts)} parts, disjoint and covering: {disjoint}; the same on every neighbour: {same_parts}; "
+        f"largest |log P(g | D) − log P(g | D')| {worst:.3f} at {where} vs ε_select {eps:g}"
+    )
+    return [
+        _row("tuning", "tuning: disjoint parts, exact loss of the selection", worst, eps, PASS if ok else FAIL, detail)
+    ]
+
+
+# ====================================================================== (h) composition
+def check_composition(s):
+    from ..theory import domain_guarantees
+
+    f = s.fitted()
+    ledger = getattr(f, "privacy_", None)
+    if ledger is None:
+        return [
+            _row("composition", "composition: the ledger's ε per domain within the claim", None, None, NA, "no ledger")
+        ]
+    claims = s.claims()
+    if "source" in claims:
+        spent = domain_guarantees(ledger)
+        outside = [e for e in ledger.entries if e.outside]
+        if outside:
+            spent = {k: math.inf for k in spent}
+    else:
+        spent = {"D": ledger.total()}
+    ratios = {k: spent[k] / claims[k] for k in claims}
+    worst = max(ratios.values())
+    detail = "; ".join(f"{k}: ledger ε {spent[k]:g} vs claimed {claims[k]:g}" for k in claims)
+    return [
+        _row(
+            "composition",
+            "composition: the ledger's ε per domain within the claim",
+            worst,
+            1.0,
+            FAIL if worst > 1 + 1e-12 else PASS,
+            detail,
+        )
+    ]
+
+
+#: key → (function, what it looks at); the order of the report
+CHECKS = {
+    "fresh_entropy": check_fresh_entropy,
+    "no_seed": check_no_seed,
+    "streams": check_streams,
+    "function": check_function,
+    "attributes": check_attributes,
+    "neighbours": check_neighbours,
+    "law": check_law,
+    "exact": check_exact,
+    "blackbox": check_blackbox,
+    "tuning": check_tuning,
+    "composition": check_composition,
+}
+
+
+def audit_estimator(estimator, X, y, checks=None, random_state=0, profile="default", progress=None, **fit_params):
+    """Audit any estimator that implements the audit protocol; one row per check.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Fitted or not (it is cloned; it is never modified). Any dpstack estimator — PLR,
+        PLR-FS, :class:`~dpstack.PrivateStackingClassifier`, :class:`~dpstack.PrivateTransferStacking`,
+        :class:`~dpstack.SimComb`, :class:`~dpstack.MultipartyPrivateClassifier`,
+        :class:`~dpstack.tuning.PrivateParameterTuning` — or a subclass of one; see
+        :mod:`dpstack.audit.protocol` for what a user's own class must offer.
+    X, y : array-like
+        A dataset the checks build their neighbours around (public or synthetic data of the
+        shape the estimator is used on; :func:`~dpstack.audit.audit_cases` gives small ones).
+    checks : None, str or list of str
+        Keys of :data:`CHECKS` to run (default: all).
+    random_state : int or Generator
+        Seeds every fit and draw of the audit.
+    profile : {"default", "page"} or dict
+        Sizes of the run (:data:`PROFILES`): "default" is small enough for CI, "page" is the
+        book's.
+    progress : bool or None
+        A progress bar (tqdm) over the checks and the black-box fits; ``None`` shows it in a
+        terminal when the black-box test makes at least 1,000 fits per side.
+    **fit_params
+        Passed to ``fit`` (``X_source``, ``y_source`` for transfer; ``parties``, ``X_aux`` for MPL).
+
+    Returns
+    -------
+    AuditReport
+        ``.passed``, ``.checks`` (DataFrame: check, name, statistic, threshold, verdict, detail),
+        ``.failures``, ``.wall_time``.
+
+    Examples
+    --------
+    >>> from dpstack import PrivateLogisticRegression
+    >>> from dpstack.audit import audit_data, audit_estimator
+    >>> X, y = audit_data()
+    >>> report = audit_estimator(PrivateLogisticRegression(epsilon=1.0, lam=0.05, classes=[0, 1]), X, y)
+    >>> report.passed, len(report.checks)
+    (True, 11)
+
+    A transfer model takes its source data, a multiparty model its parties, as ``fit`` does:
+    ``audit_estimator(SimComb(classes=[0, 1]), X, y, X_source=Xs, y_source=ys)``.
+
+    References
+    ----------
+    M. Jagielski, J. Ullman, A. Oprea. Auditing differentially private machine learning: how
+    private is private SGD? NeurIPS 2020.
+    F. Tramèr, A. Terzis, T. Steinke, S. Song, M. Jagielski, N. Carlini. Debugging differential
+    privacy: a case study for privacy auditing. arXiv:2202.12219, 2022.
+    B. Bichsel, S. Steffen, I. Bogunovic, M. Vechev. DP-Sniper: black-box discovery of
+    differential privacy violations using classifiers. IEEE S&P 2021.
+    """
+    start, cpu = time.perf_counter(), time.process_time()
+    size = dict(PROFILES[profile]) if isinstance(profile, str) else dict(PROFILES["default"], **profile)
+    if isinstance(checks, str):
+        checks = [checks]
+    keys = list(CHECKS) if checks is None else list(checks)
+    unknown = [k for k in keys if k not in CHECKS]
+    if unknown:
+        raise ValueError(f"checks: unknown check(s) {unknown}; choose from {list(CHECKS)}")
+    rng = check_random_state(random_state)
+    setup = _Setup(estimator, X, y, fit_params, rng, size)
+    show = (size["n_runs"] >= 1000 and sys.stderr.isatty()) if progress is None else bool(progress)
+    iterator = keys
+    if show:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(keys, desc=f"audit {setup.name}")
+    rows = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for key in iterator:
+            fn = CHECKS[key]
+            rows += fn(setup, progress=show) if key == "blackbox" else fn(setup)
+    table = pd.DataFrame(rows, columns=COLUMNS)
+    return AuditReport(setup.name, table, time.perf_counter() - start, time.process_time() - cpu)
