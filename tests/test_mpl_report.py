@@ -5,6 +5,7 @@ import pandas as pd
 
 from dpstack.experiments import mpl_report
 from dpstack.experiments.multiparty import DP_NOISE, EXP_NOISE
+from dpstack.table_style import MISSING
 
 
 def _rows(n_repeats=3, Ms=(10,)):
@@ -32,14 +33,15 @@ def test_table_shows_references_paper_values_and_no_nan():
     assert not any("nan" in c.lower() for c in cells)
     assert table.frame.loc["batch", "1/ε = 0"] == "0.91 ± 0.02 (0.90)"  # mean of 0.90, 0.91, 0.92
     assert table.frame.loc["vote", "1/ε = 0"].endswith("(0.79)")
-    assert table.frame.loc["batch", "1/ε = 0.1"] == "–"
+    assert table.frame.loc["batch", "1/ε = 0.1"] == MISSING
     assert "3 repeats" in table.footnote
 
 
 def test_stand_in_table_has_no_har_numbers_and_noise_kind_is_selected():
     table = mpl_report.accuracy_table(_rows(), "mnist10", 10)
     assert not any("(0." in c for c in table.frame.to_numpy().ravel())
-    assert "no MNIST experiment" in table.footnote and table.footnote.count("(–)") == 1
+    assert "no MNIST experiment" in table.footnote and f"({MISSING})" not in table.footnote
+    assert not any("(" in c for c in table.frame.to_numpy().ravel())  # no empty bracket in every cell
     assert table.frame.loc["soft", "1/ε = 0.1"].startswith("0.20")
     exp = mpl_report.accuracy_table(_rows(), "mnist10", 10, noise=EXP_NOISE)
     assert exp.frame.loc["soft", "1/ε = 0.1"].startswith("0.70")

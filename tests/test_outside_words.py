@@ -159,3 +159,92 @@ def test_a_planted_violation_is_found_in_each_kind_of_source(tmp_path):
     assert [h[1] for h in markdown_hits(tmp_path / "page.md")] == ["path outside the repository"]
     prose = [text for _, text in python_prose((tmp_path / "mod.py").read_text())]
     assert prose == ["Module (the issue calls it Figure 4).", "# see issue 12"]
+
+
+# Words of our own workflow in reader text (book pages, notebook prose and printed outputs).
+
+
+def operations_page(path):
+    return path.stem in outside_words.OPERATIONS_PAGES
+
+
+def reader_texts(path):
+    """(where, text) for every piece of reader text of a book page or notebook."""
+    if path.suffix == ".md":
+        yield path.name, outside_words.reader_text(path.read_text())
+        return
+    nb = nbformat.read(path, as_version=4)
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            yield f"{path.name} cell {i}", outside_words.reader_text(cell.source)
+            continue
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            text = output.get("text") or data.get("text/markdown") or ""
+            if "text/html" in data:
+                text += " " + outside_words.article_prose(f"<main>{data['text/html']}</main>")
+            if text.strip():
+                yield f"{path.name} cell {i} output", outside_words.reader_text(text)
+
+
+def reader_hits(path):
+    return [
+        (where, name, excerpt)
+        for where, text in reader_texts(path)
+        for name, excerpt in outside_words.find_reader(text, operations_page(path))
+    ]
+
+
+@pytest.mark.parametrize("path", BOOK_PAGES + NOTEBOOKS, ids=lambda p: p.name)
+def test_reader_text_uses_no_workflow_words(path):
+    hits = reader_hits(path)
+    assert not hits, f"{path.name} uses words of our own workflow:\n{format_hits(hits)}"
+
+
+READER_CAUGHT = {
+    "only what the fitted object releases (its `_release_attributes`)": "internal name",
+    "The adversary of the privacy review holds the fitted object": "internal review",
+    "a changed module is named in a STALE line": "stale-result line",
+    "computed once by `python -m dpstack.audit.stored` and stored": "developer command",
+    "`make reproduce` recomputes them": "developer command",
+    "exactly the papers' numbers (a unit test\nchecks this)": "test-suite remark",
+    "the layout of our build machines": "our machines",
+    "(`tests/test_multiparty.py` compares them)": "test file",
+    "computed 2026-11-25 on AMD EPYC in 43 s": "machine string",
+    "machine Linux-6.18.44-fc-v509-x86_64-with-glibc2.36": "machine string",
+    "The page renders the committed paper-profile results": "profile name",
+    "`-p profile quick` recomputes a smaller grid": "profile name",
+}
+READER_NOT_CAUGHT = [
+    "the per-sample privacy loss stays below ε; the review of the literature in §2",
+    "a statistical test checks nothing about privacy here",  # "a test checks" only as a phrase about our suite
+    "w_s and z_k are the source and target weights",
+    "PST-F(W) beats PST-S at every ε in the paper's profile of results",
+    "```bash\npapermill notebooks/plr.ipynb out.ipynb -p n_repeats 30\n```",  # a command in a code block
+]
+
+
+@pytest.mark.parametrize("text, name", sorted(READER_CAUGHT.items()))
+def test_each_kind_of_workflow_word_is_caught(text, name):
+    found = outside_words.find_reader(outside_words.reader_text(text))
+    assert found and {n for n, _ in found} == {name}, found
+
+
+@pytest.mark.parametrize("text", READER_NOT_CAUGHT)
+def test_ordinary_reader_sentences_are_not_flagged(text):
+    assert outside_words.find_reader(outside_words.reader_text(text)) == []
+
+
+def test_the_operations_pages_may_name_commands_but_not_machines():
+    text = "`make reproduce` on the paper profile on AMD EPYC; the layout of our build machines"
+    assert [n for n, _ in outside_words.find_reader(text, operations=True)] == ["our machines"]
+
+
+def test_the_browser_check_reads_prose_not_code_blocks():
+    page = (
+        "<main><p>Run <code>python -m dpstack.audit.stored</code>.</p>"
+        "<pre>python -m dpstack.experiments.reproduce pst_fig1_epsilon</pre></main>"
+    )
+    problems = outside_words.page_problems(page)
+    assert len(problems) == 1 and "developer command" in problems[0] and "audit.stored" in problems[0]
+    assert outside_words.page_problems(page, operations=True) == []

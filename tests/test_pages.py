@@ -210,7 +210,18 @@ def test_a_page_showing_other_verdicts_is_caught(tmp_path, monkeypatch):
 def test_source_sentence_counts_the_repeats_in_the_right_number(repeats, said):
     frame = pd.DataFrame({"repeat": np.repeat(np.arange(repeats), 2), "auc": 0.5})
     frame.attrs["provenance"] = {"source": "live", "profile": "quick"}
-    assert (
-        source_sentence(frame) == f"Numbers from a live computation at the quick profile (the parameters above).{said}"
-    )
-    assert source_sentence(frame, repeats=None).endswith("(the parameters above).")
+    assert source_sentence(frame) == f"Numbers computed on this page, with the parameters above.{said}"
+    assert source_sentence(frame, repeats=None).endswith("with the parameters above.")
+    # A reader's sentence: no file, machine, job count, profile name or command.
+    frame.attrs["provenance"] = {
+        "source": "committed",
+        "name": "x",
+        "profile": "paper",
+        "date": "2026-11-25T10:00",
+        "machine": {"cpu": "AMD EPYC"},
+        "n_jobs": 2,
+        "wall_time_s": 3.0,
+    }
+    said = source_sentence(frame)
+    assert "computed 2026-11-25" in said and "How this book is built" in said
+    assert not any(w in said for w in ("results/", "EPYC", "n_jobs", "profile", "make ", "python -m"))

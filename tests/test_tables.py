@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dpstack.tables import MISSING, ci_half_width, decimals_of, paper_vs_ours, scrollable, tidy
+from dpstack.table_style import MISSING, as_table, ci_half_width, decimals_of, paper_vs_ours, scrollable, tidy
 
 
 def repeats(cells):
@@ -49,7 +49,7 @@ def test_no_nan_is_shown_and_each_dash_is_explained():
     assert "NaN" not in text and "nan" not in text and "<NA>" not in text and "…" not in text
     assert table.frame.loc["PLR", "ε = 4"] == MISSING  # the paper has it, we did not run it
     assert table.frame.loc["Direct", "ε = 1"] == MISSING
-    assert table.frame.loc["PST-S", "ε = 1"] == "0.70 (–)"  # one repeat: no interval; no paper value
+    assert table.frame.loc["PST-S", "ε = 1"] == f"0.70 ({MISSING})"  # one repeat: no interval; no paper value
     assert "single repeat" in table.footnote and "reports no value" in table.footnote
     assert "not run here" in table.footnote and "1–2 repeats" in table.footnote
 
@@ -79,7 +79,7 @@ def test_tidy_prints_counts_as_integers_one_float_format_and_dashes():
     out = tidy(frame)
     assert list(out["n"]) == ["3", "10", MISSING]
     assert list(out["x"]) == ["0.6410", "0.0696", MISSING]
-    assert list(out["holds"]) == ["True", "False", "True"]
+    assert list(out["holds"]) == ["yes", "no", "yes"]  # booleans as words
     assert out["claim"].iloc[1] == MISSING
     html = scrollable(frame)
     assert "a" * 80 in html and "…" not in html and "..." not in html and "NaN" not in html
@@ -106,13 +106,14 @@ def test_cells_the_paper_alone_reports_are_dropped_and_counted():
 
 
 def test_as_table_shows_any_frame_tidy_and_scrollable():
-    from dpstack.tables import as_table
+    from dpstack.table_style import as_table
 
-    shown = as_table(
-        pd.DataFrame({"claim": ["x", "y"], "n_pairs": [12.0, 3.0], "p_value": [6.9571e-05, 3e-9]}), "a note"
-    )
+    shown = as_table(pd.DataFrame({"claim": ["x", "y"], "n_pairs": [12.0, 3.0], "share": [6.9571e-05, 3e-9]}), "a note")
     assert list(shown.frame.iloc[0]) == ["x", "12", "0.0001"]
     assert list(shown.frame.iloc[1]) == ["y", "3", "< 0.0001"]  # not a false 0.0000
+    # A p-value column prints as p-values: the audit's 1.6137e-314 reads "< 1e-300".
+    p = as_table(pd.DataFrame({"p": [1.6137e-314, 6.9571e-05, 0.25]})).frame["p"].tolist()
+    assert p == ["< 1e-300", "7.0e−5", "0.250"]
     assert "a note" in shown._repr_html_() and "dpstack-table-scroll" in shown._repr_html_()
 
 
@@ -146,3 +147,23 @@ def test_two_methods_are_never_pooled_into_one_cell():
         paper_vs_ours(ours, None, index="epsilon", columns=None)
     table = paper_vs_ours(ours, None, index="method", columns="epsilon")
     assert table.frame.loc["U", "ε = 1"].startswith("0.605") and table.frame.loc["W", "ε = 1"].startswith("0.905")
+
+
+def test_plain_text_math_and_booleans_inside_cells_read_as_words():
+    from dpstack.table_style import math_text, readable_header
+
+    assert math_text("target PLR (centre (1-η)w_s)") == "target PLR (centre (1-η)wₛ)"
+    assert math_text("PPTL ε^(k) = ε; r^(d-1); x^2") == "PPTL ε⁽ᵏ⁾ = ε; r⁽ᵈ⁻¹⁾; x²"
+    assert math_text("n_jobs and lam_grid stay code names") == "n_jobs and lam_grid stay code names"
+    assert readable_header("noise / (n q_k)") == "noise / (n qₖ)"
+    table = as_table(pd.DataFrame({"checks": ["parts disjoint: True; ledger ε = 1"], "ok": [False]}))
+    assert table.frame.iloc[0].tolist() == ["parts disjoint: yes; ledger ε = 1", "no"]
+
+
+def test_numbers_inside_text_cells_keep_four_significant_digits():
+    from dpstack.table_style import _cell_text
+
+    text = "claimed sensitivity 2.0000; measured 1.9848 and 0.8021; numpy 1.26.4; 12345.678; λ 5.29832e-05 / 1000"
+    assert _cell_text(text, MISSING) == (
+        "claimed sensitivity 2.000; measured 1.985 and 0.8021; numpy 1.26.4; 12350; λ 5.3e−5 / 1000"
+    )

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..plotting import color_for, mean_interval, set_grid_ticks
-from ..tables import MISSING, paper_vs_ours
+from ..table_style import MISSING, paper_vs_ours
 from . import paper_values as pv
 from .multiparty import DP_NOISE, PRIVATE
 from .verdicts import claims_frame as _claims_frame
@@ -120,13 +120,15 @@ def accuracy_table(df, dataset, n_parties, noise=DP_NOISE):
 
     batch and indiv (non-private) have one value, in the 1/ε = 0 column. Rounded to the paper's
     two decimals. On pages without numbers in the paper (KDD, URL) and on the MNIST stand-in
-    (HAR's numbers are no target for MNIST) the brackets hold a dash.
+    (HAR's numbers are no target for MNIST) the cells are ``ours ± CI`` without brackets: an empty
+    bracket in every cell would only repeat what the footnote says once.
     """
     t = trial_means(df, noise)
     t = t[t["n_parties"] == n_parties].rename(columns={"inv_epsilon": "1/ε"})
+    with_paper = bool(PAGES[dataset]["paper_values"]) and dataset != "mnist10"
     table = paper_vs_ours(
         t,
-        _paper_frame(dataset),
+        _paper_frame(dataset) if with_paper else None,
         index="method",
         columns="1/ε",
         value="accuracy",
@@ -136,15 +138,15 @@ def accuracy_table(df, dataset, n_parties, noise=DP_NOISE):
     )
     frame = table.frame.reindex([m for m in METHOD_ORDER if m in table.frame.index])
     notes = [
-        table.footnote.replace(f" {MISSING}: not run here.", "").replace(
-            f" ({MISSING}): the paper reports no value for this cell.", ""
-        )
+        table.footnote.replace(f" {MISSING}: not run here.", "")
+        .replace(f" ({MISSING}): the paper reports no value for this cell.", "")
+        .replace(" The paper only plots this result: it prints no number to put beside ours.", "")
     ]
     notes.append(f"batch and indiv add no noise: one value each, under 1/ε = 0 ({MISSING} elsewhere).")
     if dataset == "mnist10":
-        notes.append(f"({MISSING}): no paper value, the paper has no MNIST experiment.")
-    elif not PAGES[dataset]["paper_values"]:
-        notes.append(f"({MISSING}): the paper only plots this figure; it prints no number.")
+        notes.append("No paper value: the paper has no MNIST experiment.")
+    elif not with_paper:
+        notes.append("No paper value: the paper only plots this figure; it prints no number.")
     else:
         notes.append(f"({MISSING}): the paper prints no value for this cell.")
     table.frame, table.footnote = frame, " ".join(notes)
@@ -274,27 +276,32 @@ def plot_accuracy(ax, df, n_parties, noise=DP_NOISE, title=None):
 def absent_data_note(dataset, status):
     """HTML of the one admonition an MPL page shows when its data is absent.
 
-    Says what is missing (from :func:`dpstack.experiments.multiparty.data_status`), the exact
-    command that fetches it, and what the page will show once it is there.
+    Says what is missing (from :func:`dpstack.experiments.multiparty.data_status`) and what the page
+    will show once it is there, in a reader's words: the commands that fetch the files and compute
+    the results are in the appendix "How this book is built", linked from the note.
     """
     import html
     import re
 
     from .multiparty import DATASETS
-    from .results import reproduce_command
 
     text = re.sub(r";? ?the code below is the one that will run once they are there\.?", ".", status).strip()
     text = re.sub(r"^Data absent: ", "", text)
+    # A sentence naming a command belongs to the appendix, not to the page.
+    sentences = re.split(r"(?<=\.)\s+(?=\S)", text)
+    text = " ".join(sentence for sentence in sentences if "python -m" not in sentence and "make " not in sentence)
+    text = text[:1].upper() + text[1:]
     body = html.escape(text)
     body = re.sub(r"`([^`]+)`", r"<code>\1</code>", body)
     Ms = ", ".join(f"{M:,}" for M in DATASETS[dataset]["n_parties"])
     page = PAGES[dataset]
     will = (
-        f"Once the files are in the data home, <code>{html.escape(reproduce_command(page['page']))}</code> "
-        f"computes the paper-scale results (10 splits × 10 noise draws, M = {Ms} parties) and this page "
-        f"shows them: test accuracy against 1/ε beside the paper's {html.escape(page['figure'])}, the paper's "
-        "statements judged with 95 % intervals, and why the private curves fall where they do. Until then "
-        "it shows no results."
+        f"Once the files are there and the paper-scale results are computed (10 splits × 10 noise draws, "
+        f"M = {Ms} parties), this page shows them: test accuracy against 1/ε beside the paper's "
+        f"{html.escape(page['figure'])}, the paper's statements judged with 95 % intervals, and why the "
+        "private curves fall where they do. Until then it shows no results. The appendix "
+        '<a href="../book/how_built.html">How this book is built</a> says how to fetch the files and compute '
+        "the results."
     )
     from .pages import TRY_IT, try_it
 
@@ -399,9 +406,9 @@ def reading(df, dataset, with_hypothesis=True):
     first = soft["inv_epsilon"][ratio > 1.0]
     if len(first):
         lines.append(
-            f"- soft's noise norm exceeds ‖w_s‖ from 1/ε = {_fmt_inv(float(first.iloc[0]))} on; at "
+            f"- soft's noise norm exceeds ‖wₛ‖ from 1/ε = {_fmt_inv(float(first.iloc[0]))} on; at "
             f"1/ε = {_fmt_inv(float(soft['inv_epsilon'].iloc[-1]))} it is {float(ratio.iloc[-1]):.0f} × "
-            "‖w_s‖."
+            "‖wₛ‖."
         )
     from ..papers import show
 

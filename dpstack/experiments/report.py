@@ -163,24 +163,23 @@ def factor_effects(df, baseline="old defaults", by="variant", value="auc", pair_
 
 
 def source_sentence(frame, repeats="repeat"):
-    """One sentence saying where a page's numbers come from, from the table's provenance.
+    """One sentence saying where a page's numbers come from, in a reader's words.
 
     A committed result (``frame.attrs["provenance"]["source"] == "committed"``, from
-    :func:`dpstack.experiments.results.load_or_run`) names its file, date, machine, ``n_jobs`` and
-    wall time; a live computation names its profile. ``repeats`` is the column counting the
-    repeats (``None``: not stated).
+    :func:`dpstack.experiments.results.load_or_run`) is "the book's stored results" with the date
+    they were computed; a live computation is "computed on this page". The file, machine, job
+    count, wall time and command belong to the appendix "How this book is built" and the
+    reproducing page, not to a reader's sentence. ``repeats`` is the column counting the repeats
+    (``None``: not stated).
     """
-    from .results import wall_time_text  # local: the report modules do not depend on the results registry
-
     prov = frame.attrs.get("provenance") or {}
     count = frame[repeats].nunique() if repeats and repeats in frame else None
     n = "" if count is None else f" {count} repeat{'' if count == 1 else 's'}."
     if prov.get("source") == "committed":
-        machine = prov.get("machine", {}).get("cpu", "an unnamed machine")
+        date = str(prov.get("date", ""))[:10]
+        when = f", computed {date}" if date else ""
         return (
-            f"Numbers from the committed results `results/{prov['name']}/{prov['profile']}.csv` "
-            f"({prov['profile']} profile, computed {prov['date'][:10]} on {machine} with n_jobs = {prov['n_jobs']} "
-            f"in {wall_time_text(prov, digits=0)}; `make reproduce` recomputes them).{n}"
+            f"Numbers from the book's stored results{when}; the appendix *How this book is built* says "
+            f"how to recompute them.{n}"
         )
-    profile = prov.get("profile", "the given")
-    return f"Numbers from a live computation at the {profile} profile (the parameters above).{n}"
+    return f"Numbers computed on this page, with the parameters above.{n}"

@@ -4,7 +4,9 @@
 load, JavaScript errors and console errors, failed or remote requests, broken images, error
 and stderr outputs of notebook cells, math MathJax did not render (or raw ``$...$``/``\\(``
 left in the text), words that send the reader outside the book (:mod:`outside_words`: a
-design-notes file, a folder of the build machine, a tracker issue), the legibility rules
+design-notes file, a folder of the build machine, a tracker issue; and our workflow's words), raw
+TeX and plain-text math anywhere on the page and display equations wider than their column at
+1400 and 400 px (:mod:`math_check`), the legibility rules
 (:mod:`legibility`: at a 400 px window a wide table that does not scroll sideways, a raster
 image narrower than 1,600 px, another page of the book named in the text without a link), and
 finally links to pages or anchors that do not exist. Run by hand on
@@ -25,6 +27,7 @@ from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
 import legibility
+import math_check
 import outside_words
 from chromium_cdp import Chromium, ProtocolError, find_chromium
 
@@ -283,17 +286,23 @@ def check_book(browser, base_url, html_dir, screenshots=None):
             probe, found = visit(browser, base_url, page)
             if probe is not None:
                 found += legibility.verdict_table_problems(browser.evaluate(legibility.VERDICT_TABLE_PROBE), WIDE)
+                if not page.startswith(math_check.DOCSTRING_PAGES):
+                    found += math_check.text_problems(browser.evaluate(math_check.TEXT_PROBE))
+                found += math_check.equation_problems(browser.evaluate(math_check.EQUATION_PROBE), WIDE)
                 if page in screenshots:
                     Path(screenshots[page]).parent.mkdir(parents=True, exist_ok=True)
                     browser.screenshot(screenshot_path(screenshots[page], WIDE))
                 browser.set_width(NARROW)
                 found += legibility.table_problems(browser.evaluate(legibility.TABLE_PROBE), NARROW)
                 found += legibility.verdict_table_problems(browser.evaluate(legibility.VERDICT_TABLE_PROBE), NARROW)
+                found += math_check.equation_problems(browser.evaluate(math_check.EQUATION_PROBE), NARROW)
                 if page in screenshots:
                     browser.screenshot(screenshot_path(screenshots[page], NARROW))
         except ProtocolError as exc:  # e.g. the page navigated away while being inspected
             probe, found = None, [f"could not be inspected: {exc}"]
-        found += outside_words.page_problems(page_html)
+        found += outside_words.page_problems(
+            page_html, operations=any(name in page for name in outside_words.OPERATIONS_PAGES)
+        )
         if probe is not None:
             probes[page] = probe
             widths = {image["src"]: image["naturalWidth"] for image in probe.get("images", [])}

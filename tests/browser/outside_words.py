@@ -46,6 +46,59 @@ PATTERNS = [
 ]
 
 
+#: Words of our own workflow a reader of a page cannot follow (reader text only: the book's pages,
+#: the notebooks' prose and what their cells print; not code, not the package's docstrings, which
+#: are for developers). Commands inside a code block (a "Try it" box, the appendix on how the book
+#: is built) are code, not prose: :func:`reader_text` drops fenced blocks, :class:`_ArticleText`
+#: drops ``<pre>``. Profile names are allowed on the two pages about building the book.
+READER_PATTERNS = [
+    ("internal name", re.compile(r"(?<![\w./-])_[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")),
+    ("internal review", re.compile(r"\b(?:the|our)\s+privacy\s+review\b|\bthe\s+review's\b", re.I)),
+    ("stale-result line", re.compile(r"\bSTALE\b")),
+    (
+        "developer command",
+        re.compile(r"\bpython\s+-m\s+\w|\bmake\s+(?:reproduce|book|test|html|benchmarks?|lint)\b|\bpytest\b|\bnbval\b"),
+    ),
+    ("test-suite remark", re.compile(r"\bunit\s+tests?\b|\ba\s+test\s+(?:checks|compares)\b", re.I)),
+    ("our machines", re.compile(r"\b(?:our|the)\s+build\s+machines?\b|\bour\s+machines?\b", re.I)),
+    ("test file", re.compile(r"\btests/[\w/]*\w+\.py\b|\btest_\w+\.py\b")),
+    ("machine string", re.compile(r"\bx86_64\b|\bglibc\d|\bLinux-\d|\bAMD\s+EPYC\b|\bn_jobs\s*=\s*\d", re.I)),
+    ("profile name", re.compile(r"\b(?:smoke|quick|paper)[- ]profile\b|\bprofile\s+(?:smoke|quick|paper)\b", re.I)),
+]
+
+#: Pages about building the book: commands and profile names are their subject.
+OPERATIONS_PAGES = ("how_built", "reproducing")
+
+FENCED = re.compile(r"^(```|~~~)[^\n]*\n.*?^\1\s*$", re.S | re.M)
+HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def reader_text(markdown):
+    """The prose of a Markdown source: fenced code blocks and HTML comments blanked out."""
+    blank = lambda m: "\n" * m.group().count("\n")  # noqa: E731 - keep line numbers
+    return FENCED.sub(blank, HTML_COMMENT.sub(blank, markdown))
+
+
+def find_reader(text, operations=False):
+    """Every word of our own workflow in reader ``text``: (name, excerpt) in order of appearance.
+
+    ``operations``: the text is a page about building the book (commands and profiles allowed).
+    """
+    allowed = (
+        {"developer command", "profile name", "test file", "test-suite remark", "machine string"}
+        if operations
+        else set()
+    )
+    hits = []
+    for name, pattern in READER_PATTERNS:
+        if name in allowed:
+            continue
+        for match in pattern.finditer(text):
+            start, end = max(0, match.start() - 40), min(len(text), match.end() + 40)
+            hits.append((match.start(), name, " ".join(text[start:end].split())))
+    return [(name, excerpt) for _, name, excerpt in sorted(hits)]
+
+
 #: Web addresses are links to other sites, not paths: blanked out before the search.
 URL = re.compile(r"\b(?:https?|ftp)://[^\s<>\"')\]]+", re.I)
 
@@ -66,6 +119,7 @@ class _ArticleText(html.parser.HTMLParser):
     """The text a reader sees in a page's article (``<main>``, else ``<body>``), without scripts."""
 
     SKIP = {"script", "style", "template", "noscript"}
+    CODE = {"pre"}
     VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
     def __init__(self):
@@ -73,6 +127,8 @@ class _ArticleText(html.parser.HTMLParser):
         self.main, self.body = [], []
         self.depth = {"main": 0, "body": 0}
         self.skipping = 0
+        self.in_code = 0
+        self.prose = []
 
     def handle_starttag(self, tag, attrs):
         if tag in self.VOID:
@@ -81,18 +137,24 @@ class _ArticleText(html.parser.HTMLParser):
             self.depth[tag] += 1
         if tag in self.SKIP:
             self.skipping += 1
+        if tag in self.CODE:
+            self.in_code += 1
 
     def handle_endtag(self, tag):
         if tag in self.depth and self.depth[tag]:
             self.depth[tag] -= 1
         if tag in self.SKIP and self.skipping:
             self.skipping -= 1
+        if tag in self.CODE and self.in_code:
+            self.in_code -= 1
 
     def handle_data(self, data):
         if self.skipping:
             return
         if self.depth["main"]:
             self.main.append(data)
+            if not self.in_code:
+                self.prose.append(data)
         if self.depth["body"]:
             self.body.append(data)
 
@@ -108,8 +170,19 @@ def article_text(page_html):
     return parser.text()
 
 
-def page_problems(page_html):
-    """Problems for the browser report: one line per outside word found on the page."""
+def article_prose(page_html):
+    """The article's text outside code blocks (``<pre>``): what :data:`READER_PATTERNS` is matched against."""
+    parser = _ArticleText()
+    parser.feed(page_html)
+    parser.close()
+    return " ".join(parser.prose or parser.body)
+
+
+def page_problems(page_html, operations=False):
+    """Problems for the browser report: one line per outside word or workflow word found on the page."""
     return [
         f"names something outside the book ({name}): …{excerpt}…" for name, excerpt in find(article_text(page_html))
+    ] + [
+        f"uses our workflow's words ({name}): …{excerpt}…"
+        for name, excerpt in find_reader(article_prose(page_html), operations)
     ]

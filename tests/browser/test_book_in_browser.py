@@ -108,6 +108,14 @@ Math MyST renders: $\varepsilon' = \varepsilon - \log 2$.
 
 <p>Math nobody renders: <span>$\alpha_1 + \beta^2$</span></p>
 
+<p>A link whose text came from a title with TeX: <a href="#">feature importance v = \alpha^i</a></p>
+
+<div style="overflow: hidden; width: 300px"><mjx-container display="true" style="display: block; width: 900px">a formula cut off in a box that does not scroll</mjx-container></div>
+
+A formula typed as text: the ratio r^(k) = log(d/(Kδ)) / (q_k K log(d/δ)).
+
+$$\log\frac{p(\mathbf w\mid D)}{p(\mathbf w\mid D')} = \frac{\|\mathbf b(\mathbf w;D')\|-\|\mathbf b(\mathbf w;D)\|}{s} + \log\frac{\det H(\mathbf w;D)}{\det H(\mathbf w;D')} + \log\frac{\det H(\mathbf w;D)}{\det H(\mathbf w;D')} + \log\frac{\det H(\mathbf w;D)}{\det H(\mathbf w;D')} + \log\frac{\det H(\mathbf w;D)}{\det H(\mathbf w;D')},\qquad H = \textstyle\sum_i \ell''\,\mathbf z_i\mathbf z_i^\top + n(\lambda+\Delta)I$$
+
 <img src="no-such-figure.png" alt="missing">
 <img src="http://example.invalid/remote.png" alt="remote">
 
@@ -200,6 +208,9 @@ def test_the_checks_report_each_kind_of_defect(tmp_path, browser):
     intro = "\n".join(problems.get("intro.html", []))
     raised = "\n".join(problems.get("raised.html", []))
     assert "raw TeX in the text" in intro and "alpha_1" in intro
+    assert any("raw TeX in the text" in line and "alpha^i" in line for line in intro.splitlines())
+    assert "math typed as plain text" in intro and "r^(k)" in intro
+    assert "display equation cut at 1400 px" in intro and "display equation cut at 400 px" in intro
     assert "broken image: no-such-figure.png" in intro
     assert "loads a remote resource: http://example.invalid/remote.png" in intro
     assert "link to missing no-such-page.html" in intro
