@@ -33,7 +33,8 @@ NOT_LINKED = {"AUC", "privacy unit", "PST", "PPTL", "MPL"}  # defined for refere
 
 PROTECT = re.compile(
     r"```.*?```|~~~.*?~~~|\$\$.*?\$\$|\$[^$\n]+\$|\{[\w:-]+\}`[^`]*`|`[^`\n]*`|\[[^\]\n]*\]\([^)\n]*\)"
-    r"|<[^>\n]+>|^#[^\n]*$|^:[\w-]+:[^\n]*$|^\(\w[\w-]*\)=\s*$",
+    r"|<[^>\n]+>|^#[^\n]*$|^:[\w-]+:[^\n]*$|^\(\w[\w-]*\)=\s*$"
+    r"|^\|[^\n]*$",  # Markdown table rows: some are generated (e.g. the PST figure mapping) and compared
     re.S | re.M,
 )
 LINKED = re.compile(r"\{term\}`([^`<]+?)(?:\s*<([^>]+)>)?`")

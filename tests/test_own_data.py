@@ -152,7 +152,7 @@ def test_the_page_runs_on_the_fixture_with_parameters(tmp_path):
         "PST-S",
         "ε = ∞",
         "λ chosen by validation AUC",
-        "D_t/D_t1",
+        "D_t1",  # the second target part of the ledger (the table typesets D_t as Dₜ)
         "PrivateTransferStacking",
     ):
         assert part in text, part

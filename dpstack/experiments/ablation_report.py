@@ -19,6 +19,8 @@ the same words: :data:`VARIANT_LABELS` turns the grids' variant names into them.
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pandas as pd
 
@@ -178,7 +180,8 @@ def plot_effects(ax, fx, title):
             label=m,
         )
         ax.scatter(part["min"], y, marker="x", s=18, color=color_for(m))
-    ax.set_yticks(np.arange(len(order)), [label(v) for v in order])
+    # long protocol names wrapped, so the labels do not widen the figure past the book's column
+    ax.set_yticks(np.arange(len(order)), [textwrap.fill(label(v), 22) for v in order])
     ax.invert_yaxis()
     ax.set(title=title, xlabel="test AUC (dot: mean, bar: 95 % CI, ×: worst repeat)")
     ax.legend()  # the book's figure style moves legends below the panels
