@@ -458,8 +458,8 @@ class PartySizeMPL(MultipartyPrivateClassifier):
 
 
 class NoHalfSelectionTuning(PrivateParameterTuning):
-    """MUTANT: private tuning whose exponential mechanism draws with P(g) ∝ exp(ε·u_g/Δ) (the 2 of
-    exp(ε·u_g/(2Δ)) forgotten): the selection is 2ε-DP while the ledger says ε."""
+    """MUTANT: private tuning whose exponential mechanism draws with P(g) ∝ exp(ε·u(g)/Δ) (the 2 of
+    exp(ε·u(g)/(2Δ)) forgotten): the selection is 2ε-DP while the ledger says ε."""
 
     def fit(self, X, y):
         from .. import tuning

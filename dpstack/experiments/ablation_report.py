@@ -64,7 +64,7 @@ VARIANT_LABELS = {
     "new defaults": "the book's protocol",
     "new, high intercept": "the book's, with a high-level intercept",
     "new, meta_features=sigmoid": "the book's, with sigmoid meta-features",
-    "new, λ_h fixed at 1e-2": "the book's, with λ_h fixed at 0.01",
+    "new, λₕ fixed at 1e-2": "the book's, with λₕ fixed at 0.01",
     "new, refit": "the book's, with a refit",
     # the other open choices, each changed from the book's protocol
     "default": "the book's protocol",
@@ -75,9 +75,9 @@ VARIANT_LABELS = {
     "meta_features=sigmoid": "sigmoid meta-features",
     "meta_features=sigmoid, high intercept": "sigmoid meta-features and a high-level intercept",
     "lam_blocks=importance": "λ of block k scaled by (K q_k)²",
-    "lam_high=1e-3": "λ_h fixed at 0.001",
-    "lam_high=1e-1": "λ_h fixed at 0.1",
-    "lam_high tied": "λ_h equal to the low level's λ",
+    "lam_high=1e-3": "λₕ fixed at 0.001",
+    "lam_high=1e-1": "λₕ fixed at 0.1",
+    "lam_high tied": "λₕ equal to the low level's λ",
     "low_intercept": "an intercept in every low-level block",
     "high intercept": "a high-level intercept",
     # the λ grids
@@ -375,7 +375,7 @@ def beside_table(df, paper=None):
 
 
 def edge_table(pst, tr, pst_grid, tr_grid):
-    """Share of repeats whose chosen λ (and λ_h) lies at an edge of the grid, under both protocols."""
+    """Share of repeats whose chosen λ (and λₕ) lies at an edge of the grid, under both protocols."""
     parts = []
     for name, df, grid in (("PST Figure 1", pst, pst_grid), ("PPTL Table 1", tr, tr_grid)):
         e = edge_share(df[df["variant"].isin([SIMPLE, RECOMMENDED])], grid, by=("method", "variant"))
@@ -390,7 +390,7 @@ def edge_table(pst, tr, pst_grid, tr_grid):
             "λ at the bottom": e["lam_bottom"],
             "λ at the top": e["lam_top"],
             "λ at either edge": e["lam_edge"],
-            "λ_h at either edge": e["lam_high_edge"],
+            "λₕ at either edge": e["lam_high_edge"],
         }
     )
 

@@ -502,7 +502,7 @@ def _try_it():
         ],
         "pst_guarantees": [
             _call(
-                "A much smaller target budget: are both guarantees still stated, and met, at ε_t = 0.1? "
+                "A much smaller target budget: are both guarantees still stated, and met, at εₜ = 0.1? "
                 "(The page also recomputes the exact privacy losses; the call gives the ledger's guarantees.)",
                 {"epsilon_target": 0.1},
                 "import numpy as np\n\n"

@@ -317,7 +317,7 @@ PST_CLAIMS = {
     "fig3": {
         "source": "PST §4.1 'Changing the Feature Importance', Figure 3 [IJCAI Fig. 2(c)-(d)] (plot only)",
         "claims": [
-            "with α < 1 (important features get larger q_k) PST-F(W) beats PST-F(U)",
+            "with α < 1 (important features get larger qₖ) PST-F(W) beats PST-F(U)",
             "with α > 1 the AUC decreases and may not beat PST-F(U)",
             "PST-F(W) is not sensitive to α once α < 1",
         ],
