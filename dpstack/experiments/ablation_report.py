@@ -64,7 +64,7 @@ VARIANT_LABELS = {
     "new defaults": "the book's protocol",
     "new, high intercept": "the book's, with a high-level intercept",
     "new, meta_features=sigmoid": "the book's, with sigmoid meta-features",
-    "new, λₕ fixed at 1e-2": "the book's, with λₕ fixed at 0.01",
+    "new, λ_h fixed at 1e-2": "the book's, with λₕ fixed at 0.01",
     "new, refit": "the book's, with a refit",
     # the other open choices, each changed from the book's protocol
     "default": "the book's protocol",
