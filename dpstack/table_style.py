@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from . import tables as _tables
-from .tables import ci_half_width, decimals_of
+from .tables import ci_half_width, decimals_of, fixed_text
 
 __all__ = [
     "ci_half_width",
@@ -54,13 +54,6 @@ LONG = 15
 
 #: The class of the element that lets a table scroll sideways (styled in the book's CSS).
 SCROLL_CLASS = "dpstack-table-scroll"
-
-
-def _fmt(value, decimals):
-    if value is None or not np.isfinite(value):
-        return MISSING
-    out = f"{value:.{decimals}f}"
-    return out.replace("-", "−") if out.startswith("-") else out
 
 
 def paper_vs_ours(ours, paper, **kwargs):
@@ -271,7 +264,7 @@ def _number_column(values, header, decimals, missing):
         places = min(decimals_of(finite.round(4)), 4)
         if len(nonzero):  # at most four significant digits: 123.4567 → 123.5
             places = min(places, max(0, 4 - int(np.floor(np.log10(nonzero.max()))) - 1))
-    return values.map(lambda v, places=places: _tiny_or_fmt(v, places, missing))
+    return values.map(lambda v, places=places: fixed_text(v, places, missing))
 
 
 def tidy(frame, decimals=None, missing=MISSING):
@@ -294,15 +287,6 @@ def tidy(frame, decimals=None, missing=MISSING):
             continue
         out[column] = _number_column(series.astype(float), column, decimals, missing)
     return out
-
-
-def _tiny_or_fmt(value, places, missing):
-    """Fixed-point text; a non-zero value that would print as zero reads "< 0.0001"."""
-    if not np.isfinite(value):
-        return missing
-    if value != 0 and abs(value) < 0.5 * 10.0**-places:
-        return f"{'> −' if value < 0 else '< '}{10.0**-places:.{places}f}"
-    return _fmt(value, places)
 
 
 def _without_index(frame):

@@ -24,6 +24,7 @@ import pandas as pd
 __all__ = [
     "ci_half_width",
     "decimals_of",
+    "fixed_text",
     "paper_vs_ours",
     "tidy",
     "scrollable",
@@ -274,12 +275,20 @@ def tidy(frame, decimals=None, missing=MISSING):
             out[column] = values.map(lambda v: f"{int(v)}" if np.isfinite(v) else missing)
             continue
         places = decimals if decimals is not None else min(decimals_of(finite.round(4)), 4)
-        out[column] = values.map(lambda v, places=places: _tiny_or_fmt(v, places, missing))
+        out[column] = values.map(lambda v, places=places: fixed_text(v, places, missing))
     return out
 
 
-def _tiny_or_fmt(value, places, missing):
-    """Fixed-point text; a non-zero value that would print as zero reads "< 0.0001"."""
+def fixed_text(value, places, missing=MISSING):
+    """``value`` as fixed-point text with ``places`` decimals; never a false zero.
+
+    A non-finite value reads ``missing``; a non-zero value that would print as zero reads
+    ``< 0.0001`` (``> −0.0001`` when negative, for ``places=4``); a negative value starts
+    with the minus sign "−".
+
+    >>> fixed_text(0.00003, 4), fixed_text(-1.25, 1), fixed_text(float("nan"), 2, "missing")
+    ('< 0.0001', '−1.2', 'missing')
+    """
     if not np.isfinite(value):
         return missing
     if value != 0 and abs(value) < 0.5 * 10.0**-places:
