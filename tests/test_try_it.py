@@ -20,8 +20,14 @@ THEOREM_PAGES = {
     "mpl_lemma2",
     "mpl_theorem4",
 }
+FOUNDATION_PAGES = {"plr", "audit", "datasets"}
 # Calls that take seconds are compiled and checked, not run.
 SLOW = {"mpl_theorem4"}
+
+
+def _value(node):
+    """A parameter's literal value; ``float("inf")`` (the non-private ε) allowed besides literals."""
+    return eval(compile(ast.Expression(node), "<parameter>", "eval"), {"__builtins__": {}, "float": float})
 
 
 def notebook_parameters(page):
@@ -30,9 +36,7 @@ def notebook_parameters(page):
     for cell in nb["cells"]:
         if "parameters" in cell.get("metadata", {}).get("tags", []):
             tree = ast.parse("".join(cell["source"]))
-            return {
-                node.targets[0].id: ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
-            }
+            return {node.targets[0].id: _value(node.value) for node in tree.body if isinstance(node, ast.Assign)}
     return {}
 
 
@@ -50,7 +54,7 @@ def call_keywords(code):
 
 
 def test_every_experiment_and_theorem_page_has_suggestions_and_ends_with_its_box():
-    expected = set(live.page_experiments()) | THEOREM_PAGES
+    expected = set(live.page_experiments()) | THEOREM_PAGES | FOUNDATION_PAGES
     assert set(pages.TRY_IT) == expected
     for page in expected:
         nb = json.loads((ROOT / "notebooks" / f"{page}.ipynb").read_text(encoding="utf-8"))
@@ -112,7 +116,7 @@ def test_the_live_calls_are_valid_knobs_and_the_shell_command_is_the_same_call(p
             assert key == "seed" or kwargs[key] == value
 
 
-@pytest.mark.parametrize("page", sorted((THEOREM_PAGES - SLOW)))
+@pytest.mark.parametrize("page", sorted((THEOREM_PAGES | {"plr", "audit"}) - SLOW))
 def test_the_theorem_pages_python_calls_run(page):
     for s in pages.try_it_suggestions(page):
         exec(s.python, {})

@@ -535,6 +535,39 @@ def _try_it():
                 "                  n_repeats=30, pool_size=1500, random_state=0)",
             ),
         ],
+        # --- the foundation pages
+        "plr": [
+            _call(
+                "A ridge ten times stronger, still fixed in advance: does PLR at ε = 0.1 get closer to the "
+                "non-private model, and what does the larger λ cost at ε = ∞?",
+                {"lam": 0.1},
+                "import math\n\n"
+                "from dpstack.experiments.plr import auc_vs_n\n\n"
+                "auc_vs_n([25, 50, 100, 150, 250], [0.1, 0.5, 1.0, 5.0, math.inf], n_repeats=10, lam=0.1, seed=0)",
+            ),
+        ],
+        "audit": [
+            _call(
+                "A budget four times smaller: does every check of the audit still pass for PLR at ε = 0.25?",
+                {"epsilon": 0.25},
+                "from dpstack import PrivateLogisticRegression\n"
+                "from dpstack.audit import audit_data, audit_estimator\n\n"
+                "X, y = audit_data(random_state=0)\n"
+                "report = audit_estimator(PrivateLogisticRegression(epsilon=0.25, lam=0.05, classes=[0, 1]), X, y,\n"
+                "                         random_state=0)\n"
+                "report.passed, report.failures",
+            ),
+        ],
+        "datasets": [
+            _call(
+                "Another sample of the images: do the sizes, class balances and the share of clipped rows of the "
+                "MNIST task change?",
+                {"random_state": 1},
+                "from dpstack.datasets import mnist_pst\n\n"
+                "mnist = mnist_pst(random_state=1)\n"
+                "mnist.steps, mnist.clipped_fraction",
+            ),
+        ],
         "mpl_theorem4": [
             _call(
                 "The paper's λ = 10⁻⁴ instead of 0.05: is the small-noise regime, where the rate shows, still reached?",
@@ -609,5 +642,5 @@ def _pre(code, language):
     return f'<div class="highlight-{language} notranslate"><div class="highlight"><pre>{html.escape(code)}</pre></div></div>'
 
 
-#: Page → its "Try it" suggestions (:class:`Suggestion`), one entry per experiment and theorem page.
+#: Page → its "Try it" suggestions (:class:`Suggestion`), one entry per experiment, theorem and foundation page.
 TRY_IT: dict[str, list] = _try_it()
