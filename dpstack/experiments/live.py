@@ -42,6 +42,7 @@ __all__ = [
     "check_knobs",
     "check_page_parameters",
     "page_knobs",
+    "knobs_table",
     "PageParameters",
     "profile_values",
     "differences",
@@ -51,6 +52,10 @@ __all__ = [
 ]
 
 COMMITTED_PROFILE = "paper"
+
+#: Pages rendering registered experiments whose notebook does not expose the knobs: the protocol
+#: sensitivity page runs its grids through :func:`.protocols.sensitivity_page`, which takes none.
+PAGES_WITHOUT_KNOBS = ("protocol_sensitivity",)
 
 
 # ------------------------------------------------------------------------------------------ checks
@@ -538,6 +543,31 @@ class PageParameters(dict):
             from IPython.display import HTML, display
 
             display(HTML(box))
+
+
+def knobs_table(pages=None):
+    """Every experiment page's knob parameters, one row each, for the page on re-running the book.
+
+    Columns: ``page`` (the notebook's name), ``parameter``, ``grid`` (the registered experiment it
+    reaches; empty on a page with one grid), ``what`` and ``paper`` (the committed profile's value;
+    a ``None`` on the page means it).
+    """
+    rows = []
+    for page in pages or [p for p in page_experiments() if p not in PAGES_WITHOUT_KNOBS]:
+        mapping = page_knobs(page)
+        several = len(set(exp for exp, _ in mapping.values())) > 1
+        for param, (exp, key) in mapping.items():
+            knob = knobs(exp)[key]
+            rows.append(
+                {
+                    "page": page,
+                    "parameter": param,
+                    "grid": exp if several else "",
+                    "what": knob.help,
+                    "paper": _short(_plain(knob.profile_value(COMMITTED_PROFILE)), limit=5),
+                }
+            )
+    return pd.DataFrame(rows, columns=["page", "parameter", "grid", "what", "paper"])
 
 
 def check_page_parameters(namespace, name, *common):
