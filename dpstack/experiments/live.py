@@ -519,9 +519,10 @@ class PageParameters(dict):
             "<p><b>Computed live</b>, not the committed results of the paper profile. This run differs in:</p>",
             "<ul>" + "".join(items) + "</ul>",
             f"<p>Wall time {wall:.1f} s with n_jobs = {self.n_jobs}.</p>",
-            "<p>The tables, figures and verdict tables below are computed from this run. The verdict box at the "
-            "top of the page and the prose between the tables describe the committed paper-profile results and "
-            "do not apply to this run.</p>",
+            "<p>The tables, figures and verdict tables below are computed from this run (the verdict tables' "
+            "robustness column excepted: it reads the stored runs of the protocol variants). The verdict box at "
+            "the top of the page and the prose between the tables describe the committed paper-profile results "
+            "and do not apply to this run.</p>",
         ]
         verdicts = ""
         from ..papers import show
