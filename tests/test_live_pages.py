@@ -124,3 +124,15 @@ def test_a_live_page_says_so_and_leaves_the_committed_notebook_alone(tmp_path, m
     assert "Computed live" in text and "epsilons = [0.1]" in text and "n_repeats = 2" in text
     assert "n_jobs = 1" in text and "Verdicts of this live run" in text
     assert "do not apply to this run" in text
+
+
+def test_the_rerunning_page_lists_every_pages_knobs_from_live():
+    """The committed 'Re-running the book' page shows live.knobs_table's rows (re-execute it when knobs change)."""
+    nb = nbformat.read(ROOT / "notebooks" / "rerunning.ipynb", as_version=4)
+    cell = next(c for c in nb.cells if c.cell_type == "code" and "knobs_table" in c.source)
+    shown = re.sub(r"\s+", " ", _text(nbformat.v4.new_notebook(cells=[cell])))
+    table = live.knobs_table()
+    assert set(table["page"]) == set(live.page_experiments()) - set(live.PAGES_WITHOUT_KNOBS)
+    for _, row in table.iterrows():
+        assert f"{row['page']} -p {row['parameter']} " in shown, row.to_dict()
+    assert shown.count(" -p epsilon_epsilons ") == 1 and " -p groups_k_grid " in shown
