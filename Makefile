@@ -66,7 +66,7 @@ N_JOBS ?= 2
 DASK ?=
 reproduce: $(STAMP)
 	"$(PY)" -m dpstack.experiments.reproduce $(EXPERIMENTS) --profile $(PROFILE) --n-jobs $(N_JOBS) $(if $(DASK),--dask $(DASK))
-	$(NB_ENV) "$(PY)" scripts/run_notebooks.py -j 1 $$("$(PY)" -m dpstack.experiments.reproduce --pages $(EXPERIMENTS))
+	$(NB_ENV) "$(PY)" scripts/run_notebooks.py --in-place -j 1 $$("$(PY)" -m dpstack.experiments.reproduce --pages $(EXPERIMENTS))
 
 notebooks: $(STAMP)
 	$(NB_ENV) "$(PY)" scripts/run_notebooks.py

@@ -1,11 +1,20 @@
-"""Execute the book's notebooks in place with papermill, then strip volatile metadata.
+"""Execute the book's notebooks with papermill (in place unless given parameters), then strip volatile metadata.
 
 Usage::
 
-    python scripts/run_notebooks.py                      # every notebook in _toc.yml order
-    python scripts/run_notebooks.py notebooks/plr.ipynb  # some of them
-    python scripts/run_notebooks.py notebooks/plr.ipynb -p n_repeats 30 -p profile paper
+    python scripts/run_notebooks.py                      # every notebook in _toc.yml order, in place
+    python scripts/run_notebooks.py notebooks/plr.ipynb  # some of them, in place
+    python scripts/run_notebooks.py notebooks/pst_fig1_epsilon.ipynb -p epsilons "[0.05, 0.1]" -p n_repeats 3
+                                                         # -> _build/live/pst_fig1_epsilon.ipynb
+    python scripts/run_notebooks.py notebooks/plr.ipynb -p n_repeats 30 --output /tmp/plr.ipynb
+    python scripts/run_notebooks.py notebooks/plr.ipynb -p profile paper --in-place
     python scripts/run_notebooks.py notebooks/mpl_kdd.ipynb   # generated from its template (PAGES)
+
+Where the executed notebook goes. Without ``-p`` a notebook is executed in place (what ``make
+book`` and ``make reproduce`` do; ``--in-place`` says so explicitly). With ``-p`` the committed
+notebook is never overwritten: the executed page goes to ``_build/live/<name>.ipynb`` (or the
+``--output`` path, a file for one notebook or a folder), and the script prints where; only
+``--in-place`` writes it over the committed notebook.
 
 Re-running unchanged code on the same machine leaves ``git status`` clean:
 papermill's timestamps and durations are removed, and the cell papermill
@@ -266,17 +275,20 @@ def _unique_temp(path, suffix):
     return Path(tmp)
 
 
-def run(path, parameters, kernel, capture=False):
-    """Execute ``path`` and replace it atomically with the cleaned result; returns (seconds, kernel output).
+def run(path, parameters, kernel, capture=False, output=None):
+    """Execute ``path`` and write the cleaned result atomically; returns (seconds, kernel output).
 
+    The result replaces ``path`` itself, or goes to ``output`` when given (its folder is created).
     papermill writes to a unique temporary file; the cleaned notebook goes to another one,
-    renamed onto ``path`` (``os.replace``) only once fully written. On any failure ``path``
-    is untouched and the temporary files are removed.
+    renamed onto the destination (``os.replace``) only once fully written. On any failure the
+    destination is untouched and the temporary files are removed.
     """
     path = Path(path).resolve()
+    destination = Path(output).resolve() if output is not None else path
+    destination.parent.mkdir(parents=True, exist_ok=True)
     generated = template_of(path)
-    executed = _unique_temp(path, ".running.ipynb")
-    cleaned = _unique_temp(path, ".clean.ipynb")
+    executed = _unique_temp(destination, ".running.ipynb")
+    cleaned = _unique_temp(destination, ".clean.ipynb")
     source = _unique_temp(path, ".source.ipynb") if generated else path
     t0 = time.perf_counter()
     box = {"text": ""}
@@ -297,7 +309,7 @@ def run(path, parameters, kernel, capture=False):
         if generated and _data_absent(nb):
             nb = mark_absent_data(nb)
         nbformat.write(nb, cleaned)
-        os.replace(cleaned, path)
+        os.replace(cleaned, destination)
     except BaseException as exc:
         exc.kernel_output = filter_noise(box["text"])
         raise
@@ -309,8 +321,34 @@ def run(path, parameters, kernel, capture=False):
     return time.perf_counter() - t0, filter_noise(box["text"])
 
 
-def _run_in_worker(path, parameters, kernel):
-    return run(path, parameters, kernel, capture=True)
+def _run_in_worker(path, parameters, kernel, output=None):
+    return run(path, parameters, kernel, capture=True, output=output)
+
+
+LIVE_DIR = ROOT / "_build" / "live"
+
+
+def destinations(paths, parameters, output=None, in_place=False):
+    """Where each executed notebook goes: ``{path: destination or None (in place)}``.
+
+    In place without parameters, or with ``in_place``; else ``output`` (a file for one notebook,
+    otherwise a folder) or ``_build/live/<name>.ipynb``: a run with parameters never overwrites
+    the committed notebook unless asked.
+    """
+    if in_place and output is not None:
+        raise ValueError("--in-place and --output exclude each other")
+    if in_place or (not parameters and output is None):
+        return {path: None for path in paths}
+    if output is not None:
+        output = Path(output)
+        if output.suffix == ".ipynb":
+            if len(paths) != 1:
+                raise ValueError(
+                    f"--output {output} is one notebook, but {len(paths)} notebooks are run: give a folder"
+                )
+            return {paths[0]: output}
+        return {path: output / Path(path).name for path in paths}
+    return {path: LIVE_DIR / Path(path).name for path in paths}
 
 
 def main(argv=None):
@@ -323,6 +361,16 @@ def main(argv=None):
         default=[],
         metavar=("NAME", "VALUE"),
         help="papermill parameter (value parsed as a Python literal)",
+    )
+    parser.add_argument(
+        "--output",
+        help="where the executed notebook goes (a .ipynb file for one notebook, else a folder); "
+        "default with -p: _build/live/<name>.ipynb",
+    )
+    parser.add_argument(
+        "--in-place",
+        action="store_true",
+        help="write the executed notebook over the committed one (the default only without -p)",
     )
     parser.add_argument("--kernel", default="python3")
     parser.add_argument(
@@ -340,6 +388,11 @@ def main(argv=None):
     if problems:  # before any kernel starts: papermill would warn and run the page with its defaults
         print("\n".join(problems), file=sys.stderr)
         return 2
+    try:
+        where = destinations(paths, parameters, args.output, args.in_place)
+    except ValueError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
     t0 = time.perf_counter()
     failed = []
     # One kernel per notebook: separate processes, so running several at once is safe.
@@ -348,12 +401,16 @@ def main(argv=None):
     width = max((len(_display(p)) for p in paths), default=0)
     bar = _progress(len(paths))
     with pool, bar:
-        futures = {pool.submit(_run_in_worker, path, parameters, args.kernel): path for path in paths}
+        futures = {pool.submit(_run_in_worker, path, parameters, args.kernel, where[path]): path for path in paths}
         for i, future in enumerate(concurrent.futures.as_completed(futures), 1):
             name = _display(futures[future])
             try:
                 seconds, extra = future.result()
                 _emit(bar, f"[{i:>{len(str(len(paths)))}}/{len(paths)}] ok      {name:<{width}}  {seconds:6.1f} s")
+                if where[futures[future]] is not None:
+                    _emit(
+                        bar, f"    written to {_display(where[futures[future]])} (the committed notebook is unchanged)"
+                    )
             except Exception as exc:  # noqa: BLE001 - report every failing notebook, then fail
                 failed.append((name, exc))
                 extra = getattr(exc, "kernel_output", "")

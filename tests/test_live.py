@@ -115,9 +115,12 @@ def test_run_notebooks_refuses_an_unknown_parameter_before_any_kernel(monkeypatc
     monkeypatch.setattr(run_notebooks.papermill, "execute_notebook", lambda *a, **k: pytest.fail("a kernel started"))
     page = ROOT / "notebooks" / "pst_fig1_epsilon.ipynb"
     before = page.read_bytes()
-    assert run_notebooks.main([str(page), "-p", "epsilons", "[0.05, 0.1]"]) == 2
+    assert run_notebooks.main([str(page), "-p", "epsilon", "0.1"]) == 2
     err = capsys.readouterr().err
-    assert "unknown parameter 'epsilons'; its parameters are: profile, n_jobs, seed" in err
+    assert (
+        "unknown parameter 'epsilon'; its parameters are: profile, n_jobs, seed, epsilons, n_repeats, datasets, methods"
+        in err
+    )
     assert page.read_bytes() == before
     # a generated page's parameters are its template's
     assert "dataset" in run_notebooks.declared_parameters(ROOT / "notebooks" / "mpl_kdd.ipynb")

@@ -2,6 +2,7 @@
 
 import pytest
 
+from dpstack.experiments import live
 from dpstack.experiments.parameters import ParameterError, check_parameters
 
 
@@ -80,11 +81,59 @@ def test_every_notebook_validates_exactly_its_parameters():
             if isinstance(t, ast.Name)
         ]
         check = nb.cells[idx[0] + 1].source
-        call = [
+        calls = [
             n
             for n in ast.walk(ast.parse(check))
-            if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "check_parameters"
+            if isinstance(n, ast.Call)
+            and (
+                getattr(n.func, "id", "") == "check_parameters"
+                or getattr(n.func, "attr", "") == "check_page_parameters"
+            )
         ]
-        assert call, f"{path.name}: the cell after the parameters cell must call check_parameters"
-        checked = [a.value for a in call[0].args[1:]]
-        assert checked == declared, f"{path.name}: checks {checked}, declares {declared}"
+        assert calls, (
+            f"{path.name}: the cell after the parameters cell must call check_parameters or live.check_page_parameters"
+        )
+        call = calls[0]
+        checked = [a.value for a in call.args[2 if getattr(call.func, "attr", "") == "check_page_parameters" else 1 :]]
+        if getattr(call.func, "attr", "") == "check_page_parameters":
+            # the page's knobs: every one declared with None (the profile's value) unless the page fixes it
+            defaults = {}
+            exec(nb.cells[idx[0]].source, {}, defaults)
+            page = eval(compile(ast.Expression(call.args[1]), path.name, "eval"), {}, defaults)
+            knob_names = list(live.page_knobs(page))
+            assert not set(checked) & set(knob_names), f"{path.name}: a knob is also checked as a common parameter"
+            checked = checked + knob_names
+            assert len(set(declared)) == len(declared), f"{path.name}: a parameter is declared twice"
+            assert sorted(checked) == sorted(declared), f"{path.name}: checks {checked}, declares {declared}"
+        else:
+            assert checked == declared, f"{path.name}: checks {checked}, declares {declared}"
+
+
+def test_every_experiment_page_exposes_its_grids_knobs():
+    """Each page rendering registered experiments declares its knobs (+ profile, n_jobs, seed), None by default."""
+    import ast
+    from pathlib import Path
+
+    import nbformat
+
+    root = Path(__file__).resolve().parents[1]
+    not_yet = set(live.PAGES_WITHOUT_KNOBS)  # its grids are run by protocols.sensitivity_page, which takes no knobs
+    for page in live.page_experiments():
+        if page in not_yet:
+            continue
+        nb = nbformat.read(root / "notebooks" / f"{page}.ipynb", as_version=4)
+        cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+        values = {}
+        exec(cell.source, {}, values)
+        expected = set(live.page_knobs(page)) | {"profile", "n_jobs", "seed"}
+        assert expected <= set(values), f"{page}: missing parameters {sorted(expected - set(values))}"
+        extra = set(values) - expected - {"dataset"}
+        assert not extra, f"{page}: parameters that are no knob of its grids: {sorted(extra)}"
+        fixed = {"lam", "fit_on"} if page.startswith("mpl_") else set()  # MPL: the paper's λ and PCA rows, stated
+        for name in set(live.page_knobs(page)) - fixed:
+            assert values[name] is None, f"{page}: knob {name} defaults to {values[name]!r}, not None"
+        check = nb.cells[nb.cells.index(cell) + 1].source
+        assert any(
+            isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "check_page_parameters"
+            for n in ast.walk(ast.parse(check))
+        ), f"{page}: its check cell does not call live.check_page_parameters"

@@ -41,6 +41,9 @@ __all__ = [
     "knobs",
     "check_knobs",
     "check_page_parameters",
+    "page_knobs",
+    "knobs_table",
+    "PageParameters",
     "profile_values",
     "differences",
     "grid_overrides",
@@ -49,6 +52,10 @@ __all__ = [
 ]
 
 COMMITTED_PROFILE = "paper"
+
+#: Pages rendering registered experiments whose notebook does not expose the knobs: the protocol
+#: sensitivity page runs its grids through :func:`.protocols.sensitivity_page`, which takes none.
+PAGES_WITHOUT_KNOBS = ("protocol_sensitivity",)
 
 
 # ------------------------------------------------------------------------------------------ checks
@@ -395,20 +402,195 @@ def check_knobs(name, values):
         raise ParameterError(f"{name}: " + "; ".join(problems))
 
 
+def _grid_prefix(page, experiment):
+    """The prefix of a grid's knobs on a page with several grids (``ruijin_transfer_epsilon`` → ``epsilon_``)."""
+    for start in (page + "_", "protocols_"):
+        if experiment.startswith(start):
+            return experiment[len(start) :] + "_"
+    return experiment + "_"
+
+
+def page_knobs(page):
+    """The knob parameters of book page ``page``: ``{parameter: (experiment, knob)}``, in order.
+
+    A page rendering one grid (or one main grid named like the page) takes the knobs by their own
+    names; the knobs of each further grid are prefixed with what the grid's name adds to the page's
+    (``pptl_table1_mnist_nonprivate`` → ``nonprivate_n_repeats``; on ``ruijin_transfer``,
+    ``epsilon_epsilons``, ``groups_k_grid`` …). ``page`` may also be an experiment's name.
+    """
+    grids = page_experiments().get(page)
+    if grids is None:
+        if page not in _knobs_table():
+            raise KeyError(f"no page or experiment called {page!r}; pages: {', '.join(page_experiments())}")
+        grids = [page]
+    out = {}
+    for exp in grids:
+        prefix = "" if exp == page or len(grids) == 1 else _grid_prefix(page, exp)
+        for key in knobs(exp):
+            out[prefix + key] = (exp, key)
+    return out
+
+
+class PageParameters(dict):
+    """A page's knob values (``{parameter: value}``, ``None``: the profile's value) and its runs.
+
+    What :func:`check_page_parameters` returns; a page gets its tables from :meth:`frame` (the
+    committed results when nothing differs from them, else computed live, once per grid) and
+    shows :meth:`show_box` at its top: nothing for the committed results, a box saying what this
+    live run changed otherwise.
+    """
+
+    def __init__(self, values, page, mapping, profile=COMMITTED_PROFILE, seed=0, n_jobs=1):
+        super().__init__(values)
+        self.page = page
+        self.mapping = mapping
+        self.profile = profile
+        self.seed = seed
+        self.n_jobs = n_jobs
+        self.runs = {}
+
+    @property
+    def experiments(self):
+        """The page's grids, in order."""
+        return list(dict.fromkeys(exp for exp, _ in self.mapping.values()))
+
+    def knobs_of(self, experiment):
+        """Knob values of one grid of the page (by the grid's own knob names)."""
+        return {key: self[param] for param, (exp, key) in self.mapping.items() if exp == experiment and param in self}
+
+    def _experiment(self, experiment):
+        if experiment is None:
+            if len(self.experiments) != 1:
+                raise ValueError(f"page {self.page!r} has several grids: name one of {self.experiments}")
+            return self.experiments[0]
+        if experiment not in self.experiments:
+            raise KeyError(f"{experiment!r} is not a grid of page {self.page!r}; its grids: {self.experiments}")
+        return experiment
+
+    def differences(self, experiment=None):
+        """What the grid's run differs in from the committed profile (see :func:`differences`)."""
+        exp = self._experiment(experiment)
+        return differences(exp, self.profile, self.seed, **self.knobs_of(exp))
+
+    @property
+    def live(self):
+        """Whether any grid of the page differs from the committed profile (the page is computed live)."""
+        return any(self.differences(exp) for exp in self.experiments)
+
+    def run(self, experiment=None):
+        """The :class:`LiveResult` of one grid (computed once; the committed result when nothing differs)."""
+        exp = self._experiment(experiment)
+        if exp not in self.runs:
+            self.runs[exp] = run(exp, profile=self.profile, seed=self.seed, n_jobs=self.n_jobs, **self.knobs_of(exp))
+        return self.runs[exp]
+
+    def frame(self, experiment=None):
+        """The table of one grid (``experiment``: needed on a page with several grids)."""
+        return self.run(experiment).frame
+
+    def box_html(self):
+        """The box atop a live page (HTML), or ``None`` for the committed results.
+
+        It computes every grid of the page that differs from the committed profile, then says
+        what differs (per grid), the wall time and ``n_jobs``, that the verdicts, tables and
+        figures below come from this run, and that the committed verdict box and the prose do not
+        apply; it adds the verdicts of this run when the page judges claims of the papers.
+        """
+        import html
+
+        if not self.live:
+            return None
+        changed = [exp for exp in self.experiments if self.differences(exp)]
+        t0 = time.perf_counter()
+        for exp in changed:
+            self.run(exp)
+        wall = time.perf_counter() - t0
+        several = len(self.experiments) > 1
+        items = []
+        for exp in changed:
+            diff = "; ".join(
+                f"{k} = {_short(new)} (committed: {_short(old)})" for k, (new, old) in self.differences(exp).items()
+            )
+            items.append(f"<li>{html.escape((exp + ': ') if several else '')}{html.escape(diff)}</li>")
+        same = [exp for exp in self.experiments if exp not in changed]
+        if same:
+            items.append(f"<li>unchanged, the committed results: {html.escape(', '.join(same))}</li>")
+        parts = [
+            "<p><b>Computed live</b>, not the committed results of the paper profile. This run differs in:</p>",
+            "<ul>" + "".join(items) + "</ul>",
+            f"<p>Wall time {wall:.1f} s with n_jobs = {self.n_jobs}.</p>",
+            "<p>The tables, figures and verdict tables below are computed from this run (the verdict tables' "
+            "robustness column excepted: it reads the stored runs of the protocol variants). The verdict box at "
+            "the top of the page and the prose between the tables describe the committed paper-profile results "
+            "and do not apply to this run.</p>",
+        ]
+        verdicts = ""
+        from ..papers import show
+
+        if len(show.judged(self.page)):  # the page judges claims of the papers: judge them on this run
+            box = show.verdict_box(self.page, live={exp: self.frame(exp) for exp in self.experiments})
+            verdicts = getattr(box, "data", str(box)).replace("Verdicts on this page", "Verdicts of this live run")
+        return (
+            '<div class="admonition warning dpstack-live-box"><p class="admonition-title">Computed live</p>'
+            + "".join(parts)
+            + "</div>"
+            + verdicts
+        )
+
+    def show_box(self):
+        """Display :meth:`box_html` in a notebook (nothing for the committed results)."""
+        box = self.box_html()
+        if box is not None:
+            from IPython.display import HTML, display
+
+            display(HTML(box))
+
+
+def knobs_table(pages=None):
+    """Every experiment page's knob parameters, one row each, for the page on re-running the book.
+
+    Columns: ``page`` (the notebook's name), ``parameter``, ``grid`` (the registered experiment it
+    reaches; empty on a page with one grid), ``what`` and ``paper`` (the committed profile's value;
+    a ``None`` on the page means it).
+    """
+    rows = []
+    for page in pages or [p for p in page_experiments() if p not in PAGES_WITHOUT_KNOBS]:
+        mapping = page_knobs(page)
+        several = len(set(exp for exp, _ in mapping.values())) > 1
+        for param, (exp, key) in mapping.items():
+            knob = knobs(exp)[key]
+            rows.append(
+                {
+                    "page": page,
+                    "parameter": param,
+                    "grid": exp if several else "",
+                    "what": knob.help,
+                    "paper": _short(_plain(knob.profile_value(COMMITTED_PROFILE)), limit=5),
+                }
+            )
+    return pd.DataFrame(rows, columns=["page", "parameter", "grid", "what", "paper"])
+
+
 def check_page_parameters(namespace, name, *common):
-    """What a page's check cell calls when its parameters cell holds experiment ``name``'s knobs.
+    """What a page's check cell calls when its parameters cell holds the knobs of page (or experiment) ``name``.
 
     ``namespace`` is the notebook's ``globals()``; ``common`` names the page's other parameters
     (``"profile"``, ``"n_jobs"``, ``"seed"``), checked by
-    :func:`dpstack.experiments.parameters.check_parameters`, which also refuses a name papermill
-    injected that the page does not declare. Each knob found in ``namespace`` is checked by
-    :func:`check_knobs` (``None``: the profile's value). Returns the knobs' values, ready for
-    :func:`run`.
+    :func:`dpstack.experiments.parameters.check_parameters`. A name papermill injected that the
+    page does not declare is refused at once, listing the page's parameters. Each knob found in
+    ``namespace`` is checked by :func:`check_knobs` (``None``: the profile's value). The knob
+    parameters are those of :func:`page_knobs` (prefixed per grid on a page with several).
+
+    Returns
+    -------
+    PageParameters
+        The knob values (a dict), with :meth:`PageParameters.frame` and
+        :meth:`PageParameters.show_box` for the page.
     """
     from .parameters import check_parameters, injected_parameters
 
-    table = knobs(name)
-    declared = list(common) + list(table)
+    mapping = page_knobs(name)
+    declared = list(common) + list(mapping)
     unknown = [n for n in injected_parameters(namespace) if n not in declared]
     if unknown:
         raise ParameterError(
@@ -416,9 +598,23 @@ def check_page_parameters(namespace, name, *common):
             f"parameters are {', '.join(declared)}"
         )
     check_parameters({k: v for k, v in namespace.items() if k != "In"}, *common)
-    values = {k: namespace[k] for k in table if k in namespace}
-    check_knobs(name, values)
-    return values
+    values = {p: namespace[p] for p in mapping if p in namespace}
+    for exp in dict.fromkeys(e for e, _ in mapping.values()):
+        try:
+            check_knobs(exp, {key: values[p] for p, (e, key) in mapping.items() if e == exp and p in values})
+        except ParameterError as exc:
+            if len(set(e for e, _ in mapping.values())) == 1:
+                raise
+            prefix = _grid_prefix(name, exp) if exp != name else ""
+            raise ParameterError(f"{exc} (on this page the knobs of {exp} are prefixed {prefix!r})") from None
+    return PageParameters(
+        values,
+        name,
+        mapping,
+        profile=namespace.get("profile", COMMITTED_PROFILE),
+        seed=namespace.get("seed", 0),
+        n_jobs=namespace.get("n_jobs", 1),
+    )
 
 
 def _plain(value):

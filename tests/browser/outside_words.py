@@ -67,7 +67,7 @@ READER_PATTERNS = [
 ]
 
 #: Pages about building the book: commands and profile names are their subject.
-OPERATIONS_PAGES = ("how_built", "reproducing")
+OPERATIONS_PAGES = ("how_built", "reproducing", "rerunning")
 
 FENCED = re.compile(r"^(```|~~~)[^\n]*\n.*?^\1\s*$", re.S | re.M)
 HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
