@@ -324,14 +324,39 @@ def objective_perturbation_calibration(epsilon, n, lam, norm_bound=1.0):
     norm_bound = check_positive(norm_bound, "norm_bound")
     if np.isinf(epsilon):
         return ObjectivePerturbationCalibration(epsilon, np.inf, 0.0, 0.0, norm_bound, "non-private", n)
-    eps_noise = epsilon - _jacobian_cost(n, lam, norm_bound)
-    if eps_noise > 0:
-        delta, branch = 0.0, "delta=0"
-    else:
-        delta = norm_bound**2 / (4.0 * n * math.expm1(epsilon / 4.0)) - lam
-        eps_noise, branch = epsilon / 2.0, "delta>0"
-    return ObjectivePerturbationCalibration(
-        epsilon, eps_noise, delta, 2.0 * norm_bound / eps_noise, norm_bound, branch, n
+    _check_representable(epsilon, norm_bound)
+    try:
+        eps_noise = epsilon - _jacobian_cost(n, lam, norm_bound)
+        if eps_noise > 0:
+            delta, branch = 0.0, "delta=0"
+        else:
+            delta = norm_bound**2 / (4.0 * n * math.expm1(epsilon / 4.0)) - lam
+            eps_noise, branch = epsilon / 2.0, "delta>0"
+        scale = 2.0 * norm_bound / eps_noise
+    except (OverflowError, ZeroDivisionError):
+        delta = scale = math.inf
+    if not (math.isfinite(delta) and math.isfinite(scale)):
+        raise ValueError(_beyond_float("epsilon", epsilon, n=n, lam=lam, norm_bound=norm_bound))
+    return ObjectivePerturbationCalibration(epsilon, eps_noise, delta, scale, norm_bound, branch, n)
+
+
+def _check_representable(epsilon, norm_bound, name="norm_bound"):
+    """A bound whose square is beyond float64 cannot be calibrated: say so, naming it."""
+    if not math.isfinite(norm_bound * norm_bound):
+        raise ValueError(
+            f"{name}={norm_bound!r} is too large: its square, which the calibration needs, is beyond "
+            "float64 (bounds up to about 1e150 work). Divide the rows by a public constant "
+            "(row_scale, or X / c) and use a smaller bound."
+        )
+
+
+def _beyond_float(name, value, **context):
+    """The message of a calibration whose noise scale or Δ is not a finite float64."""
+    given = ", ".join(f"{k}={v!r}" for k, v in context.items())
+    return (
+        f"{name}={value!r} is too small for this calibration ({given}): the noise scale or the "
+        "added ridge Δ would be infinite in float64 (ε/4 underflows, e^(ε/4) − 1 = 0). "
+        f"Use {name} >= 1e-300 (any such ε works; a tiny ε gives essentially pure noise)."
     )
 
 
@@ -420,9 +445,15 @@ def feature_split_calibration(epsilon, n, lam, importance):
         eps_k = np.full(K, epsilon / 2.0)
         delta_k = np.zeros(K)
         for k in np.flatnonzero(active):
-            delta_k[k] = max(0.0, q[k] ** 2 / (4.0 * n * math.expm1(epsilon * q[k] / 4.0)) - lam[k])
+            denominator = 4.0 * n * math.expm1(epsilon * q[k] / 4.0)
+            if denominator == 0.0:
+                raise ValueError(_beyond_float("epsilon", epsilon, n=n, importance=q.tolist()))
+            delta_k[k] = max(0.0, q[k] ** 2 / denominator - lam[k])
         branch = "delta>0"
-    noise_scale_k = np.where(active, 2.0 / eps_k, 0.0)
+    with np.errstate(divide="ignore", over="ignore"):
+        noise_scale_k = np.where(active, 2.0 / eps_k, 0.0)
+    if not (np.all(np.isfinite(noise_scale_k)) and np.all(np.isfinite(delta_k))):
+        raise ValueError(_beyond_float("epsilon", epsilon, n=n, importance=q.tolist()))
     return FeatureSplitCalibration(epsilon, eps_prime, eps_k, delta_k, noise_scale_k, q, branch, n)
 
 

@@ -20,7 +20,23 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_epsilon, check_positive, check_random_state, check_X, spawn_streams
+from .._validation import (
+    BOOLEAN,
+    CLASSES,
+    EPSILON,
+    MAX_ITER,
+    POSITIVE,
+    RANDOM_STATE,
+    TOL,
+    HasMethods,
+    StrOptions,
+    check_epsilon,
+    check_positive,
+    check_random_state,
+    check_X,
+    spawn_streams,
+    validate_params,
+)
 from ..accounting import PrivacyLedger
 from ..base import atomic_fit, check_diagnostics, record_classes, record_diagnostics, resolve_classes
 from ..mechanisms import clip_rows, isotropic_noise, output_perturbation_scale
@@ -267,6 +283,20 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
         "privacy_",
     )
 
+    _parameter_constraints = {
+        "method": [StrOptions(set(METHODS))],
+        "epsilon": EPSILON,
+        "lam": POSITIVE,
+        "local_lam": [None, *POSITIVE],
+        "protect_aux": BOOLEAN,
+        "local_estimator": [None, HasMethods(["fit", "predict"])],
+        "tol": TOL,
+        "max_iter": MAX_ITER,
+        "random_state": RANDOM_STATE,
+        "classes": CLASSES,
+        "diagnostics": BOOLEAN,
+    }
+
     def __init__(
         self,
         method="soft",
@@ -329,6 +359,7 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
         return self._fit(X, y, parties, X_aux, cache={})
 
     def _check_params(self):
+        validate_params(self)
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
         epsilon = check_epsilon(self.epsilon)
