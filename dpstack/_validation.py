@@ -92,8 +92,10 @@ def check_X(X, name="X"):
     X = np.asarray(X, dtype=float)
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"{name} must have at least one sample and one feature, got shape {X.shape}")
+    if X.shape[0] == 0:
+        raise ValueError(f"{name} has 0 sample(s) (shape={X.shape}) while a minimum of 1 is required.")
+    if X.shape[1] == 0:
+        raise ValueError(f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
     if not np.all(np.isfinite(X)):
         raise ValueError(f"{name} contains NaN or infinity")
     return X

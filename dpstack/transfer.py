@@ -84,6 +84,12 @@ from .stacking import (
 __all__ = ["PrivateTransferStacking", "SimComb", "transfer_centre"]
 
 
+def _require_y(estimator, y, name="y"):
+    """scikit-learn's wording when the labels are missing (``fit(X, None)``)."""
+    if y is None:
+        raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target {name} is None")
+
+
 def _ensure_source(estimator, X_source, y_source):
     """Fit the source now if it is given, else require an earlier :meth:`fit_source`."""
     if (X_source is None) != (y_source is None):
@@ -390,6 +396,7 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         validate_params(self)
         eps_t = check_epsilon(self.epsilon_target, "epsilon_target")
         self._check_common_params()
+        _require_y(self, y)
         _ensure_source(self, X_source, y_source)
         # --- phase 1: check everything against the source fit and draw the target's randomness
         X, y_signed = _check_target(self, X, y, self._min_samples)
@@ -652,6 +659,7 @@ class SimComb(ClassifierMixin, BaseEstimator):
         validate_params(self)
         eps_t = check_epsilon(self.epsilon_target, "epsilon_target")
         self._check_params()
+        _require_y(self, y)
         _ensure_source(self, X_source, y_source)
         X, y_signed = _check_target(self, X, y, 2)
         w0 = transfer_centre(self.source_.w_, self.eta)

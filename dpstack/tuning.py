@@ -39,7 +39,7 @@ import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import ParameterGrid
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (
     BOOLEAN,
@@ -55,6 +55,7 @@ from .accounting import PrivacyLedger
 from .base import (
     _sklearn_validate_data,
     atomic_fit,
+    check_class_labels,
     check_diagnostics,
     record_classes,
     record_diagnostics,
@@ -280,7 +281,7 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
         X, y = _sklearn_validate_data(
             self, X, y, dtype=None, ensure_all_finite=False, ensure_min_samples=2, accept_sparse=False
         )
-        y = column_or_1d(np.asarray(y), warn=True)
+        y = check_class_labels(y)
         n = X.shape[0]
         # classes=None on the estimator: every candidate would read the label set from its own
         # part (a part of tiny data can hold one class); read it once from y (outside the
