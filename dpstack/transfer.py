@@ -110,7 +110,7 @@ def _check_target(estimator, X, y, min_samples):
     X, y = validate_data(estimator, X, y, reset=False, ensure_min_samples=min_samples)
     y = check_class_labels(y)
     if estimator.classes is not None:
-        given = np.unique(np.asarray(estimator.classes))
+        given = np.asarray(estimator.classes)  # binary: in the order given, as fit_source kept it
         if given.shape != estimator.classes_.shape or not np.array_equal(given, estimator.classes_):
             raise ValueError(
                 f"classes={estimator.classes!r} differs from the classes_ fixed at fit_source "
