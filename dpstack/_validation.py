@@ -108,15 +108,17 @@ def check_feature_groups(groups, n_features):
     """
     groups = [np.asarray(g).ravel() for g in groups]
     if len(groups) > n_features:
-        raise ValueError(f"n_groups (K = {len(groups)}) cannot exceed the number of features ({n_features})")
+        raise ValueError(
+            f"groups: K = {len(groups)} groups (n_groups) cannot exceed the number of features ({n_features})"
+        )
     seen = np.zeros(n_features, dtype=bool)
     for k, g in enumerate(groups):
         if g.size == 0:
-            raise ValueError(f"group {k} is empty; every feature group needs at least one feature")
+            raise ValueError(f"groups: group {k} is empty; every feature group needs at least one feature")
         if g.dtype.kind not in "iu":
-            raise ValueError(f"group {k} must hold integer feature indices, got dtype {g.dtype}")
+            raise ValueError(f"groups: group {k} must hold integer feature indices, got dtype {g.dtype}")
         if g.min() < 0 or g.max() >= n_features:
-            raise ValueError(f"group {k} has feature indices outside [0, {n_features})")
+            raise ValueError(f"groups: group {k} has feature indices outside [0, {n_features})")
         if np.any(seen[g]) or np.unique(g).size != g.size:
             raise ValueError(f"groups must be disjoint; group {k} repeats a feature")
         seen[g] = True

@@ -477,15 +477,18 @@ def output_perturbation_noise(sensitivity, epsilon, dim, random_state=None):
     return isotropic_noise(dim, output_perturbation_scale(sensitivity, epsilon), random_state)
 
 
-def check_importance(importance, atol=1e-8):
-    """Validate q_k: a 1-D array of finite values ≥ 0 summing to 1."""
-    q = np.asarray(importance, dtype=float)
+def check_importance(importance, atol=1e-8, name="importance"):
+    """Validate q_k: a 1-D array of finite values ≥ 0 summing to 1 (errors name ``name``)."""
+    try:
+        q = np.asarray(importance, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a 1-D array of numbers >= 0 summing to 1, got {importance!r}") from None
     if q.ndim != 1 or q.size == 0:
-        raise ValueError(f"importance must be a non-empty 1-D array, got shape {q.shape}")
+        raise ValueError(f"{name} must be a non-empty 1-D array, got shape {q.shape}")
     if not np.all(np.isfinite(q)) or np.any(q < 0):
-        raise ValueError(f"importance must be finite and >= 0, got {q!r}")
+        raise ValueError(f"{name} must be finite and >= 0, got {q!r}")
     if abs(q.sum() - 1.0) > atol:
-        raise ValueError(f"importance must sum to 1, got sum {q.sum():.6g}")
+        raise ValueError(f"{name} must sum to 1, got sum {q.sum():.6g}")
     return q
 
 

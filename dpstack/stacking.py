@@ -141,7 +141,7 @@ def resolve_groups(
         groups = check_feature_groups(groups, n_features)
     K = len(groups)
     if group_importance is not None:
-        q = check_importance(group_importance)
+        q = check_importance(group_importance, name="group_importance")
         if q.size != K:
             raise ValueError(f"group_importance has {q.size} entries but there are {K} groups")
     elif v is not None:
