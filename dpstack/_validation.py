@@ -163,6 +163,7 @@ __all__ = [
     "RANDOM_STATE",
     "BOOLEAN",
     "CLASSES",
+    "ARRAY",
     "ARRAY_OR_NONE",
     "HasMethods",
     "StrOptions",
@@ -193,7 +194,7 @@ class Number(Interval):
 
 
 class NonEmpty(HasMethods):
-    """A list, tuple or 1-D-or-more ndarray with at least one entry (e.g. feature ``groups``).
+    """A list, tuple or array (anything with ``__array__``) with at least one entry (e.g. feature ``groups``).
 
     (A ``HasMethods`` constraint only so that scikit-learn's ``make_constraint`` takes it as is.)
     """
@@ -205,6 +206,8 @@ class NonEmpty(HasMethods):
     def is_satisfied_by(self, val):
         if isinstance(val, np.ndarray):
             return val.ndim >= 1 and val.shape[0] > 0
+        if hasattr(val, "__array__") and not isinstance(val, (str, bytes, dict)):  # pandas, array API
+            return np.ndim(val) >= 1 and len(val) > 0
         return isinstance(val, (list, tuple)) and len(val) > 0
 
     def __str__(self):
@@ -225,7 +228,9 @@ RANDOM_STATE = [
 ]
 BOOLEAN = ["boolean"]
 CLASSES = [None, NonEmpty("a non-empty 1-D list of labels")]
-ARRAY_OR_NONE = [None, "array-like"]
+#: a list, tuple or array (not a dict, a string or a number); its content is checked in fit
+ARRAY = NonEmpty("a non-empty list or array")
+ARRAY_OR_NONE = [None, ARRAY]
 
 
 def validate_params(estimator):

@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (
+    ARRAY,
     ARRAY_OR_NONE,
     BOOLEAN,
     CLASSES,
@@ -385,7 +386,7 @@ class FeatureSplitLogisticRegression(BinaryClassifierMixin, BaseEstimator):
         "epsilon": EPSILON,
         "groups": [None, NonEmpty("a non-empty list of arrays of feature indices")],
         "importance": ARRAY_OR_NONE,
-        "lam": [*POSITIVE, "array-like"],
+        "lam": [*POSITIVE, ARRAY],
         "w0": ARRAY_OR_NONE,
         "tol": TOL,
         "max_iter": MAX_ITER,
@@ -424,6 +425,8 @@ class FeatureSplitLogisticRegression(BinaryClassifierMixin, BaseEstimator):
         q = np.full(K, 1.0 / K) if self.importance is None else check_importance(self.importance)
         if q.size != K:
             raise ValueError(f"importance has {q.size} entries but there are {K} groups")
+        if np.ndim(self.lam) != 0 and np.shape(self.lam) != (K,):
+            raise ValueError(f"lam has shape {np.shape(self.lam)} but there are K = {K} groups: give one λ or {K}")
         return groups, q
 
     def block_design(self, X, k):

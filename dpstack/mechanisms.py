@@ -16,6 +16,7 @@ direction. The papers print exp(+ε'‖b‖/2); the sign is a typo (:ref:`erratu
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +35,22 @@ __all__ = [
     "output_perturbation_scale",
     "output_perturbation_noise",
 ]
+
+
+def _as_number(value, name, kind=float):
+    """``float(value)`` or ``int(value)``, with an error naming the argument when it is not a number."""
+    what = "an int" if kind is int else "a number"
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be {what}, not a bool, got {value!r}")
+    try:
+        out = kind(value)
+    except (TypeError, ValueError, OverflowError):
+        raise (TypeError if not isinstance(value, (numbers.Real, str)) else ValueError)(
+            f"{name} must be {what}, got {value!r}"
+        ) from None
+    if kind is int and out != value:
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    return out
 
 
 def clip_rows(X, bound):
@@ -82,7 +99,7 @@ def clip_rows(X, bound):
     X = np.asarray(X, dtype=float)
     if X.ndim < 2:
         X = X.reshape(1, -1)
-    bound = float(bound)
+    bound = _as_number(bound, "bound")
     if not bound >= 0 or not np.isfinite(bound):
         raise ValueError(f"bound must be a finite number >= 0, got {bound!r}")
     if bound >= _TINY_NORM:
@@ -229,10 +246,12 @@ def isotropic_noise(dim, scale, random_state=None, size=None):
     -------
     noise : ndarray
     """
-    dim = int(dim)
+    dim = _as_number(dim, "dim", int)
     if dim < 1:
         raise ValueError(f"dim must be >= 1, got {dim}")
-    scale = float(scale)
+    scale = _as_number(scale, "scale")
+    if size is not None and (_as_number(size, "size", int) < 0 or _as_number(size, "size", int) != size):
+        raise ValueError(f"size must be None or an int >= 0, got {size!r}")
     if not (scale >= 0 and np.isfinite(scale)):
         raise ValueError(f"scale must be a finite number >= 0, got {scale!r}")
     rng = check_random_state(random_state)
@@ -427,7 +446,12 @@ def feature_split_calibration(epsilon, n, lam, importance):
     epsilon = check_epsilon(epsilon)
     n = _check_n(n)
     q = check_importance(importance)
-    lam = np.broadcast_to(np.asarray(lam, dtype=float), q.shape).copy()
+    if isinstance(lam, (bool, np.bool_)):
+        raise TypeError(f"lam must be one finite number > 0 or one per block ({q.size}), got {lam!r}")
+    try:
+        lam = np.broadcast_to(np.asarray(lam, dtype=float), q.shape).copy()
+    except (TypeError, ValueError):
+        raise ValueError(f"lam must be one finite number > 0 or one per block ({q.size}), got {lam!r}") from None
     if lam.ndim != 1 or np.any(~(lam > 0)) or np.any(~np.isfinite(lam)):
         raise ValueError(f"lam must be a positive finite number per block, got {lam!r}")
     K = q.size
@@ -466,7 +490,7 @@ def output_perturbation_scale(sensitivity, epsilon):
     means (one sample, one party) is fixed by how the sensitivity was derived.
     """
     epsilon = check_epsilon(epsilon)
-    sensitivity = float(sensitivity)
+    sensitivity = _as_number(sensitivity, "sensitivity")
     if not (sensitivity >= 0 and np.isfinite(sensitivity)):
         raise ValueError(f"sensitivity must be a finite number >= 0, got {sensitivity!r}")
     return 0.0 if np.isinf(epsilon) else sensitivity / epsilon
@@ -493,6 +517,6 @@ def check_importance(importance, atol=1e-8, name="importance"):
 
 
 def _check_n(n):
-    if isinstance(n, bool) or int(n) != n or n < 1:
+    if isinstance(n, bool) or _as_number(n, "n (number of samples)", int) != n or n < 1:
         raise ValueError(f"n (number of samples) must be a positive integer, got {n!r}")
     return int(n)

@@ -49,6 +49,7 @@ from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (
+    ARRAY,
     ARRAY_OR_NONE,
     BOOLEAN,
     CLASSES,
@@ -360,7 +361,7 @@ STACKING_CONSTRAINTS = {
     "groups": [None, NonEmpty("a non-empty list of arrays of feature indices")],
     "group_importance": ARRAY_OR_NONE,
     "combiner": [StrOptions(set(COMBINERS)), Number(numbers.Integral, 0, None, closed="left", desc="an int >= 0")],
-    "lam": [*POSITIVE, "array-like"],
+    "lam": [*POSITIVE, ARRAY],
     "lam_blocks": [StrOptions(set(LAM_BLOCKS))],
     "lam_high": [None, *POSITIVE],
     "low_fraction": [Number(numbers.Real, 0, 1, closed="neither", desc="a float in (0, 1)")],

@@ -36,6 +36,7 @@ from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from ._validation import (
+    ARRAY,
     BOOLEAN,
     CLASSES,
     EPSILON,
@@ -281,8 +282,8 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         **STACKING_CONSTRAINTS,
         "epsilon_source": EPSILON,
         "epsilon_target": EPSILON,
-        "lam_source": [*POSITIVE, "array-like"],
-        "eta": [Number(numbers.Real, 0, 1, closed="both", desc="a float in [0, 1]"), "array-like"],
+        "lam_source": [*POSITIVE, ARRAY],
+        "eta": [Number(numbers.Real, 0, 1, closed="both", desc="a float in [0, 1]"), ARRAY],
     }
 
     def __init__(

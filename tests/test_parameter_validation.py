@@ -6,7 +6,9 @@ each test says how).
 
 from __future__ import annotations
 
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -217,3 +219,16 @@ def test_parameters_are_checked_before_any_state_changes():
         est.fit(X[:, :3], y)
     assert set(vars(est)) == set(before)
     assert np.array_equal(est.coef_, before["coef_"]) and est.n_features_in_ == 4
+
+
+def test_no_garbage_argument_raises_without_naming_it():
+    """The sweep of tests/garbage_arguments.py: 15 garbage values for every parameter of every
+    estimator in dpstack.__all__, of bound_rows and of the mechanisms' public functions
+    (1,680 calls). Before: 329 raised without naming the argument; after: none."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import garbage_arguments
+
+    rows = garbage_arguments.sweep()
+    unnamed = [f"{r[0]}({r[1]}={r[2]!r}) -> {r[4]}" for r in rows if r[3] == "unnamed"]
+    assert unnamed == []
+    assert len(rows) == 1680
