@@ -287,11 +287,13 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
         # part (a part of tiny data can hold one class); read it once from y (outside the
         # guarantee: PrivacyLeakWarning, ledger entry) and give it to every candidate
         shared_classes = None
-        if (
-            "classes" in self.estimator.get_params(deep=False)
-            and self.estimator.get_params(deep=False)["classes"] is None
-        ):
+        est_params = self.estimator.get_params(deep=False)
+        if "classes" in est_params and est_params["classes"] is None:
             shared_classes, _ = resolve_classes(None, y, binary=True, estimator=type(self).__name__)
+        elif "classes" in est_params:
+            # every label, the held-out part's too, must be in the public label set (a label only
+            # the held-out part holds would otherwise be counted as an error, not refused)
+            resolve_classes(est_params["classes"], y, binary=True, estimator=type(self).__name__)
         G = len(settings)
         if n < 2 * (G + 1):
             raise ValueError(

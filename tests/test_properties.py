@@ -115,7 +115,7 @@ def fitted(name):
 # ----------------------------------------------------------------- invalid parameters
 
 
-@settings(max_examples=400)
+@settings(max_examples=800)
 @given(name=st.sampled_from(sorted(FACTORIES)), data=st.data(), value=GARBAGE)
 def test_an_invalid_parameter_is_named_and_the_earlier_fit_stays(name, data, value):
     est = fitted(name)
@@ -140,7 +140,7 @@ def test_an_invalid_parameter_is_named_and_the_earlier_fit_stays(name, data, val
         assert np.all(np.isin(est.predict(X), [0, 1]))
 
 
-@settings(max_examples=40)
+@settings(max_examples=100)
 @given(
     name=st.sampled_from(sorted(FACTORIES)),
     damage=st.sampled_from(["nan", "inf", "label", "shape", "few"]),
@@ -176,7 +176,7 @@ EPSILONS = st.one_of(st.floats(0.05, 20.0), st.just(np.inf))
 LAMS = st.floats(1e-3, 1.0)
 
 
-@settings(max_examples=40)
+@settings(max_examples=100)
 @given(
     seed=st.integers(0, 2**31),
     n=st.integers(20, 80),
@@ -208,7 +208,7 @@ def test_plr_predictions_agree_with_the_released_coefficients(
     assert np.allclose(proba.sum(axis=1), 1.0) and np.array_equal(proba.argmax(axis=1) == 1, margins > 0)
 
 
-@settings(max_examples=30)
+@settings(max_examples=80)
 @given(
     name=st.sampled_from(sorted(FACTORIES)),
     seed=st.integers(0, 2**31),
