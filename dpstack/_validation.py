@@ -92,8 +92,10 @@ def check_X(X, name="X"):
     X = np.asarray(X, dtype=float)
     if X.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}")
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"{name} must have at least one sample and one feature, got shape {X.shape}")
+    if X.shape[0] == 0:
+        raise ValueError(f"{name} has 0 sample(s) (shape={X.shape}) while a minimum of 1 is required.")
+    if X.shape[1] == 0:
+        raise ValueError(f"{name} has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
     if not np.all(np.isfinite(X)):
         raise ValueError(f"{name} contains NaN or infinity")
     return X
@@ -106,16 +108,143 @@ def check_feature_groups(groups, n_features):
     """
     groups = [np.asarray(g).ravel() for g in groups]
     if len(groups) > n_features:
-        raise ValueError(f"n_groups (K = {len(groups)}) cannot exceed the number of features ({n_features})")
+        raise ValueError(
+            f"groups: K = {len(groups)} groups (n_groups) cannot exceed the number of features ({n_features})"
+        )
     seen = np.zeros(n_features, dtype=bool)
     for k, g in enumerate(groups):
         if g.size == 0:
-            raise ValueError(f"group {k} is empty; every feature group needs at least one feature")
+            raise ValueError(f"groups: group {k} is empty; every feature group needs at least one feature")
         if g.dtype.kind not in "iu":
-            raise ValueError(f"group {k} must hold integer feature indices, got dtype {g.dtype}")
+            raise ValueError(f"groups: group {k} must hold integer feature indices, got dtype {g.dtype}")
         if g.min() < 0 or g.max() >= n_features:
-            raise ValueError(f"group {k} has feature indices outside [0, {n_features})")
+            raise ValueError(f"groups: group {k} has feature indices outside [0, {n_features})")
         if np.any(seen[g]) or np.unique(g).size != g.size:
             raise ValueError(f"groups must be disjoint; group {k} repeats a feature")
         seen[g] = True
     return [g.astype(int) for g in groups]
+
+
+# --------------------------------------------------------------------------------------------------
+# Declared parameter constraints (scikit-learn's ``_parameter_constraints`` style).
+#
+# Every estimator declares a table ``_parameter_constraints = {name: [constraint, ...]}`` built from
+# the atoms below, and its ``fit`` (and ``fit_source``) calls :func:`validate_params` first, before
+# any state changes. The checks are scikit-learn's own machinery
+# (``sklearn.utils._param_validation``); the error is an ``InvalidParameterError`` (a ``ValueError``
+# and a ``TypeError``) naming the parameter, the estimator and the accepted values. What a single
+# value cannot tell (a length that depends on X, ``intercept_scaling < norm_bound``, disjoint
+# groups) is checked in ``fit`` after this table, with messages that also name the parameter.
+# --------------------------------------------------------------------------------------------------
+
+from numbers import Integral, Real  # noqa: E402
+
+from sklearn.utils._param_validation import (  # noqa: E402
+    HasMethods,
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+    validate_parameter_constraints,
+)
+
+__all__ = [
+    "check_random_state",
+    "spawn_streams",
+    "check_epsilon",
+    "check_positive",
+    "check_X",
+    "check_feature_groups",
+    "Number",
+    "NonEmpty",
+    "EPSILON",
+    "POSITIVE",
+    "TOL",
+    "MAX_ITER",
+    "RANDOM_STATE",
+    "BOOLEAN",
+    "CLASSES",
+    "ARRAY",
+    "ARRAY_OR_NONE",
+    "HasMethods",
+    "StrOptions",
+    "InvalidParameterError",
+    "validate_params",
+    "validate_function_params",
+]
+
+
+class Number(Interval):
+    """scikit-learn's ``Interval`` that refuses ``True``/``False`` (a bool is not a number here).
+
+    ``desc``, when given, replaces the interval's wording in messages (e.g. ``"a float > 0 or
+    np.inf"`` for ε, whose interval (0, inf] scikit-learn would print as ``(0.0, inf)``).
+    """
+
+    def __init__(self, type, left, right, *, closed, desc=None):
+        super().__init__(type, left, right, closed=closed)
+        self.desc = desc
+
+    def is_satisfied_by(self, val):
+        if isinstance(val, (bool, np.bool_)):
+            return False
+        return super().is_satisfied_by(val)
+
+    def __str__(self):
+        return self.desc if self.desc is not None else super().__str__()
+
+
+class NonEmpty(HasMethods):
+    """A list, tuple or array (anything with ``__array__``) with at least one entry (e.g. feature ``groups``).
+
+    (A ``HasMethods`` constraint only so that scikit-learn's ``make_constraint`` takes it as is.)
+    """
+
+    def __init__(self, what="a non-empty list"):
+        super().__init__(["__len__"])
+        self.what = what
+
+    def is_satisfied_by(self, val):
+        if isinstance(val, np.ndarray):
+            return val.ndim >= 1 and val.shape[0] > 0
+        if hasattr(val, "__array__") and not isinstance(val, (str, bytes, dict)):  # pandas, array API
+            return np.ndim(val) >= 1 and len(val) > 0
+        return isinstance(val, (list, tuple)) and len(val) > 0
+
+    def __str__(self):
+        return self.what
+
+
+#: ε of a mechanism: > 0, ``np.inf`` for non-private
+EPSILON = [Number(Real, 0, np.inf, closed="right", desc="a float > 0 (np.inf for non-private)")]
+#: a finite number > 0 (λ, bounds, scales)
+POSITIVE = [Number(Real, 0, np.inf, closed="neither", desc="a finite float > 0")]
+TOL = [Number(Real, 0, np.inf, closed="neither", desc="a finite float > 0")]
+MAX_ITER = [Number(Integral, 1, None, closed="left", desc="an int >= 1")]
+RANDOM_STATE = [
+    None,
+    Number(Integral, 0, None, closed="left", desc="an int >= 0"),
+    np.random.Generator,
+    np.random.SeedSequence,
+]
+BOOLEAN = ["boolean"]
+CLASSES = [None, NonEmpty("a non-empty 1-D list of labels")]
+#: a list, tuple or array (not a dict, a string or a number); its content is checked in fit
+ARRAY = NonEmpty("a non-empty list or array")
+ARRAY_OR_NONE = [None, ARRAY]
+
+
+def validate_params(estimator):
+    """Check ``estimator``'s parameters against its declared ``_parameter_constraints`` table.
+
+    Raises ``InvalidParameterError`` (a ``ValueError`` and a ``TypeError``) naming the
+    parameter, the estimator and the accepted values; returns None.
+    """
+    cls = type(estimator)
+    validate_parameter_constraints(
+        cls._parameter_constraints, estimator.get_params(deep=False), caller_name=cls.__name__
+    )
+
+
+def validate_function_params(constraints, caller_name, **params):
+    """The same check for a public function's arguments (``constraints`` declared next to it)."""
+    validate_parameter_constraints(constraints, params, caller_name=caller_name)

@@ -183,7 +183,8 @@ def resolve_classes(classes, y, binary=True, estimator="this estimator"):
     Returns
     -------
     classes : ndarray
-        Sorted, unique.
+        Unique. With ``binary=True`` in the order given (``classes[1]`` is the positive class;
+        sorted when read from ``y``); otherwise sorted.
     from_data : bool
         True when ``classes`` was None (the caller must record the step as outside the
         guarantee).
@@ -204,9 +205,17 @@ def resolve_classes(classes, y, binary=True, estimator="this estimator"):
         given = np.asarray(classes)
         if given.ndim != 1 or given.size == 0:
             raise ValueError(f"classes must be a non-empty 1-D sequence of labels, got {classes!r}")
-        classes = np.unique(given)
-        if classes.size != given.size:
+        try:
+            sorted_classes = np.unique(given)
+        except TypeError:  # labels of incomparable types (e.g. str and int)
+            raise ValueError(
+                f"classes must hold labels of one kind (all numbers or all strings), got {classes!r}"
+            ) from None
+        if sorted_classes.size != given.size:
             raise ValueError(f"classes must not repeat a label, got {classes!r}")
+        # binary: the order given is the order documented (classes[1] is the positive class);
+        # multiclass: sorted, as scikit-learn's classes_ (the index of a class is its position)
+        classes = given.copy() if binary else sorted_classes
         # Membership by one comparison per class (bool n-vectors): np.unique(y) would sort a copy
         # of y, and np.isin builds integer index arrays of y's size.
         try:

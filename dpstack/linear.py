@@ -14,7 +14,23 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_epsilon, check_feature_groups, check_positive, check_random_state
+from ._validation import (
+    ARRAY,
+    ARRAY_OR_NONE,
+    BOOLEAN,
+    CLASSES,
+    EPSILON,
+    MAX_ITER,
+    POSITIVE,
+    RANDOM_STATE,
+    TOL,
+    NonEmpty,
+    check_epsilon,
+    check_feature_groups,
+    check_positive,
+    check_random_state,
+    validate_params,
+)
 from .accounting import PrivacyLedger
 from .base import (
     BinaryClassifierMixin,
@@ -141,6 +157,20 @@ class PrivateLogisticRegression(BinaryClassifierMixin, BaseEstimator):
         "privacy_",
     )
 
+    _parameter_constraints = {
+        "epsilon": EPSILON,
+        "lam": POSITIVE,
+        "norm_bound": POSITIVE,
+        "w0": ARRAY_OR_NONE,
+        "fit_intercept": BOOLEAN,
+        "intercept_scaling": [None, *POSITIVE],
+        "tol": TOL,
+        "max_iter": MAX_ITER,
+        "random_state": RANDOM_STATE,
+        "classes": CLASSES,
+        "diagnostics": BOOLEAN,
+    }
+
     def __init__(
         self,
         epsilon=1.0,
@@ -211,6 +241,7 @@ class PrivateLogisticRegression(BinaryClassifierMixin, BaseEstimator):
     @atomic_fit
     def fit(self, X, y):
         """Fit the private model on (X, y). Returns self."""
+        validate_params(self)
         check_epsilon(self.epsilon)
         check_positive(self.lam, "lam")
         self._scaling()
@@ -351,6 +382,19 @@ class FeatureSplitLogisticRegression(BinaryClassifierMixin, BaseEstimator):
         "privacy_",
     )
 
+    _parameter_constraints = {
+        "epsilon": EPSILON,
+        "groups": [None, NonEmpty("a non-empty list of arrays of feature indices")],
+        "importance": ARRAY_OR_NONE,
+        "lam": [*POSITIVE, ARRAY],
+        "w0": ARRAY_OR_NONE,
+        "tol": TOL,
+        "max_iter": MAX_ITER,
+        "random_state": RANDOM_STATE,
+        "classes": CLASSES,
+        "diagnostics": BOOLEAN,
+    }
+
     def __init__(
         self,
         epsilon=1.0,
@@ -381,6 +425,8 @@ class FeatureSplitLogisticRegression(BinaryClassifierMixin, BaseEstimator):
         q = np.full(K, 1.0 / K) if self.importance is None else check_importance(self.importance)
         if q.size != K:
             raise ValueError(f"importance has {q.size} entries but there are {K} groups")
+        if np.ndim(self.lam) != 0 and np.shape(self.lam) != (K,):
+            raise ValueError(f"lam has shape {np.shape(self.lam)} but there are K = {K} groups: give one λ or {K}")
         return groups, q
 
     def block_design(self, X, k):
@@ -390,6 +436,7 @@ class FeatureSplitLogisticRegression(BinaryClassifierMixin, BaseEstimator):
     @atomic_fit
     def fit(self, X, y):
         """Fit the K private block models. Returns self."""
+        validate_params(self)
         check_epsilon(self.epsilon)
         X, y_signed, classes, from_data = self._validate_fit_inputs(X, y)
         return self._fit_validated(X, y_signed, classes, from_data)
@@ -404,6 +451,8 @@ class FeatureSplitLogisticRegression(BinaryClassifierMixin, BaseEstimator):
             w0 = np.asarray(self.w0, dtype=float).ravel()
             if w0.shape != (p,):
                 raise ValueError(f"w0 must have length n_features = {p}, got {w0.shape[0]}")
+            if not np.all(np.isfinite(w0)):
+                raise ValueError("w0 contains NaN or infinity: the regulariser's centre must be finite")
         cal = feature_split_calibration(epsilon, n, self.lam, importance)
         lam_k = np.broadcast_to(np.asarray(self.lam, dtype=float), (K,))
         rng = check_random_state(self.random_state)

@@ -16,6 +16,7 @@ direction. The papers print exp(+ε'‖b‖/2); the sign is a typo (:ref:`erratu
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +35,22 @@ __all__ = [
     "output_perturbation_scale",
     "output_perturbation_noise",
 ]
+
+
+def _as_number(value, name, kind=float):
+    """``float(value)`` or ``int(value)``, with an error naming the argument when it is not a number."""
+    what = "an int" if kind is int else "a number"
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be {what}, not a bool, got {value!r}")
+    try:
+        out = kind(value)
+    except (TypeError, ValueError, OverflowError):
+        raise (TypeError if not isinstance(value, (numbers.Real, str)) else ValueError)(
+            f"{name} must be {what}, got {value!r}"
+        ) from None
+    if kind is int and out != value:
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    return out
 
 
 def clip_rows(X, bound):
@@ -82,7 +99,7 @@ def clip_rows(X, bound):
     X = np.asarray(X, dtype=float)
     if X.ndim < 2:
         X = X.reshape(1, -1)
-    bound = float(bound)
+    bound = _as_number(bound, "bound")
     if not bound >= 0 or not np.isfinite(bound):
         raise ValueError(f"bound must be a finite number >= 0, got {bound!r}")
     if bound >= _TINY_NORM:
@@ -229,10 +246,12 @@ def isotropic_noise(dim, scale, random_state=None, size=None):
     -------
     noise : ndarray
     """
-    dim = int(dim)
+    dim = _as_number(dim, "dim", int)
     if dim < 1:
         raise ValueError(f"dim must be >= 1, got {dim}")
-    scale = float(scale)
+    scale = _as_number(scale, "scale")
+    if size is not None and (_as_number(size, "size", int) < 0 or _as_number(size, "size", int) != size):
+        raise ValueError(f"size must be None or an int >= 0, got {size!r}")
     if not (scale >= 0 and np.isfinite(scale)):
         raise ValueError(f"scale must be a finite number >= 0, got {scale!r}")
     rng = check_random_state(random_state)
@@ -324,14 +343,39 @@ def objective_perturbation_calibration(epsilon, n, lam, norm_bound=1.0):
     norm_bound = check_positive(norm_bound, "norm_bound")
     if np.isinf(epsilon):
         return ObjectivePerturbationCalibration(epsilon, np.inf, 0.0, 0.0, norm_bound, "non-private", n)
-    eps_noise = epsilon - _jacobian_cost(n, lam, norm_bound)
-    if eps_noise > 0:
-        delta, branch = 0.0, "delta=0"
-    else:
-        delta = norm_bound**2 / (4.0 * n * math.expm1(epsilon / 4.0)) - lam
-        eps_noise, branch = epsilon / 2.0, "delta>0"
-    return ObjectivePerturbationCalibration(
-        epsilon, eps_noise, delta, 2.0 * norm_bound / eps_noise, norm_bound, branch, n
+    _check_representable(epsilon, norm_bound)
+    try:
+        eps_noise = epsilon - _jacobian_cost(n, lam, norm_bound)
+        if eps_noise > 0:
+            delta, branch = 0.0, "delta=0"
+        else:
+            delta = norm_bound**2 / (4.0 * n * math.expm1(epsilon / 4.0)) - lam
+            eps_noise, branch = epsilon / 2.0, "delta>0"
+        scale = 2.0 * norm_bound / eps_noise
+    except (OverflowError, ZeroDivisionError):
+        delta = scale = math.inf
+    if not (math.isfinite(delta) and math.isfinite(scale)):
+        raise ValueError(_beyond_float("epsilon", epsilon, n=n, lam=lam, norm_bound=norm_bound))
+    return ObjectivePerturbationCalibration(epsilon, eps_noise, delta, scale, norm_bound, branch, n)
+
+
+def _check_representable(epsilon, norm_bound, name="norm_bound"):
+    """A bound whose square is beyond float64 cannot be calibrated: say so, naming it."""
+    if not math.isfinite(norm_bound * norm_bound):
+        raise ValueError(
+            f"{name}={norm_bound!r} is too large: its square, which the calibration needs, is beyond "
+            "float64 (bounds up to about 1e150 work). Divide the rows by a public constant "
+            "(row_scale, or X / c) and use a smaller bound."
+        )
+
+
+def _beyond_float(name, value, **context):
+    """The message of a calibration whose noise scale or Δ is not a finite float64."""
+    given = ", ".join(f"{k}={v!r}" for k, v in context.items())
+    return (
+        f"{name}={value!r} is too small for this calibration ({given}): the noise scale or the "
+        "added ridge Δ would be infinite in float64 (ε/4 underflows, e^(ε/4) − 1 = 0). "
+        f"Use {name} >= 1e-300 (any such ε works; a tiny ε gives essentially pure noise)."
     )
 
 
@@ -402,7 +446,12 @@ def feature_split_calibration(epsilon, n, lam, importance):
     epsilon = check_epsilon(epsilon)
     n = _check_n(n)
     q = check_importance(importance)
-    lam = np.broadcast_to(np.asarray(lam, dtype=float), q.shape).copy()
+    if isinstance(lam, (bool, np.bool_)):
+        raise TypeError(f"lam must be one finite number > 0 or one per block ({q.size}), got {lam!r}")
+    try:
+        lam = np.broadcast_to(np.asarray(lam, dtype=float), q.shape).copy()
+    except (TypeError, ValueError):
+        raise ValueError(f"lam must be one finite number > 0 or one per block ({q.size}), got {lam!r}") from None
     if lam.ndim != 1 or np.any(~(lam > 0)) or np.any(~np.isfinite(lam)):
         raise ValueError(f"lam must be a positive finite number per block, got {lam!r}")
     K = q.size
@@ -420,9 +469,15 @@ def feature_split_calibration(epsilon, n, lam, importance):
         eps_k = np.full(K, epsilon / 2.0)
         delta_k = np.zeros(K)
         for k in np.flatnonzero(active):
-            delta_k[k] = max(0.0, q[k] ** 2 / (4.0 * n * math.expm1(epsilon * q[k] / 4.0)) - lam[k])
+            denominator = 4.0 * n * math.expm1(epsilon * q[k] / 4.0)
+            if denominator == 0.0:
+                raise ValueError(_beyond_float("epsilon", epsilon, n=n, importance=q.tolist()))
+            delta_k[k] = max(0.0, q[k] ** 2 / denominator - lam[k])
         branch = "delta>0"
-    noise_scale_k = np.where(active, 2.0 / eps_k, 0.0)
+    with np.errstate(divide="ignore", over="ignore"):
+        noise_scale_k = np.where(active, 2.0 / eps_k, 0.0)
+    if not (np.all(np.isfinite(noise_scale_k)) and np.all(np.isfinite(delta_k))):
+        raise ValueError(_beyond_float("epsilon", epsilon, n=n, importance=q.tolist()))
     return FeatureSplitCalibration(epsilon, eps_prime, eps_k, delta_k, noise_scale_k, q, branch, n)
 
 
@@ -435,7 +490,7 @@ def output_perturbation_scale(sensitivity, epsilon):
     means (one sample, one party) is fixed by how the sensitivity was derived.
     """
     epsilon = check_epsilon(epsilon)
-    sensitivity = float(sensitivity)
+    sensitivity = _as_number(sensitivity, "sensitivity")
     if not (sensitivity >= 0 and np.isfinite(sensitivity)):
         raise ValueError(f"sensitivity must be a finite number >= 0, got {sensitivity!r}")
     return 0.0 if np.isinf(epsilon) else sensitivity / epsilon
@@ -446,19 +501,22 @@ def output_perturbation_noise(sensitivity, epsilon, dim, random_state=None):
     return isotropic_noise(dim, output_perturbation_scale(sensitivity, epsilon), random_state)
 
 
-def check_importance(importance, atol=1e-8):
-    """Validate q_k: a 1-D array of finite values ≥ 0 summing to 1."""
-    q = np.asarray(importance, dtype=float)
+def check_importance(importance, atol=1e-8, name="importance"):
+    """Validate q_k: a 1-D array of finite values ≥ 0 summing to 1 (errors name ``name``)."""
+    try:
+        q = np.asarray(importance, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a 1-D array of numbers >= 0 summing to 1, got {importance!r}") from None
     if q.ndim != 1 or q.size == 0:
-        raise ValueError(f"importance must be a non-empty 1-D array, got shape {q.shape}")
+        raise ValueError(f"{name} must be a non-empty 1-D array, got shape {q.shape}")
     if not np.all(np.isfinite(q)) or np.any(q < 0):
-        raise ValueError(f"importance must be finite and >= 0, got {q!r}")
+        raise ValueError(f"{name} must be finite and >= 0, got {q!r}")
     if abs(q.sum() - 1.0) > atol:
-        raise ValueError(f"importance must sum to 1, got sum {q.sum():.6g}")
+        raise ValueError(f"{name} must sum to 1, got sum {q.sum():.6g}")
     return q
 
 
 def _check_n(n):
-    if isinstance(n, bool) or int(n) != n or n < 1:
+    if isinstance(n, bool) or _as_number(n, "n (number of samples)", int) != n or n < 1:
         raise ValueError(f"n (number of samples) must be a positive integer, got {n!r}")
     return int(n)

@@ -530,8 +530,12 @@ def _labels(est):
     if classes.ndim != 1 or classes.size < 2 or np.unique(classes).size != classes.size:
         raise ReleaseFormatError(f"{type(est).__name__}: classes_ must be distinct labels, got {classes!r}")
     if est.get_params().get("classes") is not None:
-        given = np.unique(np.asarray(est.get_params()["classes"]))
-        if given.shape != classes.shape or not np.array_equal(given, classes):
+        # the binary estimators keep the order given (classes[1] is the positive class), the
+        # multiclass one sorts it; a release written before the order was kept has it sorted
+        given = np.asarray(est.get_params()["classes"])
+        if given.shape != classes.shape or not (
+            np.array_equal(given, classes) or np.array_equal(np.unique(given), classes)
+        ):
             raise ReleaseFormatError(f"{type(est).__name__}: classes_ differs from the classes parameter")
     return classes
 

@@ -48,7 +48,27 @@ from sklearn.base import BaseEstimator
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_epsilon, check_feature_groups, check_positive, check_random_state, spawn_streams
+from ._validation import (
+    ARRAY,
+    ARRAY_OR_NONE,
+    BOOLEAN,
+    CLASSES,
+    EPSILON,
+    MAX_ITER,
+    POSITIVE,
+    RANDOM_STATE,
+    TOL,
+    NonEmpty,
+    Number,
+    StrOptions,
+    check_epsilon,
+    check_feature_groups,
+    check_positive,
+    check_random_state,
+    spawn_streams,
+    validate_function_params,
+    validate_params,
+)
 from .accounting import PrivacyLedger
 from .base import (
     BinaryClassifierMixin,
@@ -122,7 +142,7 @@ def resolve_groups(
         groups = check_feature_groups(groups, n_features)
     K = len(groups)
     if group_importance is not None:
-        q = check_importance(group_importance)
+        q = check_importance(group_importance, name="group_importance")
         if q.size != K:
             raise ValueError(f"group_importance has {q.size} entries but there are {K} groups")
     elif v is not None:
@@ -176,6 +196,13 @@ def bound_blocks(X, groups, importance, method="clip", row_scale=1.0, intercept=
     if method not in ROW_BOUNDS:
         raise ValueError(f"row_bound must be one of {ROW_BOUNDS}, got {method!r}")
     row_scale = check_positive(row_scale, "row_scale")
+    if method == "private_max":
+        m = None if block_max is None else np.asarray(block_max, dtype=float)
+        if m is None or m.shape != (len(groups),) or not np.all(np.isfinite(m) & (m >= 0)):
+            raise ValueError(
+                f"row_bound='private_max' needs block_max: one finite norm >= 0 per block ({len(groups)}), "
+                f"got {block_max!r}"
+            )
     X = np.asarray(X, dtype=float)
     if row_scale != 1.0:  # (X / 1 is X: skip the pass)
         X = X / row_scale
@@ -206,12 +233,22 @@ def bound_blocks(X, groups, importance, method="clip", row_scale=1.0, intercept=
     return np.hstack(blocks), z_groups
 
 
+_BOUND_ROWS_CONSTRAINTS = {
+    "method": [StrOptions(set(ROW_BOUNDS))],
+    "row_scale": POSITIVE,
+    "row_max": [None, *POSITIVE],
+}
+
+
 def bound_rows(X, method="clip", row_scale=1.0, row_max=None):
     """Rows of X brought under ‖x‖ ≤ 1 for PLR: :func:`bound_blocks` with one block, q = 1.
 
     ``method="private_max"`` divides by ``row_max``, by default the largest
-    row norm of ``X`` itself — **not private** (kept for the ablation only).
+    row norm of ``X`` itself — **not private** (kept for the ablation only). A given
+    ``row_max`` must be a finite number > 0 (``None`` is the only way to ask for the data's
+    own maximum, which is 0 only when every row is 0).
     """
+    validate_function_params(_BOUND_ROWS_CONSTRAINTS, "bound_rows", method=method, row_scale=row_scale, row_max=row_max)
     X = np.asarray(X, dtype=float)
     if method == "private_max" and row_max is None:
         row_max = _block_norm_max(X / check_positive(row_scale, "row_scale"), [np.arange(X.shape[1])])[0]
@@ -315,6 +352,30 @@ def _check_fraction(value, name="low_fraction"):
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 < float(value) < 1.0:
         raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
     return float(value)
+
+
+#: the constraints PST-S/PST-F and PPTL-FS share (each class's ``_parameter_constraints`` adds its own)
+STACKING_CONSTRAINTS = {
+    "n_groups": [Number(numbers.Integral, 1, None, closed="left", desc="an int >= 1")],
+    "feature_importance": ARRAY_OR_NONE,
+    "groups": [None, NonEmpty("a non-empty list of arrays of feature indices")],
+    "group_importance": ARRAY_OR_NONE,
+    "combiner": [StrOptions(set(COMBINERS)), Number(numbers.Integral, 0, None, closed="left", desc="an int >= 0")],
+    "lam": [*POSITIVE, ARRAY],
+    "lam_blocks": [StrOptions(set(LAM_BLOCKS))],
+    "lam_high": [None, *POSITIVE],
+    "low_fraction": [Number(numbers.Real, 0, 1, closed="neither", desc="a float in (0, 1)")],
+    "row_bound": [StrOptions(set(ROW_BOUNDS))],
+    "row_scale": POSITIVE,
+    "meta_features": [StrOptions(set(META_FEATURES))],
+    "low_intercept": BOOLEAN,
+    "high_intercept": BOOLEAN,
+    "tol": TOL,
+    "max_iter": MAX_ITER,
+    "random_state": RANDOM_STATE,
+    "classes": CLASSES,
+    "diagnostics": BOOLEAN,
+}
 
 
 class _StackingMixin(BinaryClassifierMixin):
@@ -664,6 +725,12 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         "privacy_",
     )
 
+    _parameter_constraints = {
+        **STACKING_CONSTRAINTS,
+        "epsilon": EPSILON,
+        "partition": [StrOptions({"features", "samples"})],
+    }
+
     def __init__(
         self,
         epsilon=1.0,
@@ -725,6 +792,7 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
             (the composition hook, see the class docstring). The ledger records the given
             release's ε on D_l.
         """
+        validate_params(self)
         epsilon = check_epsilon(self.epsilon)
         self._check_common_params()
         if self.partition not in ("features", "samples"):

@@ -35,7 +35,23 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_epsilon, check_positive, check_random_state, spawn_streams
+from ._validation import (
+    ARRAY,
+    BOOLEAN,
+    CLASSES,
+    EPSILON,
+    MAX_ITER,
+    POSITIVE,
+    RANDOM_STATE,
+    TOL,
+    Number,
+    StrOptions,
+    check_epsilon,
+    check_positive,
+    check_random_state,
+    spawn_streams,
+    validate_params,
+)
 from .accounting import PrivacyLedger
 from .base import (
     DIAGNOSTICS,
@@ -56,6 +72,7 @@ from .stacking import (
     OWN,
     ROW_BOUNDS,
     SIGNED,
+    STACKING_CONSTRAINTS,
     _block_norm_max,
     _StackingMixin,
     block_lambdas,
@@ -66,6 +83,12 @@ from .stacking import (
 )
 
 __all__ = ["PrivateTransferStacking", "SimComb", "transfer_centre"]
+
+
+def _require_y(estimator, y, name="y"):
+    """scikit-learn's wording when the labels are missing (``fit(X, None)``)."""
+    if y is None:
+        raise ValueError(f"{type(estimator).__name__} requires y to be passed, but the target {name} is None")
 
 
 def _ensure_source(estimator, X_source, y_source):
@@ -88,7 +111,7 @@ def _check_target(estimator, X, y, min_samples):
     X, y = validate_data(estimator, X, y, reset=False, ensure_min_samples=min_samples)
     y = check_class_labels(y)
     if estimator.classes is not None:
-        given = np.unique(np.asarray(estimator.classes))
+        given = np.asarray(estimator.classes)  # binary: in the order given, as fit_source kept it
         if given.shape != estimator.classes_.shape or not np.array_equal(given, estimator.classes_):
             raise ValueError(
                 f"classes={estimator.classes!r} differs from the classes_ fixed at fit_source "
@@ -255,6 +278,14 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
     #: what a target fit adds; a new source fit drops them (they were fitted on the old source)
     _target_attributes = ("low_level_", "high_level_", "block_max_", "privacy_", "diagnostics_")
 
+    _parameter_constraints = {
+        **STACKING_CONSTRAINTS,
+        "epsilon_source": EPSILON,
+        "epsilon_target": EPSILON,
+        "lam_source": [*POSITIVE, ARRAY],
+        "eta": [Number(numbers.Real, 0, 1, closed="both", desc="a float in [0, 1]"), ARRAY],
+    }
+
     def __init__(
         self,
         epsilon_source=1.0,
@@ -314,6 +345,7 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
 
         A target fitted on an earlier source is dropped (it was centred at the old source).
         """
+        validate_params(self)
         eps_s = check_epsilon(self.epsilon_source, "epsilon_source")
         self._check_common_params()
         X, y_signed, classes, classes_from_data = self._validate_fit_inputs(X, y)
@@ -362,8 +394,10 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
             A fitted target level-0 release (a ``low_level_``): only the level-1 model is
             fitted, on D_t1, with the seeds of a normal fit; D_t0 is not read.
         """
+        validate_params(self)
         eps_t = check_epsilon(self.epsilon_target, "epsilon_target")
         self._check_common_params()
+        _require_y(self, y)
         _ensure_source(self, X_source, y_source)
         # --- phase 1: check everything against the source fit and draw the target's randomness
         X, y_signed = _check_target(self, X, y, self._min_samples)
@@ -515,6 +549,22 @@ class SimComb(ClassifierMixin, BaseEstimator):
     )
     _target_attributes = ("target_", "block_max_", "privacy_", "diagnostics_")
 
+    _parameter_constraints = {
+        "epsilon_source": EPSILON,
+        "epsilon_target": EPSILON,
+        "lam_source": POSITIVE,
+        "lam": POSITIVE,
+        "eta": [Number(numbers.Real, 0, 1, closed="both", desc="a float in [0, 1]")],
+        "fit_intercept": BOOLEAN,
+        "row_bound": [StrOptions(set(ROW_BOUNDS))],
+        "row_scale": POSITIVE,
+        "tol": TOL,
+        "max_iter": MAX_ITER,
+        "random_state": RANDOM_STATE,
+        "classes": CLASSES,
+        "diagnostics": BOOLEAN,
+    }
+
     def __init__(
         self,
         epsilon_source=1.0,
@@ -585,6 +635,7 @@ class SimComb(ClassifierMixin, BaseEstimator):
 
         A target fitted on an earlier source is dropped (it was centred at the old source).
         """
+        validate_params(self)
         eps_s = check_epsilon(self.epsilon_source, "epsilon_source")
         self._check_params()
         X, y = validate_data(self, X, y, ensure_min_samples=2)
@@ -606,8 +657,10 @@ class SimComb(ClassifierMixin, BaseEstimator):
     @atomic_fit
     def fit(self, X, y, X_source=None, y_source=None):
         """Fit the target PLR centred at (1 − η)w_s (after or with the source). Returns self."""
+        validate_params(self)
         eps_t = check_epsilon(self.epsilon_target, "epsilon_target")
         self._check_params()
+        _require_y(self, y)
         _ensure_source(self, X_source, y_source)
         X, y_signed = _check_target(self, X, y, 2)
         w0 = transfer_centre(self.source_.w_, self.eta)
@@ -649,3 +702,10 @@ class SimComb(ClassifierMixin, BaseEstimator):
         """Class labels of the target (or source) model."""
         margins = self.decision_function(X, model)  # checks fitted state before classes_ is read
         return self.classes_[(margins >= 0).astype(int)]
+
+    def __sklearn_tags__(self):
+        # binary only (resolve_classes refuses a third class), dense rows only
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = False
+        return tags

@@ -39,11 +39,29 @@ import numpy as np
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import ParameterGrid
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_epsilon, check_random_state, spawn_streams
+from ._validation import (
+    BOOLEAN,
+    EPSILON,
+    RANDOM_STATE,
+    HasMethods,
+    check_epsilon,
+    check_random_state,
+    spawn_streams,
+    validate_params,
+)
 from .accounting import PrivacyLedger
-from .base import atomic_fit, check_diagnostics, record_diagnostics, release_only
+from .base import (
+    _sklearn_validate_data,
+    atomic_fit,
+    check_class_labels,
+    check_diagnostics,
+    record_classes,
+    record_diagnostics,
+    release_only,
+    resolve_classes,
+)
 
 __all__ = ["PrivateParameterTuning", "exponential_mechanism", "selection_probabilities"]
 
@@ -200,6 +218,14 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
 
     _release_attributes = ("best_estimator_", "best_index_", "best_params_", "classes_", "n_features_in_", "privacy_")
 
+    _parameter_constraints = {
+        "estimator": [HasMethods(["get_params", "set_params", "fit", "predict"])],
+        "param_grid": [dict, list],
+        "epsilon_select": EPSILON,
+        "random_state": RANDOM_STATE,
+        "diagnostics": BOOLEAN,
+    }
+
     def __init__(self, estimator, param_grid, epsilon_select=1.0, random_state=None, diagnostics=False):
         self.estimator = estimator
         self.param_grid = param_grid
@@ -209,6 +235,7 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ validation
     def _check_params(self):
+        validate_params(self)
         est = self.estimator
         for method in ("get_params", "set_params", "fit", "predict"):
             if not callable(getattr(est, method, None)):
@@ -249,11 +276,24 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         """Split, fit G candidates on disjoint parts, select one privately. Returns self."""
         settings, eps_select, transfer = self._check_params()
-        X = np.asarray(X) if not hasattr(X, "shape") else X
-        y = column_or_1d(np.asarray(y), warn=True)
+        # dense rows, one label per row (scikit-learn's checks and messages); the values are
+        # left as they are (no dtype conversion): each candidate validates its part itself
+        X, y = _sklearn_validate_data(
+            self, X, y, dtype=None, ensure_all_finite=False, ensure_min_samples=2, accept_sparse=False
+        )
+        y = check_class_labels(y)
         n = X.shape[0]
-        if y.shape[0] != n:
-            raise ValueError(f"X and y have inconsistent numbers of samples: {n} and {y.shape[0]}")
+        # classes=None on the estimator: every candidate would read the label set from its own
+        # part (a part of tiny data can hold one class); read it once from y (outside the
+        # guarantee: PrivacyLeakWarning, ledger entry) and give it to every candidate
+        shared_classes = None
+        est_params = self.estimator.get_params(deep=False)
+        if "classes" in est_params and est_params["classes"] is None:
+            shared_classes, _ = resolve_classes(None, y, binary=True, estimator=type(self).__name__)
+        elif "classes" in est_params:
+            # every label, the held-out part's too, must be in the public label set (a label only
+            # the held-out part holds would otherwise be counted as an error, not refused)
+            resolve_classes(est_params["classes"], y, binary=True, estimator=type(self).__name__)
         G = len(settings)
         if n < 2 * (G + 1):
             raise ValueError(
@@ -269,6 +309,8 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
         for g, setting in enumerate(settings):
             cand = copy.deepcopy(self.estimator)
             cand.set_params(**setting, random_state=cand_ss[g])
+            if shared_classes is not None:
+                cand.set_params(classes=shared_classes)
             cand.fit(X[parts[g]], y[parts[g]])
             candidates.append(cand)
         errors = np.array([int(np.sum(c.predict(X[held_out]) != y[held_out])) for c in candidates])
@@ -290,6 +332,7 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
                     ledger.add_outside(e.mechanism, entry_part, e.note, unit=e.unit)
                 else:
                     ledger.add(e.mechanism, entry_part, e.epsilon, unit=e.unit, note=e.note)
+        record_classes(ledger, shared_classes is not None, root_part)
         ledger.add(
             "exponential mechanism (utility = -errors on V, sensitivity 1)",
             f"{root_part}/V",

@@ -16,6 +16,21 @@ from pathlib import Path
 
 import pytest
 
+try:  # the property-based suite's profile: fixed examples, no database, no deadline (CI is deterministic)
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile(
+        "dpstack",
+        derandomize=True,
+        deadline=None,
+        database=None,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    settings.load_profile(os.environ.get("DPSTACK_HYPOTHESIS_PROFILE", "dpstack"))
+except ImportError:  # hypothesis is a dev dependency; tests/test_properties.py skips without it
+    pass
+
 _STATE = {}
 
 

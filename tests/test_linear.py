@@ -198,9 +198,9 @@ def test_non_convergence_is_an_error_not_a_silent_result():
 @pytest.mark.parametrize(
     "params,exc,match",
     [
-        ({"epsilon": 0.0}, ValueError, "epsilon must be > 0"),
-        ({"epsilon": -1.0}, ValueError, "epsilon must be > 0"),
-        ({"epsilon": float("nan")}, ValueError, "epsilon must be > 0"),
+        ({"epsilon": 0.0}, ValueError, "'epsilon' parameter of .* must be a float > 0"),
+        ({"epsilon": -1.0}, ValueError, "'epsilon' parameter of .* must be a float > 0"),
+        ({"epsilon": float("nan")}, ValueError, "'epsilon' parameter of .* must be a float > 0"),
         ({"epsilon": "high"}, TypeError, "epsilon"),
         ({"lam": 0.0}, ValueError, "lam"),
         ({"lam": -0.1}, ValueError, "lam"),

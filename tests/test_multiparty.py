@@ -541,7 +541,7 @@ def test_classes_from_the_data_warn_and_make_the_ledger_infinite():
         MultipartyPrivateClassifier("soft", classes=[0, 1]).fit(X, y + 1, parties, X_aux)
     with pytest.raises(ValueError, match="at least two labels"):
         MultipartyPrivateClassifier("soft", classes=[1]).fit(X, np.ones_like(y), parties, X_aux)
-    with pytest.raises(ValueError, match="single class"):
+    with pytest.raises(ValueError, match="one class"):
         MultipartyPrivateClassifier("soft").fit(X, np.ones_like(y), parties, X_aux)
 
 

@@ -440,7 +440,7 @@ def test_low_level_hook_refuses_a_release_of_another_kind():
 @pytest.mark.parametrize(
     "kwargs, exc, message",
     [
-        (dict(lam="x"), TypeError, "lam must be"),
+        (dict(lam="x"), TypeError, "'lam' parameter of .* must be"),
         (dict(lam=[0.01, 0.02]), ValueError, "lam has 2 entries but there are K = 3"),
         (dict(partition="samples", lam=[0.01, 0.01, 0.01]), ValueError, "lam must be one number"),
         (dict(row_bound="private_max", row_scale="a"), TypeError, "row_scale"),

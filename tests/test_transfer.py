@@ -290,13 +290,13 @@ def test_simcomb_before_fit_raises_not_fitted():
 @pytest.mark.parametrize(
     "cls, kwargs, exc, message",
     [
-        (PrivateTransferStacking, dict(lam="x"), TypeError, "lam must be"),
+        (PrivateTransferStacking, dict(lam="x"), TypeError, "'lam' parameter of .* must be"),
         (PrivateTransferStacking, dict(lam=[0.1, 0.1]), ValueError, "lam has 2 entries but there are K = 5"),
         (PrivateTransferStacking, dict(lam_source=[0.1, 0.1]), ValueError, "lam_source has 2 entries"),
         (PrivateTransferStacking, dict(eta=[0.1, 0.1]), ValueError, "eta has 2 entries"),
         (PrivateTransferStacking, dict(row_bound="private_max", row_scale="a"), TypeError, "row_scale"),
         (PrivateTransferStacking, dict(low_fraction=0.995), ValueError, "low_fraction=0.995 leaves too few"),
-        (SimComb, dict(lam="x"), TypeError, "lam must be"),
+        (SimComb, dict(lam="x"), TypeError, "'lam' parameter of .* must be"),
         (SimComb, dict(row_bound="private_max", row_scale="a"), TypeError, "row_scale"),
         (SimComb, dict(eta="half"), TypeError, "eta"),
     ],

@@ -18,9 +18,25 @@ import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from .._validation import check_epsilon, check_positive, check_random_state, check_X, spawn_streams
+from .._validation import (
+    BOOLEAN,
+    CLASSES,
+    EPSILON,
+    MAX_ITER,
+    POSITIVE,
+    RANDOM_STATE,
+    TOL,
+    HasMethods,
+    StrOptions,
+    check_epsilon,
+    check_positive,
+    check_random_state,
+    check_X,
+    spawn_streams,
+    validate_params,
+)
 from ..accounting import PrivacyLedger
 from ..base import atomic_fit, check_diagnostics, record_classes, record_diagnostics, resolve_classes
 from ..mechanisms import clip_rows, isotropic_noise, output_perturbation_scale
@@ -267,6 +283,20 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
         "privacy_",
     )
 
+    _parameter_constraints = {
+        "method": [StrOptions(set(METHODS))],
+        "epsilon": EPSILON,
+        "lam": POSITIVE,
+        "local_lam": [None, *POSITIVE],
+        "protect_aux": BOOLEAN,
+        "local_estimator": [None, HasMethods(["fit", "predict"])],
+        "tol": TOL,
+        "max_iter": MAX_ITER,
+        "random_state": RANDOM_STATE,
+        "classes": CLASSES,
+        "diagnostics": BOOLEAN,
+    }
+
     def __init__(
         self,
         method="soft",
@@ -329,6 +359,7 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
         return self._fit(X, y, parties, X_aux, cache={})
 
     def _check_params(self):
+        validate_params(self)
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
         epsilon = check_epsilon(self.epsilon)
@@ -357,7 +388,7 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
         classes, from_data = resolve_classes(self.classes, y, binary=False, estimator=type(self).__name__)
         if classes.size < 2:
             raise ValueError(
-                f"y holds a single class ({classes!r}) and classes=None: pass the public label set as classes=[...]"
+                f"y holds one class ({classes!r}) and classes=None: pass the public label set as classes=[...]"
                 if from_data
                 else f"classes must hold at least two labels, got {self.classes!r}"
             )
@@ -633,7 +664,11 @@ def _dense(X, name):
 
 def _check_labels(y, n):
     """Class labels, one per row: no NaN, no real-valued targets."""
+    if y is None:
+        raise ValueError("MultipartyPrivateClassifier requires y to be passed, but the target y is None")
     y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = column_or_1d(y, warn=True)  # a column vector: DataConversionWarning, as scikit-learn does
     if y.ndim != 1 or y.shape[0] != n:
         raise ValueError(f"y must be 1-D with one label per row of X ({n}), got shape {y.shape}")
     if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
@@ -642,6 +677,8 @@ def _check_labels(y, n):
         kind = type_of_target(y, input_name="y")
     except ValueError as exc:
         raise ValueError(f"y must hold class labels: {exc}") from None
+    if kind == "unknown":
+        raise ValueError(f"Unknown label type: y must hold class labels (numbers or strings), got dtype {y.dtype}")
     if kind not in ("binary", "multiclass"):
         raise ValueError(
             f"y must hold class labels (binary or multiclass), got a target of type {kind!r}"
