@@ -51,7 +51,7 @@ from dpstack.solvers import logistic_objective
 
 SIZES = ((10_000, 100), (100_000, 100), (1_000_000, 100), (100_000, 1000))
 LAM, TOL = 1e-2, 1e-10
-_PASSES = ("value_grad", "weights", "hess_vec", "hessian_lower", "_cg_step")
+_PASSES = ("value_grad", "curvature", "hess_vec", "hessian_lower")
 
 
 def peak_extra(fit):
@@ -67,7 +67,7 @@ def peak_extra(fit):
 
 
 def count_passes(fit):
-    """Passes over X during ``fit()``: calls of the solver's pass methods (``_cg_step`` counts its diagonal pass)."""
+    """Passes over X during ``fit()``: calls of the solver's pass methods."""
     counts = dict.fromkeys(_PASSES, 0)
     originals = {name: getattr(solvers._Problem, name) for name in _PASSES}
 

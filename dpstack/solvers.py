@@ -32,9 +32,12 @@ How (``method="auto"``), and why:
    conjugate gradients with Hessian-vector products instead.
 
 Rows clipped to a norm bound (``row_scale``, from
-:func:`dpstack.mechanisms.clipped_rows`) are scaled block by block as each pass
-reads them, into one reused block buffer: the same products as on the clipped
-copy of X, bit for bit, without that copy.
+:func:`dpstack.mechanisms.clipped_rows`) are never copied or scaled: their
+factors f_i multiply the margins, residuals and curvature weights of their
+block (row i scaled by f_i has margin f_i·wᵀx_i, gradient term f_i r_i x_i and
+curvature f_i² ℓ''_i x_i x_iᵀ). The same problem as on the clipped copy of X,
+without that copy; the products round differently (f_i·(wᵀx_i) against
+(f_i x_i)ᵀw), so the two fits agree to within the tolerance, not bit for bit.
 
 Small problems (n·d ≤ :data:`NEWTON_FIRST_MAX_SIZE`, e.g. the 30 × 5 fits of the
 privacy audits) skip step 1: there a Newton iteration costs little more than an
@@ -76,17 +79,6 @@ _MIN_BLOCK_ROWS = 64
 _ONE_PASS_BYTES = 2**18
 
 
-def _signs(negative):
-    """±1.0 for a block of the label mask: multiplying by it negates exactly where ``negative``.
-
-    x · (−1.0) and x · 1.0 are exact in IEEE arithmetic (−0.0 included), so this gives the bits
-    of ``np.negative(x, where=negative)`` at a fraction of a masked ufunc's cost.
-    """
-    sign = np.multiply(negative, -2.0)
-    sign += 1.0
-    return sign
-
-
 class ConvergenceError(RuntimeError):
     """The solver did not reach the exact minimiser the privacy proof assumes."""
 
@@ -106,20 +98,26 @@ class _Problem:
     twice, and no temporary larger than a block (or than an n-vector) is
     created. X is never copied: a C- or Fortran-ordered array or a memory map
     is used as given.
+
+    Rows clipped to the norm bound (``row_scale``) are never scaled themselves: row
+    i scaled by f_i has margin f_i·(wᵀx_i), gradient term (f_i r_i) x_i and curvature
+    f_i² ℓ''_i x_i x_iᵀ, so the factors multiply the block's margins, residuals and
+    curvature weights (vectors of a block's length) and every product reads X as
+    given.
     """
 
     def __init__(self, X, y, lam, b, delta, w0, row_scale=None):
         self.X = np.asarray(X, dtype=float)
         # Labels ±1 enter only as signs: a margin times y_i is the margin, negated where y_i < 0
-        # (bit for bit the product, exact in IEEE arithmetic). One bool per row, whatever y's
-        # dtype, and no float copy or cast buffer of the labels.
-        self.negative = np.asarray(y) < 0
+        # (bit for bit the product, exact in IEEE arithmetic). One int8 per row, whatever y's
+        # dtype (1/(8d) of X), and no float copy of the labels.
+        self.sign = np.where(np.asarray(y) < 0, np.int8(-1), np.int8(1))
         self.n, self.d = self.X.shape
         self.lam, self.delta = float(lam), float(delta)
         self.b = None if b is None else np.asarray(b, dtype=float)
         self.w0 = None if w0 is None else np.asarray(w0, dtype=float)
         self.block = max(_MIN_BLOCK_ROWS, _BLOCK_BYTES // (8 * max(self.d, 1)))
-        # Passes that make a block-sized temporary (Hessian, CG preconditioner) use blocks of
+        # Passes that make a block-sized temporary (Hessian, CG diagonal) use blocks of
         # at most 1/16 of the rows, so that the temporary stays small next to X itself; an X
         # of at most _ONE_PASS_BYTES is one block (there the per-block calls cost more than
         # the arithmetic, and the temporary is small in absolute terms).
@@ -128,7 +126,7 @@ class _Problem:
         else:
             self.small_block = min(self.block, max(_MIN_BLOCK_ROWS, -(-self.n // 16)))
         self.n_evals = 0
-        self.rows, self.factors, self._buffer = None, None, None
+        self.rows, self.factors, self._partition = None, None, {}
         if row_scale is not None:
             rows, factors = row_scale
             self.rows = np.asarray(rows, dtype=np.int64)
@@ -137,60 +135,58 @@ class _Problem:
                 raise ValueError("row_scale must be two 1-d arrays of equal length (rows, factors)")
             if self.rows.size and (self.rows[0] < 0 or self.rows[-1] >= self.n or np.any(np.diff(self.rows) <= 0)):
                 raise ValueError("row_scale's rows must be increasing row indices of X")
-
-    def _rows(self, start, stop):
-        """Rows start:stop of X, with the rows of ``row_scale`` in them multiplied by their factors.
-
-        Without factors in the range, a view of X. Otherwise a copy of the block (into one
-        buffer reused by every block of the pass, when X is C-ordered) whose clipped rows
-        are multiplied in place: the same float64 products as ``X * factor[:, None]``
-        (a factor of 1 leaves a row's bits unchanged), so every BLAS product that follows
-        sees the bits it would see on the clipped copy of X, in the same layout.
-        """
-        Xb = self.X[start:stop]
-        if self.rows is None:
-            return Xb
-        lo, hi = np.searchsorted(self.rows, (start, stop))
-        if lo == hi:
-            return Xb
-        if self.X.flags.c_contiguous:
-            if self._buffer is None:
-                self._buffer = np.empty((min(self.block, self.n), self.d))
-            scaled = self._buffer[: stop - start]
-            np.copyto(scaled, Xb)
-        else:  # keep X's layout (a Fortran-ordered X gives Fortran-ordered blocks)
-            scaled = Xb.copy(order="K")
-        scaled[self.rows[lo:hi] - start] *= self.factors[lo:hi, None]
-        return scaled
+            if not self.rows.size:
+                self.rows, self.factors = None, None
 
     def _blocks(self, size=None):
+        """``(start, stop, X[start:stop], sign, scaled)`` per block; ``scaled`` is None or (local rows, factors).
+
+        The partition of ``row_scale`` into blocks is computed once per block size
+        (16 bytes per clipped row, like ``row_scale`` itself).
+        """
         size = size or self.block
-        for start in range(0, self.n, size):
+        starts = range(0, self.n, size)
+        if self.rows is None:
+            parts = None
+        else:
+            parts = self._partition.get(size)
+            if parts is None:
+                cuts = np.searchsorted(self.rows, np.append(np.asarray(starts), self.n))
+                parts = [
+                    (self.rows[lo:hi] - start, self.factors[lo:hi]) if hi > lo else None
+                    for start, lo, hi in zip(starts, cuts[:-1], cuts[1:])
+                ]
+                self._partition[size] = parts
+        for i, start in enumerate(starts):
             stop = min(start + size, self.n)
-            yield self._rows(start, stop), self.negative[start:stop]
+            yield start, stop, self.X[start:stop], self.sign[start:stop], None if parts is None else parts[i]
 
     def value_grad(self, w):
         self.n_evals += 1
         loss, grad = 0.0, np.zeros(self.d)
-        for Xb, neg in self._blocks():
-            sign = _signs(neg)
+        for _, _, Xb, sign, scaled in self._blocks():
             m = Xb @ w
+            if scaled is not None:
+                m[scaled[0]] *= scaled[1]  # the margins of the clipped rows: f_i · wᵀx_i
             m *= sign  # margins y_i wᵀx_i
             # ℓ(m) = log(1 + e^{−m}) = log1p(e) − min(m, 0) and −ℓ'(m) = 1/(1 + e^{m}) from
-            # the one exponential e = e^{−|m|} (stable for any m; one exp and one log1p per row).
-            # Block-sized vectors only: e overwrites m once m's sign is taken. No masked (where=)
-            # ufunc: those run several times slower than plain ones and than np.where.
-            r = np.minimum(m, 0.0)
-            low = r.sum()
+            # the one exponential e = e^{−|m|} (stable for any m; one exp and one log1p per row);
+            # Σ min(m, 0) = (Σ m − Σ |m|)/2 from two sums. Block-sized vectors only: e
+            # overwrites m once m's sum and sign are taken. No masked (where=) ufunc: those run
+            # several times slower than plain ones and than np.where.
+            low = m.sum()
             inside = m >= 0
             e = np.abs(m, out=m)
+            low -= e.sum()
             np.negative(e, out=e)
             np.exp(e, out=e)
-            loss += np.log1p(e, out=r).sum() - low
             r = np.where(inside, e, 1.0)
+            loss += np.log1p(e).sum() - 0.5 * low
             e += 1.0
             r /= e
             r *= sign
+            if scaled is not None:
+                r[scaled[0]] *= scaled[1]  # the residual of a clipped row: f_i r_i
             grad -= r @ Xb
         diff = w if self.w0 is None else w - self.w0
         value = loss / self.n + 0.5 * self.delta * (w @ w) + 0.5 * self.lam * (diff @ diff)
@@ -219,34 +215,48 @@ class _Problem:
         """
         return np.max(np.abs(grad)) <= tol * self.scale(w)
 
-    def _block_weights(self, Xb, neg, w):
+    def _block_weights(self, Xb, sign, scaled, w):
+        """Curvature weights f_i² ℓ''(y_i f_i wᵀx_i)/n of a block (f_i = 1 for unclipped rows)."""
         m = Xb @ w
-        m *= _signs(neg)
+        if scaled is not None:
+            m[scaled[0]] *= scaled[1]
+        m *= sign
         p = expit(m)
-        return p * (1.0 - p) / self.n
+        p *= 1.0 - p
+        p /= self.n
+        if scaled is not None:
+            p[scaled[0]] *= scaled[1] ** 2
+        return p
 
-    def weights(self, w):
-        """Loss curvature ℓ''(y_i wᵀx_i)/n of every row (an n-vector)."""
-        return np.concatenate([self._block_weights(Xb, neg, w) for Xb, neg in self._blocks()])
+    def curvature(self, w):
+        """Curvature weights of every row (an n-vector) and the diagonal of ∇²J(w), in one pass."""
+        weights, diag = np.empty(self.n), np.full(self.d, self.lam + self.delta)
+        for start, stop, Xb, sign, scaled in self._blocks(self.small_block):
+            wb = weights[start:stop]
+            wb[:] = self._block_weights(Xb, sign, scaled, w)
+            diag += wb @ np.square(Xb)
+        return weights, diag
 
     def hessian_lower(self, w):
         """Lower triangle of ∇²J(w): one syrk per block of √weight-scaled rows, summed in place."""
         H = np.zeros((self.d, self.d), order="F")
-        for Xb, neg in self._blocks(self.small_block):
-            scaled = Xb * np.sqrt(self._block_weights(Xb, neg, w))[:, None]
-            if scaled.flags.c_contiguous:
-                H = blas.dsyrk(1.0, scaled.T, beta=1.0, c=H, trans=0, lower=1, overwrite_c=1)
+        for _, _, Xb, sign, scaled in self._blocks(self.small_block):
+            scaled_rows = Xb * np.sqrt(self._block_weights(Xb, sign, scaled, w))[:, None]
+            if scaled_rows.flags.c_contiguous:
+                H = blas.dsyrk(1.0, scaled_rows.T, beta=1.0, c=H, trans=0, lower=1, overwrite_c=1)
             else:
-                H = blas.dsyrk(1.0, scaled, beta=1.0, c=H, trans=1, lower=1, overwrite_c=1)
+                H = blas.dsyrk(1.0, scaled_rows, beta=1.0, c=H, trans=1, lower=1, overwrite_c=1)
         H.flat[:: self.d + 1] += self.lam + self.delta
         return H
 
     def hess_vec(self, weights, p):
-        """∇²J p with the curvature ``weights``: one fused pass over the blocks of X."""
+        """∇²J p with the curvature ``weights`` (clipping factors included): one fused pass over X."""
         out = (self.lam + self.delta) * p
         for start in range(0, self.n, self.block):
-            Xb = self._rows(start, min(start + self.block, self.n))
-            out += (weights[start : start + self.block] * (Xb @ p)) @ Xb
+            Xb = self.X[start : start + self.block]
+            q = Xb @ p
+            q *= weights[start : start + self.block]
+            out += q @ Xb
         return out
 
     def newton_step(self, w, grad, target=None):
@@ -272,14 +282,11 @@ class _Problem:
     def _cg_step(self, w, grad, max_iter, target=None):
         """Solve ∇²J s = ∇J by Jacobi-preconditioned conjugate gradients (Hessian-vector products only).
 
+        The curvature weights and the diagonal preconditioner come from one pass over X.
         Stops when the residual ‖∇²J s − ∇J‖₂ is below ``target`` (default: the
         superlinear inexact-Newton forcing term min(0.1, √‖∇J‖∞)·‖∇J‖₂).
         """
-        weights = self.weights(w)
-        diag = np.full(self.d, self.lam + self.delta)
-        for start in range(0, self.n, self.small_block):
-            Xb = self._rows(start, min(start + self.small_block, self.n))
-            diag += weights[start : start + self.small_block] @ (Xb * Xb)
+        weights, diag = self.curvature(w)
         if target is None:
             target = min(0.1, np.sqrt(np.max(np.abs(grad)))) * np.linalg.norm(grad)
         s, r = np.zeros(self.d), grad.copy()
@@ -330,10 +337,10 @@ def minimize_perturbed_logistic(
         See the module docstring. All three return a point meeting ``tol``.
     row_scale : tuple (rows, factors) or None
         Solve on X with ``X[rows]`` multiplied by ``factors[:, None]`` (``rows`` increasing
-        row indices), without forming that array: each pass scales the rows of a block as
-        it reads it. With :func:`dpstack.mechanisms.clipped_rows`, the fit on X clipped to
-        a norm bound, bit for bit the fit on ``clip_rows(X, bound)``, with no copy of X
-        (one block of at most :data:`_BLOCK_BYTES` is copied at a time).
+        row indices), without forming that array: each pass reads X as given and
+        multiplies the scaled rows' margins, residuals and curvature weights. With
+        :func:`dpstack.mechanisms.clipped_rows`, the fit on X clipped to a norm bound (the
+        minimiser on ``clip_rows(X, bound)``, to within ``tol``) with no copy of X.
 
     Returns
     -------

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dpstack import PrivateLogisticRegression
+from dpstack import PrivateLogisticRegression, solvers
 from dpstack.base import PrivacyLeakWarning, resolve_classes, signed_labels
 from dpstack.mechanisms import clip_rows, clipped_rows
 from dpstack.solvers import minimize_perturbed_logistic
@@ -118,8 +118,13 @@ def test_plr_fit_with_clipped_rows_allocates_under_a_tenth_of_x():
 @pytest.mark.parametrize(
     ("n", "d", "order"), [(30_000, 20, "C"), (20_000, 60, "F"), (400, 40, "C"), (1_000, 1_600, "C")]
 )
-def test_clipping_inside_the_solver_is_bit_for_bit_the_fit_on_the_clipped_copy(n, d, order):
-    """The L-BFGS + Hessian, L-BFGS + CG, Newton-first and CG-only paths, C and Fortran order."""
+def test_clipping_inside_the_solver_reaches_the_minimiser_on_the_clipped_copy(n, d, order):
+    """The L-BFGS + Hessian, L-BFGS + CG, Newton-first and CG-only paths, C and Fortran order.
+
+    The factors multiply margins, residuals and curvature weights instead of the rows, so the
+    products round differently from those on the clipped copy: the returned point must meet
+    the tolerance on the clipped copy's objective and lie within rounding of its minimiser.
+    """
     X, y = _clipped_task(n=n, d=d, seed=3)
     X = np.asarray(X, order=order)
     s = signed_labels(y, 1)
@@ -128,15 +133,52 @@ def test_clipping_inside_the_solver_is_bit_for_bit_the_fit_on_the_clipped_copy(n
     b = np.random.default_rng(4).standard_normal(d) * 20
     Z = clip_rows(X, 1.0)
     np.testing.assert_array_equal(Z[rows], X[rows] * factors[:, None])
-    w_copy, it_copy = minimize_perturbed_logistic(Z, s, 1e-3, b=b)
-    w_scaled, it_scaled = minimize_perturbed_logistic(X, s, 1e-3, b=b, row_scale=(rows, factors))
-    np.testing.assert_array_equal(w_scaled, w_copy)
-    assert it_scaled == it_copy
-    # and through the estimator: PLR on X is the solver on the clipped copy, noise and Δ included
+    tol = 1e-10
+    w_copy, _ = minimize_perturbed_logistic(Z, s, 1e-3, b=b, tol=tol)
+    w_scaled, _ = minimize_perturbed_logistic(X, s, 1e-3, b=b, tol=tol, row_scale=(rows, factors))
+    on_copy = solvers._Problem(Z, s, 1e-3, b, 0.0, None)
+    assert on_copy.converged(w_scaled, on_copy.value_grad(w_scaled)[1], tol)
+    # both within √d·tol·scale/λ of the minimiser (strong convexity)
+    np.testing.assert_allclose(w_scaled, w_copy, rtol=0, atol=2 * np.sqrt(d) * tol * on_copy.scale(w_copy) / 1e-3)
+    # and through the estimator: PLR on X solves the problem on the clipped copy, noise and Δ included
     est = PrivateLogisticRegression(epsilon=1.0, lam=1e-3, classes=[0, 1], random_state=5, diagnostics=True)
     est.fit(X, y)
-    w_ref, _ = minimize_perturbed_logistic(Z, s, 1e-3, b=est.diagnostics_.noise, delta=est.delta_)
-    np.testing.assert_array_equal(est.w_, w_ref)
+    on_copy = solvers._Problem(Z, s, 1e-3, est.diagnostics_.noise, est.delta_, None)
+    assert on_copy.converged(est.w_, on_copy.value_grad(est.w_)[1], est.tol)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_every_pass_with_row_scale_is_the_pass_on_the_clipped_copy(monkeypatch, order):
+    """Value, gradient, curvature weights, diagonal, Hessian and Hessian-vector product, to rounding.
+
+    Small blocks (several per pass, clipped rows in some blocks and not others, a short last
+    block) so that the partition of the clipped rows into blocks is exercised.
+    """
+    monkeypatch.setattr(solvers, "_BLOCK_BYTES", 37 * 8 * 6)
+    monkeypatch.setattr(solvers, "_MIN_BLOCK_ROWS", 1)
+    monkeypatch.setattr(solvers, "_ONE_PASS_BYTES", 0)
+    X, y = _clipped_task(n=1_000, d=6, seed=7, share=0.1)
+    X = np.asarray(X, order=order)
+    s = signed_labels(y, 1)
+    rows, factors = clipped_rows(X, 1.0)
+    Z = clip_rows(X, 1.0)
+    b = np.random.default_rng(8).standard_normal(6)
+    scaled = solvers._Problem(X, s, 1e-2, b, 0.1, None, (rows, factors))
+    copy = solvers._Problem(Z, s, 1e-2, b, 0.1, None)
+    assert scaled.block == 37 and scaled.small_block == 37
+    w = np.random.default_rng(9).standard_normal(6) * 3
+    v_s, g_s = scaled.value_grad(w)
+    v_c, g_c = copy.value_grad(w)
+    assert v_s == pytest.approx(v_c, rel=1e-13)
+    np.testing.assert_allclose(g_s, g_c, rtol=1e-12, atol=1e-15)
+    (wt_s, diag_s), (wt_c, diag_c) = scaled.curvature(w), copy.curvature(w)
+    folded = wt_c.copy()  # the weights go with X's rows as given: f_i² times those of the clipped rows
+    folded[rows] *= factors**2
+    np.testing.assert_allclose(wt_s, folded, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(diag_s, diag_c, rtol=1e-12)
+    np.testing.assert_allclose(scaled.hessian_lower(w), copy.hessian_lower(w), rtol=1e-12, atol=1e-15)
+    p = np.linspace(-1.0, 2.0, 6)
+    np.testing.assert_allclose(scaled.hess_vec(wt_s, p), copy.hess_vec(wt_c, p), rtol=1e-12, atol=1e-15)
 
 
 def test_row_scale_is_checked():

@@ -124,7 +124,10 @@ def test_memory_layout_and_row_blocks_do_not_change_the_solution(monkeypatch):
     H = np.tril(blocked.hessian_lower(w_c))
     np.testing.assert_allclose(H + np.tril(H, -1).T, H_whole, rtol=1e-12, atol=1e-15)
     p = np.linspace(-1.0, 2.0, 7)
-    np.testing.assert_allclose(blocked.hess_vec(blocked.weights(w_c), p), H_whole @ p, rtol=1e-12)
+    weights, diag = blocked.curvature(w_c)
+    np.testing.assert_allclose(weights, curvature, rtol=1e-12)
+    np.testing.assert_allclose(diag, np.diag(H_whole), rtol=1e-12)
+    np.testing.assert_allclose(blocked.hess_vec(weights, p), H_whole @ p, rtol=1e-12)
 
 
 def test_conjugate_gradient_newton_for_many_features(monkeypatch):
