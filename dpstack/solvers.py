@@ -35,7 +35,8 @@ Rows clipped to a norm bound (``row_scale``, from
 :func:`dpstack.mechanisms.clipped_rows`) are never copied or scaled: their
 factors f_i multiply the margins, residuals and curvature weights of their
 block (row i scaled by f_i has margin f_i·wᵀx_i, gradient term f_i r_i x_i and
-curvature f_i² ℓ''_i x_i x_iᵀ). The same problem as on the clipped copy of X,
+curvature f_i² ℓ''_i x_i x_iᵀ). A constant column (``intercept``, PLR's
+``fit_intercept=True``) is not formed either: its products are s·w_d and s·Σ r_i. The same problem as on the clipped copy of X,
 without that copy; the products round differently (f_i·(wᵀx_i) against
 (f_i x_i)ᵀw), so the two fits agree to within the tolerance, not bit for bit.
 
@@ -101,22 +102,27 @@ class _Problem:
 
     Rows clipped to the norm bound (``row_scale``) are never scaled themselves: row
     i scaled by f_i has margin f_i·(wᵀx_i), gradient term (f_i r_i) x_i and curvature
-    f_i² ℓ''_i x_i x_iᵀ, so the factors multiply the block's margins, residuals and
-    curvature weights (vectors of a block's length) and every product reads X as
-    given.
+    f_i² ℓ''_i x_i x_iᵀ, so the factors multiply the block's margins and residuals
+    (vectors of a block's length) and every product reads X as given. With
+    ``intercept`` s, the unknowns are d = k + 1 for X's k columns and the constant
+    column s (never formed).
     """
 
-    def __init__(self, X, y, lam, b, delta, w0, row_scale=None):
+    def __init__(self, X, y, lam, b, delta, w0, row_scale=None, intercept=None):
         self.X = np.asarray(X, dtype=float)
         # Labels ±1 enter only as signs: a margin times y_i is the margin, negated where y_i < 0
         # (bit for bit the product, exact in IEEE arithmetic). One int8 per row, whatever y's
         # dtype (1/(8d) of X), and no float copy of the labels.
         self.sign = np.where(np.asarray(y) < 0, np.int8(-1), np.int8(1))
-        self.n, self.d = self.X.shape
+        # k columns of X, d unknowns: with ``intercept`` s, a constant column s follows X's
+        # columns (never formed: its products are s·w_d and s·Σ r_i).
+        self.n, self.k = self.X.shape
+        self.s = None if intercept is None else float(intercept)
+        self.d = self.k + (self.s is not None)
         self.lam, self.delta = float(lam), float(delta)
         self.b = None if b is None else np.asarray(b, dtype=float)
         self.w0 = None if w0 is None else np.asarray(w0, dtype=float)
-        self.block = max(_MIN_BLOCK_ROWS, _BLOCK_BYTES // (8 * max(self.d, 1)))
+        self.block = max(_MIN_BLOCK_ROWS, _BLOCK_BYTES // (8 * max(self.k, 1)))
         # Passes that make a block-sized temporary (Hessian, CG diagonal) use blocks of
         # at most 1/16 of the rows, so that the temporary stays small next to X itself; an X
         # of at most _ONE_PASS_BYTES is one block (there the per-block calls cost more than
@@ -164,10 +170,13 @@ class _Problem:
     def value_grad(self, w):
         self.n_evals += 1
         loss, grad = 0.0, np.zeros(self.d)
+        wx, gx = w[: self.k], grad[: self.k]
         for _, _, Xb, sign, scaled in self._blocks():
-            m = Xb @ w
+            m = Xb @ wx
             if scaled is not None:
                 m[scaled[0]] *= scaled[1]  # the margins of the clipped rows: f_i · wᵀx_i
+            if self.s is not None:
+                m += self.s * w[-1]
             m *= sign  # margins y_i wᵀx_i
             # ℓ(m) = log(1 + e^{−m}) = log1p(e) − min(m, 0) and −ℓ'(m) = 1/(1 + e^{m}) from
             # the one exponential e = e^{−|m|} (stable for any m; one exp and one log1p per row);
@@ -185,9 +194,11 @@ class _Problem:
             e += 1.0
             r /= e
             r *= sign
+            if self.s is not None:
+                grad[-1] -= self.s * r.sum()
             if scaled is not None:
                 r[scaled[0]] *= scaled[1]  # the residual of a clipped row: f_i r_i
-            grad -= r @ Xb
+            gx -= r @ Xb
         diff = w if self.w0 is None else w - self.w0
         value = loss / self.n + 0.5 * self.delta * (w @ w) + 0.5 * self.lam * (diff @ diff)
         grad /= self.n
@@ -216,47 +227,73 @@ class _Problem:
         return np.max(np.abs(grad)) <= tol * self.scale(w)
 
     def _block_weights(self, Xb, sign, scaled, w):
-        """Curvature weights f_i² ℓ''(y_i f_i wᵀx_i)/n of a block (f_i = 1 for unclipped rows)."""
-        m = Xb @ w
+        """Curvature weights c_i = ℓ''(y_i zᵢᵀw)/n of a block's rows z_i (clipped, with the constant)."""
+        m = Xb @ w[: self.k]
         if scaled is not None:
             m[scaled[0]] *= scaled[1]
+        if self.s is not None:
+            m += self.s * w[-1]
         m *= sign
         p = expit(m)
         p *= 1.0 - p
         p /= self.n
-        if scaled is not None:
-            p[scaled[0]] *= scaled[1] ** 2
         return p
 
+    @staticmethod
+    def _scale(v, scaled, power=1):
+        """``v`` with the entries of the clipped rows multiplied by f_i**power (a copy if any)."""
+        if scaled is None:
+            return v
+        v = v.copy()
+        v[scaled[0]] *= scaled[1] if power == 1 else scaled[1] ** power
+        return v
+
     def curvature(self, w):
-        """Curvature weights of every row (an n-vector) and the diagonal of ∇²J(w), in one pass."""
+        """Curvature weights c_i of every row (an n-vector) and the diagonal of ∇²J(w), in one pass."""
         weights, diag = np.empty(self.n), np.full(self.d, self.lam + self.delta)
         for start, stop, Xb, sign, scaled in self._blocks(self.small_block):
             wb = weights[start:stop]
             wb[:] = self._block_weights(Xb, sign, scaled, w)
-            diag += wb @ np.square(Xb)
+            diag[: self.k] += self._scale(wb, scaled, 2) @ np.square(Xb)  # Σ c_i f_i² x_ij²
+        if self.s is not None:
+            diag[-1] += self.s**2 * weights.sum()
         return weights, diag
 
     def hessian_lower(self, w):
         """Lower triangle of ∇²J(w): one syrk per block of √weight-scaled rows, summed in place."""
+        k = self.k
         H = np.zeros((self.d, self.d), order="F")
+        Hx = H[:k, :k]  # all of H without intercept (syrk then updates it in place)
         for _, _, Xb, sign, scaled in self._blocks(self.small_block):
-            scaled_rows = Xb * np.sqrt(self._block_weights(Xb, sign, scaled, w))[:, None]
+            wb = self._block_weights(Xb, sign, scaled, w)
+            scaled_rows = Xb * self._scale(np.sqrt(wb), scaled)[:, None]  # √c_i f_i x_i
             if scaled_rows.flags.c_contiguous:
-                H = blas.dsyrk(1.0, scaled_rows.T, beta=1.0, c=H, trans=0, lower=1, overwrite_c=1)
+                Hx = blas.dsyrk(1.0, scaled_rows.T, beta=1.0, c=Hx, trans=0, lower=1, overwrite_c=1)
             else:
-                H = blas.dsyrk(1.0, scaled_rows, beta=1.0, c=H, trans=1, lower=1, overwrite_c=1)
+                Hx = blas.dsyrk(1.0, scaled_rows, beta=1.0, c=Hx, trans=1, lower=1, overwrite_c=1)
+            if self.s is not None:  # the border of the constant column: s Σ c_i f_i x_i and s² Σ c_i
+                H[k, :k] += self.s * (self._scale(wb, scaled) @ Xb)
+                H[k, k] += self.s**2 * wb.sum()
+        H[:k, :k] = Hx  # a no-op when syrk wrote in place
         H.flat[:: self.d + 1] += self.lam + self.delta
         return H
 
     def hess_vec(self, weights, p):
-        """∇²J p with the curvature ``weights`` (clipping factors included): one fused pass over X."""
+        """∇²J p with the curvature ``weights`` (from :meth:`curvature`): one fused pass over X."""
         out = (self.lam + self.delta) * p
-        for start in range(0, self.n, self.block):
-            Xb = self.X[start : start + self.block]
-            q = Xb @ p
-            q *= weights[start : start + self.block]
-            out += q @ Xb
+        px, ox = p[: self.k], out[: self.k]
+        for start, stop, Xb, _, scaled in self._blocks():
+            q = Xb @ px
+            if scaled is not None:
+                q[scaled[0]] *= scaled[1]
+            if self.s is not None:
+                q += self.s * p[-1]
+            q *= weights[start:stop]  # c_i z_iᵀp
+            if self.s is not None:
+                out[-1] += self.s * q.sum()
+            if scaled is not None:
+                q[scaled[0]] *= scaled[1]
+            ox += q @ Xb
         return out
 
     def newton_step(self, w, grad, target=None):
@@ -307,7 +344,18 @@ class _Problem:
 
 
 def minimize_perturbed_logistic(
-    X, y, lam, b=None, delta=0.0, w0=None, tol=1e-10, max_iter=100, w_init=None, method="auto", row_scale=None
+    X,
+    y,
+    lam,
+    b=None,
+    delta=0.0,
+    w0=None,
+    tol=1e-10,
+    max_iter=100,
+    w_init=None,
+    method="auto",
+    row_scale=None,
+    intercept=None,
 ):
     """Exact minimiser of J(w) (see module docstring).
 
@@ -341,16 +389,20 @@ def minimize_perturbed_logistic(
         multiplies the scaled rows' margins, residuals and curvature weights. With
         :func:`dpstack.mechanisms.clipped_rows`, the fit on X clipped to a norm bound (the
         minimiser on ``clip_rows(X, bound)``, to within ``tol``) with no copy of X.
+    intercept : float or None
+        Solve on ``[X, intercept · 1]`` (a constant last column, after ``row_scale``)
+        without forming it: w, ``b`` and ``w0`` then have ``d + 1`` entries, the last one
+        the weight of the constant column.
 
     Returns
     -------
-    w : ndarray of shape (d,)
+    w : ndarray of shape (d,) (``d + 1`` with ``intercept``)
     n_iter : int
         L-BFGS plus Newton iterations.
     """
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
-    problem = _Problem(X, y, lam, b, delta, w0, row_scale)
+    problem = _Problem(X, y, lam, b, delta, w0, row_scale, intercept)
     w = np.zeros(problem.d) if w_init is None else np.array(w_init, dtype=float)
     n_lbfgs = 0
     if method == "auto" and problem.n * problem.d <= NEWTON_FIRST_MAX_SIZE:
@@ -372,13 +424,13 @@ def minimize_perturbed_logistic(
 
 
 def minimize_perturbed_logistic_path(
-    X, y, lams, b=None, delta=0.0, w0=None, tol=1e-10, max_iter=100, method="auto", row_scale=None
+    X, y, lams, b=None, delta=0.0, w0=None, tol=1e-10, max_iter=100, method="auto", row_scale=None, intercept=None
 ):
     """Exact minimisers along a λ path, each warm-started from the previous one.
 
     Parameters
     ----------
-    X, y, b, delta, w0, tol, max_iter, method, row_scale
+    X, y, b, delta, w0, tol, max_iter, method, row_scale, intercept
         As in :func:`minimize_perturbed_logistic` (``delta`` may also be an
         array with one value per λ, since Δ depends on λ in objective perturbation).
     lams : sequence of float
@@ -387,15 +439,27 @@ def minimize_perturbed_logistic_path(
 
     Returns
     -------
-    W : ndarray of shape (len(lams), d)
+    W : ndarray of shape (len(lams), d) (``d + 1`` with ``intercept``)
     n_iter : ndarray of int
     """
     lams = np.asarray(lams, dtype=float).ravel()
     deltas = np.broadcast_to(np.asarray(delta, dtype=float), lams.shape)
-    W, n_iter, w = np.empty((lams.size, np.shape(X)[1])), np.zeros(lams.size, dtype=int), None
+    d = np.shape(X)[1] + (intercept is not None)
+    W, n_iter, w = np.empty((lams.size, d)), np.zeros(lams.size, dtype=int), None
     for i, (lam, dlt) in enumerate(zip(lams, deltas)):
         w, n_iter[i] = minimize_perturbed_logistic(
-            X, y, lam, b=b, delta=dlt, w0=w0, tol=tol, max_iter=max_iter, w_init=w, method=method, row_scale=row_scale
+            X,
+            y,
+            lam,
+            b=b,
+            delta=dlt,
+            w0=w0,
+            tol=tol,
+            max_iter=max_iter,
+            w_init=w,
+            method=method,
+            row_scale=row_scale,
+            intercept=intercept,
         )
         W[i] = w
     return W, n_iter
