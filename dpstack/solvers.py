@@ -127,13 +127,18 @@ class _Problem:
         self.w0 = None if w0 is None else np.asarray(w0, dtype=float)
         self.block = max(_MIN_BLOCK_ROWS, _BLOCK_BYTES // (8 * max(self.k, 1)))
         # Passes that make a block-sized temporary (Hessian, CG diagonal) use blocks of
-        # at most 1/16 of the rows, so that the temporary stays small next to X itself; an X
+        # at most 1/32 of the rows, so that the temporary stays small next to X itself; an X
         # of at most _ONE_PASS_BYTES is one block (there the per-block calls cost more than
         # the arithmetic, and the temporary is small in absolute terms).
         if self.X.nbytes <= _ONE_PASS_BYTES:
             self.small_block = self.block
         else:
-            self.small_block = min(self.block, max(_MIN_BLOCK_ROWS, -(-self.n // 16)))
+            self.small_block = min(self.block, max(_MIN_BLOCK_ROWS, -(-self.n // 32)))
+            # The loss pass keeps about four vectors of a block's length: with few features
+            # (a row of 8k bytes) and a small X, 1 MiB blocks would make them a sizeable share
+            # of X (40 % of a block at k = 10); blocks of at most n·k/128 rows keep each
+            # vector below 1/128 of X.
+            self.block = min(self.block, max(_MIN_BLOCK_ROWS, -(-self.n * self.k // 128)))
         self.n_evals = 0
         self.rows, self.factors, self._partition = None, None, {}
         if row_scale is not None:
@@ -267,13 +272,14 @@ class _Problem:
         k = self.k
         H = np.zeros((self.d, self.d), order="F")
         Hx = H[:k, :k]  # all of H without intercept (syrk then updates it in place)
-        for _, _, Xb, sign, scaled in self._blocks(self.small_block):
+        # One C-ordered buffer for the scaled rows of every block (whatever X's layout): a new
+        # array per block would keep two blocks' worth alive while the next one is computed.
+        buffer = np.empty((min(self.small_block, self.n), k))
+        for start, stop, Xb, sign, scaled in self._blocks(self.small_block):
             wb = self._block_weights(Xb, sign, scaled, w)
-            scaled_rows = Xb * self._scale(np.sqrt(wb), scaled)[:, None]  # √c_i f_i x_i
-            if scaled_rows.flags.c_contiguous:
-                Hx = blas.dsyrk(1.0, scaled_rows.T, beta=1.0, c=Hx, trans=0, lower=1, overwrite_c=1)
-            else:
-                Hx = blas.dsyrk(1.0, scaled_rows, beta=1.0, c=Hx, trans=1, lower=1, overwrite_c=1)
+            scaled_rows = np.multiply(Xb, self._scale(np.sqrt(wb), scaled)[:, None], out=buffer[: stop - start])
+            # √c_i f_i x_i; its transpose is Fortran-ordered, which syrk takes without a copy
+            Hx = blas.dsyrk(1.0, scaled_rows.T, beta=1.0, c=Hx, trans=0, lower=1, overwrite_c=1)
             if self.s is not None:  # the border of the constant column: s Σ c_i f_i x_i and s² Σ c_i
                 H[k, :k] += self.s * (self._scale(wb, scaled) @ Xb)
                 H[k, k] += self.s**2 * wb.sum()

@@ -172,7 +172,7 @@ def test_every_pass_with_row_scale_is_the_pass_on_the_clipped_copy(monkeypatch, 
     w0 = np.random.default_rng(10).standard_normal(d)
     scaled = solvers._Problem(X, s, 1e-2, b, 0.1, w0, (rows, factors), intercept)
     copy = solvers._Problem(Z, s, 1e-2, b, 0.1, w0)
-    assert scaled.block == 37 and scaled.small_block == 37 and scaled.d == d
+    assert scaled.block == 37 and scaled.small_block == 32 and scaled.d == d  # two partitions of the rows
     w = np.random.default_rng(9).standard_normal(d) * 3
     v_s, g_s = scaled.value_grad(w)
     v_c, g_c = copy.value_grad(w)
@@ -235,3 +235,18 @@ def test_plr_with_an_intercept_solves_on_the_clipped_copy_with_the_constant_colu
     on_copy = solvers._Problem(Z, signed_labels(y, 1), 1e-3, est.diagnostics_.noise, est.delta_, None)
     assert on_copy.converged(est.w_, on_copy.value_grad(est.w_)[1], est.tol)
     assert est.intercept_[0] == pytest.approx(est.w_[-1] * 0.5, rel=1e-15)
+
+
+@pytest.mark.parametrize(("n", "d"), [(100_000, 10), (20_000, 50)])
+def test_plr_on_a_small_x_with_clipped_rows_allocates_under_a_tenth_of_x(n, d):
+    """X of 7.6 MiB, 5 % of rows clipped: no block buffer, short loss-pass blocks, one Hessian buffer.
+
+    λ = 1e-3 makes the fit end with a Newton polish (a Hessian at 10 features, conjugate
+    gradients at 50), the passes with a block-sized temporary.
+    """
+    X, y = _clipped_task(n=n, d=d, seed=12)
+    assert X.nbytes < 32 * 2**20 and clipped_rows(X, 1.0) is not None
+    est = PrivateLogisticRegression(epsilon=1.0, lam=1e-3, classes=[0, 1], random_state=0)
+    est.fit(X, y)
+    peak = _peak(lambda: est.fit(X, y))
+    assert peak <= 0.10 * X.nbytes, f"fit allocated {peak / X.nbytes:.1%} of X"
