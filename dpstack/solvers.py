@@ -32,13 +32,14 @@ How (``method="auto"``), and why:
    conjugate gradients with Hessian-vector products instead.
 
 Rows clipped to a norm bound (``row_scale``, from
-:func:`dpstack.mechanisms.clipped_rows`) are never copied or scaled: their
-factors f_i multiply the margins, residuals and curvature weights of their
-block (row i scaled by f_i has margin f_i·wᵀx_i, gradient term f_i r_i x_i and
-curvature f_i² ℓ''_i x_i x_iᵀ). A constant column (``intercept``, PLR's
-``fit_intercept=True``) is not formed either: its products are s·w_d and s·Σ r_i. The same problem as on the clipped copy of X,
-without that copy; the products round differently (f_i·(wᵀx_i) against
-(f_i x_i)ᵀw), so the two fits agree to within the tolerance, not bit for bit.
+:func:`dpstack.mechanisms.clipped_rows`) are never copied or scaled: row i
+scaled by f_i has margin f_i·wᵀx_i, gradient term f_i r_i x_i and curvature
+f_i² ℓ''_i x_i x_iᵀ, so the factors multiply the margins and residuals of their
+block (and the √weights of the Hessian's scaled rows). A constant column
+(``intercept``, PLR's ``fit_intercept=True``) is not formed either: its products
+are s·w_d and s·Σ r_i. The same problem as on the clipped copy of X, without
+that copy; the products round differently (f_i·(wᵀx_i) against (f_i x_i)ᵀw),
+so the two fits agree to within the tolerance, not bit for bit.
 
 Small problems (n·d ≤ :data:`NEWTON_FIRST_MAX_SIZE`, e.g. the 30 × 5 fits of the
 privacy audits) skip step 1: there a Newton iteration costs little more than an
@@ -395,7 +396,7 @@ def minimize_perturbed_logistic(
     row_scale : tuple (rows, factors) or None
         Solve on X with ``X[rows]`` multiplied by ``factors[:, None]`` (``rows`` increasing
         row indices), without forming that array: each pass reads X as given and
-        multiplies the scaled rows' margins, residuals and curvature weights. With
+        multiplies the scaled rows' margins and residuals by their factors. With
         :func:`dpstack.mechanisms.clipped_rows`, the fit on X clipped to a norm bound (the
         minimiser on ``clip_rows(X, bound)``, to within ``tol``) with no copy of X.
     intercept : float or None
