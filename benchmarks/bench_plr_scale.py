@@ -1,7 +1,9 @@
 """PLR ``fit`` on a memory-mapped n = 10,000,000 × d = 100 float64 ``.npy`` (7.5 GiB), or another size, against scikit-learn.
 
 Opt-in (it writes 7.5 GiB): ``DPSTACK_BENCH_SCALE_DIR=/some/dir python -m benchmarks plr_scale``
-(the file is created there once and reused; ``DPSTACK_BENCH_SCALE_ROWS`` changes n and
+(the files are created there once and reused; realistic data by default, PLR reading the raw
+X and clipping inside its fit, scikit-learn the pre-clipped copy (a second file of the same size);
+``DPSTACK_BENCH_SCALE_DATA=well-conditioned`` for the old data, one file; ``DPSTACK_BENCH_SCALE_ROWS`` changes n and
 ``DPSTACK_BENCH_SCALE_FEATURES`` d, e.g. 1e8 × 10, also 7.5 GiB). Each fit runs
 in a fresh subprocess that opens the file with ``np.load(mmap_mode="r")``, so the page cache is
 shared but nothing else; the subprocess reports the fit's wall time, the peak of memory allocated
@@ -18,6 +20,8 @@ import sys
 import numpy as np
 
 from benchmarks import print_table
+from benchmarks.data import realistic
+from dpstack.mechanisms import clip_rows
 
 LAM, TOL = 1e-2, 1e-10
 
@@ -51,11 +55,37 @@ print(json.dumps(dict(seconds=seconds, peak_bytes=peak, coef=coef, error=error))
 """
 
 
-def make_data(directory, n, d=100, seed=1, chunk=200_000):
-    """The synthetic logistic model of bench_plr, written block by block to ``X_{n}x{d}.npy``/``y_{n}x{d}.npy``."""
+def make_data(directory, n, d=100, seed=1, chunk=200_000, kind=None):
+    """Write ``X``, ``y`` and scikit-learn's input (``X`` clipped to the unit ball) as ``.npy`` files.
+
+    ``kind`` (default ``DPSTACK_BENCH_SCALE_DATA`` or "realistic"): "realistic" is
+    :func:`benchmarks.data.realistic` written into a memory map (5 % of the rows beyond the
+    bound, so PLR clips inside its fit) plus its clipped copy for scikit-learn (a second
+    file of the same size); "well-conditioned" the i.i.d. model of ``bench_plr`` with every
+    row inside the unit ball (one file, read by both sides). Returns the paths of PLR's X,
+    scikit-learn's X and y.
+    """
+    kind = kind or os.environ.get("DPSTACK_BENCH_SCALE_DATA", "realistic")
+    if kind == "realistic":
+        path_x, path_y = os.path.join(directory, f"Xr_{n}x{d}.npy"), os.path.join(directory, f"yr_{n}x{d}.npy")
+        path_c = os.path.join(directory, f"Xr_clipped_{n}x{d}.npy")
+        if not all(os.path.exists(p) for p in (path_x, path_y, path_c)):
+            X = np.lib.format.open_memmap(path_x + ".tmp", mode="w+", dtype=np.float64, shape=(n, d))
+            _, y = realistic(n, d, seed, chunk=chunk, out=X)
+            C = np.lib.format.open_memmap(path_c + ".tmp", mode="w+", dtype=np.float64, shape=(n, d))
+            for start in range(0, n, chunk):
+                C[start : start + chunk] = clip_rows(X[start : start + chunk], 1.0)
+            for M, path in ((X, path_x), (C, path_c)):
+                M.flush()
+                os.replace(path + ".tmp", path)
+            del X, C
+            np.save(path_y, y)
+        return path_x, path_c, path_y
+    if kind != "well-conditioned":
+        raise ValueError(f"DPSTACK_BENCH_SCALE_DATA must be 'realistic' or 'well-conditioned', got {kind!r}")
     path_x, path_y = os.path.join(directory, f"X_{n}x{d}.npy"), os.path.join(directory, f"y_{n}x{d}.npy")
     if os.path.exists(path_x) and os.path.exists(path_y):
-        return path_x, path_y
+        return path_x, path_x, path_y
     rng = np.random.default_rng(seed)
     w_true = rng.standard_normal(d) * 30 / np.sqrt(d)
     X = np.lib.format.open_memmap(path_x + ".tmp", mode="w+", dtype=np.float64, shape=(n, d))
@@ -63,8 +93,7 @@ def make_data(directory, n, d=100, seed=1, chunk=200_000):
     scale = 1.0 / (1.2 * np.sqrt(d + 6 * np.sqrt(2 * d)))  # rows of norm ≲ 1 (a χ_d tail bound)
     for start in range(0, n, chunk):
         block = rng.standard_normal((min(chunk, n - start), d)) * scale
-        # the rare rows beyond the tail bound are scaled back inside the unit ball here, so that
-        # PLR has nothing to clip (a clipped row makes clip_rows return a scaled copy of X)
+        # the rare rows beyond the tail bound are scaled back inside the unit ball here
         norms = np.sqrt(np.einsum("ij,ij->i", block, block))
         outside = norms > 0.999
         block[outside] *= (0.999 / norms[outside])[:, None]
@@ -74,7 +103,7 @@ def make_data(directory, n, d=100, seed=1, chunk=200_000):
     del X
     os.replace(path_x + ".tmp", path_x)
     np.save(path_y, y)
-    return path_x, path_y
+    return path_x, path_x, path_y
 
 
 def run(side, path_x, path_y):
@@ -95,13 +124,15 @@ def main():
         return None
     n = int(float(os.environ.get("DPSTACK_BENCH_SCALE_ROWS", "1e7")))
     d = int(float(os.environ.get("DPSTACK_BENCH_SCALE_FEATURES", "100")))
-    path_x, path_y = make_data(directory, n, d)
+    path_x, path_c, path_y = make_data(directory, n, d)
     X = np.load(path_x, mmap_mode="r")
-    for start in range(0, n, 1_000_000):  # warm the page cache (both sides then read from memory)
-        float(X[start : start + 1_000_000].sum())
+    for path in {path_x, path_c}:  # warm the page cache (both sides then read from memory)
+        M = np.load(path, mmap_mode="r")
+        for start in range(0, n, 1_000_000):
+            float(M[start : start + 1_000_000].sum())
     results = {}
     for side in ("sklearn", "inf", "1.0"):
-        results[side] = run(side, path_x, path_y)
+        results[side] = run(side, path_c if side == "sklearn" else path_x, path_y)
         print(f"  {side}: {results[side]['seconds']:.1f} s", flush=True)
     rows = []
     for side, label in (("sklearn", "scikit-learn lbfgs"), ("inf", "PLR ε=∞"), ("1.0", "PLR ε=1")):
@@ -118,7 +149,10 @@ def main():
     if results["sklearn"]["coef"] and results["inf"]["coef"]:
         diff = np.max(np.abs(np.subtract(results["sklearn"]["coef"], results["inf"]["coef"])))
         print(f"max |w_PLR(ε=∞) − w_sklearn| = {diff:.2e}")
-    print(f"n = {n}, d = {d}, X = {X.nbytes / 2**30:.2f} GiB memory-mapped ({path_x}); one run each")
+    print(
+        f"n = {n}, d = {d}, X = {X.nbytes / 2**30:.2f} GiB memory-mapped ({path_x}; scikit-learn reads {path_c}); "
+        f"one run each; load {os.getloadavg()[0]:.1f}"
+    )
     print_table(rows, list(rows[0]), floatfmt="{:.3g}")
     return rows
 

@@ -34,8 +34,11 @@ __all__ = ["PROBLEMS", "mnist08", "problem", "realistic", "well_conditioned"]
 OUTSIDE = 0.05
 
 
-def realistic(n=100_000, d=100, seed=0, chunk=100_000):
+def realistic(n=100_000, d=100, seed=0, chunk=100_000, out=None):
     """Correlated features of uneven scale, varied row norms, 5 % of rows beyond norm 1, 10 % flipped labels.
+
+    ``out``: an (n, d) float64 array to write X into (e.g. a memory-mapped ``.npy``; the
+    same bits as without it), so that no (n, d) array besides it is made.
 
     Returns
     -------
@@ -48,7 +51,7 @@ def realistic(n=100_000, d=100, seed=0, chunk=100_000):
     corr = rho ** np.abs(np.subtract.outer(np.arange(d), np.arange(d)))
     L = np.linalg.cholesky(corr) * scales[:, None]  # rows of X: z Lᵀ, covariance diag(s) C diag(s)
     w_true = rng.standard_normal(d) / scales  # each feature matters in proportion to its own scale
-    X = np.empty((n, d))
+    X = np.empty((n, d)) if out is None else out
     for start in range(0, n, chunk):  # in chunks: no (n, d) temporary besides X
         stop = min(start + chunk, n)
         block = rng.standard_normal((stop - start, d)) @ L.T

@@ -219,24 +219,31 @@ class PrivateLogisticRegression(BinaryClassifierMixin, BaseEstimator):
         return np.hstack([Xc, np.full((Xc.shape[0], 1), s)])
 
     def _fit_design(self, X):
-        """``(Z, row_scale)`` for the solver: Z with the rows of ``row_scale`` scaled is ``_design_matrix(X)``.
+        """``(Z, row_scale, intercept)`` for the solver, which solves on ``_design_matrix(X)``.
 
-        Without an intercept, Z is X itself and ``row_scale`` the rows beyond the bound
-        with their clipping factors (:func:`~dpstack.mechanisms.clipped_rows`): the solver
-        scales them block by block, bit for bit as on the clipped copy, and X is not
-        copied. With an intercept (the constant column makes a new array anyway), or in a
-        subclass that redefines ``_design_matrix``, Z is ``_design_matrix(X)``.
+        Z is X itself, ``row_scale`` the rows beyond the clipping bound with their factors
+        (:func:`~dpstack.mechanisms.clipped_rows`) and ``intercept`` the constant feature s
+        (``None`` without ``fit_intercept``): the solver scales the margins of the clipped
+        rows and adds the constant column's products itself, so X is neither copied nor
+        extended. In a subclass that redefines ``_design_matrix``, or when a squared row
+        norm is beyond float64 (``clip_rows`` measures such rows again), Z is
+        ``_design_matrix(X)`` with no ``row_scale`` or ``intercept``.
         """
-        if self.fit_intercept or type(self)._design_matrix is not PrivateLogisticRegression._design_matrix:
-            return self._design_matrix(X), None
-        bound = self._scaling()[0]
+        if type(self)._design_matrix is not PrivateLogisticRegression._design_matrix:
+            return self._design_matrix(X), None, None
         X = np.asarray(X, dtype=float)
+        found = self._clipped(X)
+        if found is _UNSAFE:
+            return self._design_matrix(X), None, None
+        return X, found, (self._scaling()[1] if self.fit_intercept else None)
+
+    def _clipped(self, X):
+        """``clipped_rows`` of X at the bound its rows are clipped to (the constant feature's share removed)."""
+        bound, s = self._scaling()
+        bound = np.sqrt(bound**2 - s**2) if self.fit_intercept else bound
         if X.ndim != 2 or bound < 1e-150:
-            return self._design_matrix(X), None
-        found = clipped_rows(X, bound)
-        if found is _UNSAFE:  # squared norms beyond float64: clip_rows measures those rows again
-            return clip_rows(X, bound), None
-        return X, found
+            return _UNSAFE
+        return clipped_rows(X, bound)
 
     @atomic_fit
     def fit(self, X, y):
@@ -251,8 +258,8 @@ class PrivateLogisticRegression(BinaryClassifierMixin, BaseEstimator):
     def _fit_validated(self, X, y_signed, classes, from_data):
         epsilon = check_epsilon(self.epsilon)
         lam = check_positive(self.lam, "lam")
-        Z, row_scale = self._fit_design(X)
-        n, d = Z.shape
+        Z, row_scale, intercept = self._fit_design(X)
+        n, d = Z.shape[0], Z.shape[1] + (intercept is not None)
         w0 = None
         if self.w0 is not None:
             w0 = np.asarray(self.w0, dtype=float).ravel()
@@ -266,7 +273,16 @@ class PrivateLogisticRegression(BinaryClassifierMixin, BaseEstimator):
         cal = objective_perturbation_calibration(epsilon, n, lam, self._scaling()[0])
         b = isotropic_noise(d, cal.noise_scale, check_random_state(self.random_state))
         w, n_iter = minimize_perturbed_logistic(
-            Z, y_signed, lam, b=b, delta=cal.delta, w0=w0, tol=self.tol, max_iter=self.max_iter, row_scale=row_scale
+            Z,
+            y_signed,
+            lam,
+            b=b,
+            delta=cal.delta,
+            w0=w0,
+            tol=self.tol,
+            max_iter=self.max_iter,
+            row_scale=row_scale,
+            intercept=intercept,
         )
         self.classes_ = classes
         p = X.shape[1]
@@ -301,8 +317,22 @@ class PrivateLogisticRegression(BinaryClassifierMixin, BaseEstimator):
         return self._decision_function_unchecked(X)
 
     def _decision_function_unchecked(self, X):
-        """``decision_function`` on an X the caller has already validated (internal fast path)."""
-        return self._design_matrix(X) @ self.w_
+        """``decision_function`` on an X the caller has already validated (internal fast path).
+
+        ``X @ w`` with the margins of the rows beyond the bound scaled by their clipping
+        factors and the constant feature's term added: the margins on ``_design_matrix(X)``
+        up to rounding, without its copy of X.
+        """
+        Z, row_scale, intercept = self._fit_design(X)
+        if row_scale is None and intercept is None:
+            return Z @ self.w_
+        p = Z.shape[1]
+        margins = Z @ self.w_[:p]
+        if row_scale is not None:
+            margins[row_scale[0]] *= row_scale[1]
+        if intercept is not None:
+            margins += intercept * self.w_[p]
+        return margins
 
 
 class FeatureSplitLogisticRegression(BinaryClassifierMixin, BaseEstimator):

@@ -165,9 +165,9 @@ def clipped_rows(X, bound):
 
     ``clip_rows(X, bound)`` equals ``X`` with ``X[rows]`` multiplied by ``factors[:, None]``,
     bit for bit (each factor is ``bound / ‖x_i‖``, the same float64 division as
-    :func:`clip_rows`). A solver that applies the factors to each block of rows as it reads
-    it (the ``row_scale`` of :func:`dpstack.solvers.minimize_perturbed_logistic`) fits the
-    clipped data without a clipped copy of X: what is kept is 16 bytes per clipped row.
+    :func:`clip_rows`). A solver that applies the factors to the margins and residuals of
+    those rows (the ``row_scale`` of :func:`dpstack.solvers.minimize_perturbed_logistic`) fits
+    the clipped data without a clipped copy of X: what is kept is 16 bytes per clipped row.
 
     X is scanned in blocks of rows (two blocks of squared norms live at once, 128 KiB,
     whatever n); √ is monotone, so a block's largest squared norm decides whether any of its

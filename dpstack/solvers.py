@@ -32,9 +32,14 @@ How (``method="auto"``), and why:
    conjugate gradients with Hessian-vector products instead.
 
 Rows clipped to a norm bound (``row_scale``, from
-:func:`dpstack.mechanisms.clipped_rows`) are scaled block by block as each pass
-reads them, into one reused block buffer: the same products as on the clipped
-copy of X, bit for bit, without that copy.
+:func:`dpstack.mechanisms.clipped_rows`) are never copied or scaled: row i
+scaled by f_i has margin f_i·wᵀx_i, gradient term f_i r_i x_i and curvature
+f_i² ℓ''_i x_i x_iᵀ, so the factors multiply the margins and residuals of their
+block (and the √weights of the Hessian's scaled rows). A constant column
+(``intercept``, PLR's ``fit_intercept=True``) is not formed either: its products
+are s·w_d and s·Σ r_i. The same problem as on the clipped copy of X, without
+that copy; the products round differently (f_i·(wᵀx_i) against (f_i x_i)ᵀw),
+so the two fits agree to within the tolerance, not bit for bit.
 
 Small problems (n·d ≤ :data:`NEWTON_FIRST_MAX_SIZE`, e.g. the 30 × 5 fits of the
 privacy audits) skip step 1: there a Newton iteration costs little more than an
@@ -74,17 +79,9 @@ _BLOCK_BYTES = 2**20
 _MIN_BLOCK_ROWS = 64
 #: An X of at most this many bytes is walked in one block by every pass (Hessian included).
 _ONE_PASS_BYTES = 2**18
-
-
-def _signs(negative):
-    """±1.0 for a block of the label mask: multiplying by it negates exactly where ``negative``.
-
-    x · (−1.0) and x · 1.0 are exact in IEEE arithmetic (−0.0 included), so this gives the bits
-    of ``np.negative(x, where=negative)`` at a fraction of a masked ufunc's cost.
-    """
-    sign = np.multiply(negative, -2.0)
-    sign += 1.0
-    return sign
+#: ``ndarray.sum`` without its Python-level wrapper (the same reduction, the same bits; the
+#: per-block sums of a pass are hundreds of calls on short vectors).
+_sum = np.add.reduce
 
 
 class ConvergenceError(RuntimeError):
@@ -106,29 +103,45 @@ class _Problem:
     twice, and no temporary larger than a block (or than an n-vector) is
     created. X is never copied: a C- or Fortran-ordered array or a memory map
     is used as given.
+
+    Rows clipped to the norm bound (``row_scale``) are never scaled themselves: row
+    i scaled by f_i has margin f_i·(wᵀx_i), gradient term (f_i r_i) x_i and curvature
+    f_i² ℓ''_i x_i x_iᵀ, so the factors multiply the block's margins and residuals
+    (vectors of a block's length) and every product reads X as given. With
+    ``intercept`` s, the unknowns are d = k + 1 for X's k columns and the constant
+    column s (never formed).
     """
 
-    def __init__(self, X, y, lam, b, delta, w0, row_scale=None):
+    def __init__(self, X, y, lam, b, delta, w0, row_scale=None, intercept=None):
         self.X = np.asarray(X, dtype=float)
         # Labels ±1 enter only as signs: a margin times y_i is the margin, negated where y_i < 0
-        # (bit for bit the product, exact in IEEE arithmetic). One bool per row, whatever y's
-        # dtype, and no float copy or cast buffer of the labels.
-        self.negative = np.asarray(y) < 0
-        self.n, self.d = self.X.shape
+        # (bit for bit the product, exact in IEEE arithmetic). One int8 per row, whatever y's
+        # dtype (1/(8d) of X), and no float copy of the labels.
+        self.sign = np.where(np.asarray(y) < 0, np.int8(-1), np.int8(1))
+        # k columns of X, d unknowns: with ``intercept`` s, a constant column s follows X's
+        # columns (never formed: its products are s·w_d and s·Σ r_i).
+        self.n, self.k = self.X.shape
+        self.s = None if intercept is None else float(intercept)
+        self.d = self.k + (self.s is not None)
         self.lam, self.delta = float(lam), float(delta)
         self.b = None if b is None else np.asarray(b, dtype=float)
         self.w0 = None if w0 is None else np.asarray(w0, dtype=float)
-        self.block = max(_MIN_BLOCK_ROWS, _BLOCK_BYTES // (8 * max(self.d, 1)))
-        # Passes that make a block-sized temporary (Hessian, CG preconditioner) use blocks of
-        # at most 1/16 of the rows, so that the temporary stays small next to X itself; an X
+        self.block = max(_MIN_BLOCK_ROWS, _BLOCK_BYTES // (8 * max(self.k, 1)))
+        # Passes that make a block-sized temporary (Hessian, CG diagonal) use blocks of
+        # at most 1/32 of the rows, so that the temporary stays small next to X itself; an X
         # of at most _ONE_PASS_BYTES is one block (there the per-block calls cost more than
         # the arithmetic, and the temporary is small in absolute terms).
         if self.X.nbytes <= _ONE_PASS_BYTES:
             self.small_block = self.block
         else:
-            self.small_block = min(self.block, max(_MIN_BLOCK_ROWS, -(-self.n // 16)))
+            self.small_block = min(self.block, max(_MIN_BLOCK_ROWS, -(-self.n // 32)))
+            # The loss pass keeps about four vectors of a block's length: with few features
+            # (a row of 8k bytes) and a small X, 1 MiB blocks would make them a sizeable share
+            # of X (40 % of a block at k = 10); blocks of at most n·k/128 rows keep each
+            # vector below 1/128 of X.
+            self.block = min(self.block, max(_MIN_BLOCK_ROWS, -(-self.n * self.k // 128)))
         self.n_evals = 0
-        self.rows, self.factors, self._buffer = None, None, None
+        self.rows, self.factors, self._partition = None, None, {}
         if row_scale is not None:
             rows, factors = row_scale
             self.rows = np.asarray(rows, dtype=np.int64)
@@ -137,61 +150,64 @@ class _Problem:
                 raise ValueError("row_scale must be two 1-d arrays of equal length (rows, factors)")
             if self.rows.size and (self.rows[0] < 0 or self.rows[-1] >= self.n or np.any(np.diff(self.rows) <= 0)):
                 raise ValueError("row_scale's rows must be increasing row indices of X")
-
-    def _rows(self, start, stop):
-        """Rows start:stop of X, with the rows of ``row_scale`` in them multiplied by their factors.
-
-        Without factors in the range, a view of X. Otherwise a copy of the block (into one
-        buffer reused by every block of the pass, when X is C-ordered) whose clipped rows
-        are multiplied in place: the same float64 products as ``X * factor[:, None]``
-        (a factor of 1 leaves a row's bits unchanged), so every BLAS product that follows
-        sees the bits it would see on the clipped copy of X, in the same layout.
-        """
-        Xb = self.X[start:stop]
-        if self.rows is None:
-            return Xb
-        lo, hi = np.searchsorted(self.rows, (start, stop))
-        if lo == hi:
-            return Xb
-        if self.X.flags.c_contiguous:
-            if self._buffer is None:
-                self._buffer = np.empty((min(self.block, self.n), self.d))
-            scaled = self._buffer[: stop - start]
-            np.copyto(scaled, Xb)
-        else:  # keep X's layout (a Fortran-ordered X gives Fortran-ordered blocks)
-            scaled = Xb.copy(order="K")
-        scaled[self.rows[lo:hi] - start] *= self.factors[lo:hi, None]
-        return scaled
+            if not self.rows.size:
+                self.rows, self.factors = None, None
 
     def _blocks(self, size=None):
+        """``(start, stop, X[start:stop], sign, scaled)`` per block; ``scaled`` is None or (local rows, factors).
+
+        The partition of ``row_scale`` into blocks is computed once per block size
+        (16 bytes per clipped row, like ``row_scale`` itself).
+        """
         size = size or self.block
-        for start in range(0, self.n, size):
+        starts = range(0, self.n, size)
+        if self.rows is None:
+            parts = None
+        else:
+            parts = self._partition.get(size)
+            if parts is None:
+                cuts = np.searchsorted(self.rows, np.append(np.asarray(starts), self.n))
+                parts = [
+                    (self.rows[lo:hi] - start, self.factors[lo:hi]) if hi > lo else None
+                    for start, lo, hi in zip(starts, cuts[:-1], cuts[1:])
+                ]
+                self._partition[size] = parts
+        for i, start in enumerate(starts):
             stop = min(start + size, self.n)
-            yield self._rows(start, stop), self.negative[start:stop]
+            yield start, stop, self.X[start:stop], self.sign[start:stop], None if parts is None else parts[i]
 
     def value_grad(self, w):
         self.n_evals += 1
         loss, grad = 0.0, np.zeros(self.d)
-        for Xb, neg in self._blocks():
-            sign = _signs(neg)
-            m = Xb @ w
+        wx, gx = w[: self.k], grad[: self.k]
+        for _, _, Xb, sign, scaled in self._blocks():
+            m = Xb @ wx
+            if scaled is not None:
+                m[scaled[0]] *= scaled[1]  # the margins of the clipped rows: f_i · wᵀx_i
+            if self.s is not None:
+                m += self.s * w[-1]
             m *= sign  # margins y_i wᵀx_i
             # ℓ(m) = log(1 + e^{−m}) = log1p(e) − min(m, 0) and −ℓ'(m) = 1/(1 + e^{m}) from
-            # the one exponential e = e^{−|m|} (stable for any m; one exp and one log1p per row).
-            # Block-sized vectors only: e overwrites m once m's sign is taken. No masked (where=)
-            # ufunc: those run several times slower than plain ones and than np.where.
-            r = np.minimum(m, 0.0)
-            low = r.sum()
+            # the one exponential e = e^{−|m|} (stable for any m; one exp and one log1p per row);
+            # Σ min(m, 0) = (Σ m − Σ |m|)/2 from two sums. Block-sized vectors only: e
+            # overwrites m once m's sum and sign are taken. No masked (where=) ufunc: those run
+            # several times slower than plain ones and than np.where.
+            low = _sum(m)
             inside = m >= 0
             e = np.abs(m, out=m)
+            low -= _sum(e)
             np.negative(e, out=e)
             np.exp(e, out=e)
-            loss += np.log1p(e, out=r).sum() - low
             r = np.where(inside, e, 1.0)
+            loss += _sum(np.log1p(e)) - 0.5 * low
             e += 1.0
             r /= e
             r *= sign
-            grad -= r @ Xb
+            if self.s is not None:
+                grad[-1] -= self.s * _sum(r)
+            if scaled is not None:
+                r[scaled[0]] *= scaled[1]  # the residual of a clipped row: f_i r_i
+            gx -= r @ Xb
         diff = w if self.w0 is None else w - self.w0
         value = loss / self.n + 0.5 * self.delta * (w @ w) + 0.5 * self.lam * (diff @ diff)
         grad /= self.n
@@ -219,34 +235,75 @@ class _Problem:
         """
         return np.max(np.abs(grad)) <= tol * self.scale(w)
 
-    def _block_weights(self, Xb, neg, w):
-        m = Xb @ w
-        m *= _signs(neg)
+    def _block_weights(self, Xb, sign, scaled, w):
+        """Curvature weights c_i = ℓ''(y_i zᵢᵀw)/n of a block's rows z_i (clipped, with the constant)."""
+        m = Xb @ w[: self.k]
+        if scaled is not None:
+            m[scaled[0]] *= scaled[1]
+        if self.s is not None:
+            m += self.s * w[-1]
+        m *= sign
         p = expit(m)
-        return p * (1.0 - p) / self.n
+        p *= 1.0 - p
+        p /= self.n
+        return p
 
-    def weights(self, w):
-        """Loss curvature ℓ''(y_i wᵀx_i)/n of every row (an n-vector)."""
-        return np.concatenate([self._block_weights(Xb, neg, w) for Xb, neg in self._blocks()])
+    @staticmethod
+    def _scale(v, scaled, power=1):
+        """``v`` with the entries of the clipped rows multiplied by f_i**power (a copy if any)."""
+        if scaled is None:
+            return v
+        v = v.copy()
+        v[scaled[0]] *= scaled[1] if power == 1 else scaled[1] ** power
+        return v
+
+    def curvature(self, w):
+        """Curvature weights c_i of every row (an n-vector) and the diagonal of ∇²J(w), in one pass."""
+        weights, diag = np.empty(self.n), np.full(self.d, self.lam + self.delta)
+        for start, stop, Xb, sign, scaled in self._blocks(self.small_block):
+            wb = weights[start:stop]
+            wb[:] = self._block_weights(Xb, sign, scaled, w)
+            diag[: self.k] += self._scale(wb, scaled, 2) @ np.square(Xb)  # Σ c_i f_i² x_ij²
+        if self.s is not None:
+            diag[-1] += self.s**2 * weights.sum()
+        return weights, diag
 
     def hessian_lower(self, w):
         """Lower triangle of ∇²J(w): one syrk per block of √weight-scaled rows, summed in place."""
+        k = self.k
         H = np.zeros((self.d, self.d), order="F")
-        for Xb, neg in self._blocks(self.small_block):
-            scaled = Xb * np.sqrt(self._block_weights(Xb, neg, w))[:, None]
-            if scaled.flags.c_contiguous:
-                H = blas.dsyrk(1.0, scaled.T, beta=1.0, c=H, trans=0, lower=1, overwrite_c=1)
-            else:
-                H = blas.dsyrk(1.0, scaled, beta=1.0, c=H, trans=1, lower=1, overwrite_c=1)
+        Hx = H[:k, :k]  # all of H without intercept (syrk then updates it in place)
+        # One C-ordered buffer for the scaled rows of every block (whatever X's layout): a new
+        # array per block would keep two blocks' worth alive while the next one is computed.
+        buffer = np.empty((min(self.small_block, self.n), k))
+        for start, stop, Xb, sign, scaled in self._blocks(self.small_block):
+            wb = self._block_weights(Xb, sign, scaled, w)
+            scaled_rows = np.multiply(Xb, self._scale(np.sqrt(wb), scaled)[:, None], out=buffer[: stop - start])
+            # √c_i f_i x_i; its transpose is Fortran-ordered, which syrk takes without a copy
+            Hx = blas.dsyrk(1.0, scaled_rows.T, beta=1.0, c=Hx, trans=0, lower=1, overwrite_c=1)
+            if self.s is not None:  # the border of the constant column: s Σ c_i f_i x_i and s² Σ c_i
+                H[k, :k] += self.s * (self._scale(wb, scaled) @ Xb)
+                H[k, k] += self.s**2 * wb.sum()
+        H[:k, :k] = Hx  # a no-op when syrk wrote in place
         H.flat[:: self.d + 1] += self.lam + self.delta
         return H
 
     def hess_vec(self, weights, p):
-        """∇²J p with the curvature ``weights``: one fused pass over the blocks of X."""
+        """∇²J p with the curvature ``weights`` (from :meth:`curvature`): one fused pass over X."""
         out = (self.lam + self.delta) * p
-        for start in range(0, self.n, self.block):
-            Xb = self._rows(start, min(start + self.block, self.n))
-            out += (weights[start : start + self.block] * (Xb @ p)) @ Xb
+        px, ox = p[: self.k], out[: self.k]
+        for start, stop, Xb, _, scaled in self._blocks():
+            q = Xb @ px
+            if scaled is not None:
+                q[scaled[0]] *= scaled[1]
+            if self.s is not None:
+                q += self.s * p[-1]
+            q *= weights[start:stop]  # c_i z_iᵀp
+            if self.s is not None:
+                out[-1] += self.s * q.sum()
+            if scaled is not None:
+                q[scaled[0]] *= scaled[1]
+            ox += q @ Xb
         return out
 
     def newton_step(self, w, grad, target=None):
@@ -272,14 +329,11 @@ class _Problem:
     def _cg_step(self, w, grad, max_iter, target=None):
         """Solve ∇²J s = ∇J by Jacobi-preconditioned conjugate gradients (Hessian-vector products only).
 
+        The curvature weights and the diagonal preconditioner come from one pass over X.
         Stops when the residual ‖∇²J s − ∇J‖₂ is below ``target`` (default: the
         superlinear inexact-Newton forcing term min(0.1, √‖∇J‖∞)·‖∇J‖₂).
         """
-        weights = self.weights(w)
-        diag = np.full(self.d, self.lam + self.delta)
-        for start in range(0, self.n, self.small_block):
-            Xb = self._rows(start, min(start + self.small_block, self.n))
-            diag += weights[start : start + self.small_block] @ (Xb * Xb)
+        weights, diag = self.curvature(w)
         if target is None:
             target = min(0.1, np.sqrt(np.max(np.abs(grad)))) * np.linalg.norm(grad)
         s, r = np.zeros(self.d), grad.copy()
@@ -300,7 +354,18 @@ class _Problem:
 
 
 def minimize_perturbed_logistic(
-    X, y, lam, b=None, delta=0.0, w0=None, tol=1e-10, max_iter=100, w_init=None, method="auto", row_scale=None
+    X,
+    y,
+    lam,
+    b=None,
+    delta=0.0,
+    w0=None,
+    tol=1e-10,
+    max_iter=100,
+    w_init=None,
+    method="auto",
+    row_scale=None,
+    intercept=None,
 ):
     """Exact minimiser of J(w) (see module docstring).
 
@@ -330,20 +395,24 @@ def minimize_perturbed_logistic(
         See the module docstring. All three return a point meeting ``tol``.
     row_scale : tuple (rows, factors) or None
         Solve on X with ``X[rows]`` multiplied by ``factors[:, None]`` (``rows`` increasing
-        row indices), without forming that array: each pass scales the rows of a block as
-        it reads it. With :func:`dpstack.mechanisms.clipped_rows`, the fit on X clipped to
-        a norm bound, bit for bit the fit on ``clip_rows(X, bound)``, with no copy of X
-        (one block of at most :data:`_BLOCK_BYTES` is copied at a time).
+        row indices), without forming that array: each pass reads X as given and
+        multiplies the scaled rows' margins and residuals by their factors. With
+        :func:`dpstack.mechanisms.clipped_rows`, the fit on X clipped to a norm bound (the
+        minimiser on ``clip_rows(X, bound)``, to within ``tol``) with no copy of X.
+    intercept : float or None
+        Solve on ``[X, intercept · 1]`` (a constant last column, after ``row_scale``)
+        without forming it: w, ``b`` and ``w0`` then have ``d + 1`` entries, the last one
+        the weight of the constant column.
 
     Returns
     -------
-    w : ndarray of shape (d,)
+    w : ndarray of shape (d,) (``d + 1`` with ``intercept``)
     n_iter : int
         L-BFGS plus Newton iterations.
     """
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
-    problem = _Problem(X, y, lam, b, delta, w0, row_scale)
+    problem = _Problem(X, y, lam, b, delta, w0, row_scale, intercept)
     w = np.zeros(problem.d) if w_init is None else np.array(w_init, dtype=float)
     n_lbfgs = 0
     if method == "auto" and problem.n * problem.d <= NEWTON_FIRST_MAX_SIZE:
@@ -365,13 +434,13 @@ def minimize_perturbed_logistic(
 
 
 def minimize_perturbed_logistic_path(
-    X, y, lams, b=None, delta=0.0, w0=None, tol=1e-10, max_iter=100, method="auto", row_scale=None
+    X, y, lams, b=None, delta=0.0, w0=None, tol=1e-10, max_iter=100, method="auto", row_scale=None, intercept=None
 ):
     """Exact minimisers along a λ path, each warm-started from the previous one.
 
     Parameters
     ----------
-    X, y, b, delta, w0, tol, max_iter, method, row_scale
+    X, y, b, delta, w0, tol, max_iter, method, row_scale, intercept
         As in :func:`minimize_perturbed_logistic` (``delta`` may also be an
         array with one value per λ, since Δ depends on λ in objective perturbation).
     lams : sequence of float
@@ -380,15 +449,27 @@ def minimize_perturbed_logistic_path(
 
     Returns
     -------
-    W : ndarray of shape (len(lams), d)
+    W : ndarray of shape (len(lams), d) (``d + 1`` with ``intercept``)
     n_iter : ndarray of int
     """
     lams = np.asarray(lams, dtype=float).ravel()
     deltas = np.broadcast_to(np.asarray(delta, dtype=float), lams.shape)
-    W, n_iter, w = np.empty((lams.size, np.shape(X)[1])), np.zeros(lams.size, dtype=int), None
+    d = np.shape(X)[1] + (intercept is not None)
+    W, n_iter, w = np.empty((lams.size, d)), np.zeros(lams.size, dtype=int), None
     for i, (lam, dlt) in enumerate(zip(lams, deltas)):
         w, n_iter[i] = minimize_perturbed_logistic(
-            X, y, lam, b=b, delta=dlt, w0=w0, tol=tol, max_iter=max_iter, w_init=w, method=method, row_scale=row_scale
+            X,
+            y,
+            lam,
+            b=b,
+            delta=dlt,
+            w0=w0,
+            tol=tol,
+            max_iter=max_iter,
+            w_init=w,
+            method=method,
+            row_scale=row_scale,
+            intercept=intercept,
         )
         W[i] = w
     return W, n_iter

@@ -124,7 +124,10 @@ def test_memory_layout_and_row_blocks_do_not_change_the_solution(monkeypatch):
     H = np.tril(blocked.hessian_lower(w_c))
     np.testing.assert_allclose(H + np.tril(H, -1).T, H_whole, rtol=1e-12, atol=1e-15)
     p = np.linspace(-1.0, 2.0, 7)
-    np.testing.assert_allclose(blocked.hess_vec(blocked.weights(w_c), p), H_whole @ p, rtol=1e-12)
+    weights, diag = blocked.curvature(w_c)
+    np.testing.assert_allclose(weights, curvature, rtol=1e-12)
+    np.testing.assert_allclose(diag, np.diag(H_whole), rtol=1e-12)
+    np.testing.assert_allclose(blocked.hess_vec(weights, p), H_whole @ p, rtol=1e-12)
 
 
 def test_conjugate_gradient_newton_for_many_features(monkeypatch):
@@ -217,12 +220,13 @@ def test_auto_runs_newton_from_the_start_on_small_problems_only(monkeypatch):
 
 def test_a_small_x_is_one_block_in_every_pass_and_a_large_one_is_not():
     # below _ONE_PASS_BYTES the Hessian is one syrk (per-block calls cost more than the arithmetic);
-    # above it, the Hessian's temporary stays at 1/16 of the rows
+    # above it, the Hessian's temporary stays at 1/32 of the rows and the loss pass's blocks at n·d/128 rows
     X, y, b, w0 = make_problem(n=3000, d=10, seed=6)  # 240,000 bytes
     small = solvers._Problem(X, y, 0.05, b, 0.0, w0)
     assert X.nbytes <= solvers._ONE_PASS_BYTES and small.small_block >= small.n
     big = solvers._Problem(np.vstack([X, X]), np.concatenate([y, y]), 0.05, b, 0.0, w0)
-    assert big.small_block == -(-big.n // 16)
+    assert big.small_block == -(-big.n // 32)
+    assert big.block == -(-big.n * 10 // 128)
     w = np.linspace(-0.5, 0.5, 10)
     curvature = np.exp(-np.logaddexp(0, y * (X @ w)) - np.logaddexp(0, -y * (X @ w))) / 3000
     H = np.tril(small.hessian_lower(w))
