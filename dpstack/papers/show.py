@@ -261,20 +261,42 @@ def verdict_box(page, live=None):
     if not parts:
         parts.append("<p>No claim of the papers is judged on this page.</p>")
     robust = rows[rows["verdict"].isin(OUTCOMES)]["robust"]
-    if len(robust) and (robust == "not run").all():
+    if len(robust) and robust.str.startswith("not run").all():
         parts.append("<p>Robustness to the protocol variants: not run.</p>")
     if len(robust):
         parts.append(
             "<p>Each claim is judged on one paired difference per repeat, with Holm's correction inside the claim "
             "and over the paper's claims; the table below gives the effect (mean difference, 95 % interval) and, "
-            "on a click, the detail. A repeat redraws the split and the noise, not the data set or the test set: "
-            "the intervals leave out the variation of drawing another data set.</p>"
+            "on a click, the detail; its robust column says whether the verdict holds under each protocol "
+            "variant (refit after tuning, the public row scale, the data redrawn).</p>"
         )
+        parts += [f"<p>{html.escape(t)}</p>" for t in draw_sentences(rows)]
     return _html(
         '<div class="admonition note dpstack-verdict-box"><p class="admonition-title">Verdicts on this page</p>'
         + "".join(parts)
         + "</div>"
     )
+
+
+def draw_sentences(rows):
+    """One sentence per result judged in ``rows``: what a repeat draws anew and what stays one draw.
+
+    From :func:`dpstack.experiments.protocols.draw_sentence` (nothing when that module is absent).
+    """
+    try:
+        from ..experiments.protocols import draw_sentence
+    except ImportError:
+        return []
+    out = []
+    judged = rows[rows["verdict"].isin(OUTCOMES)]
+    for result in dict.fromkeys(judged["claim_obj"].map(lambda c: c.result)):
+        text = draw_sentence(result)
+        if text:
+            datasets = ", ".join(
+                dict.fromkeys(judged.loc[judged["claim_obj"].map(lambda c: c.result) == result, "dataset"])
+            )
+            out.append(f"The data ({datasets}): {text}.")
+    return list(dict.fromkeys(out))
 
 
 def _link(page, prefix):
