@@ -12,7 +12,8 @@ draw of the data:
 * **The public row scale.** Rows are clipped to the norm bound 1; dividing them first by a
   public constant s (``options["row_scale"]``) changes nothing in the guarantee and shrinks
   the signal the noise is compared with. Variants "rows ÷ s" for s = 2, 4, 8 (the primary
-  results are s = 1), every method of the figure or table (MPL on KDD-99: s = 4 only).
+  results are s = 1), every method of the figure or table (PPTL Figure 4's MNIST panel and MPL
+  on KDD-99: s = 4 only).
 * **More repeats, the data redrawn.** 30 repeats, every method, with the data drawn anew in
   each repeat where the loader can: MNIST's images (and with them the PCA and, for PST, the
   fixed test set) are drawn from the repeat's seed; NEWS20's split is the archive's fixed
@@ -20,7 +21,7 @@ draw of the data:
   of the primary result already.
 
 The results with variants (:data:`PRIMARY`): PST Figures 1-4 (Figure 2 at the K its claims
-compare: 1, 5 and 50), PPTL Table 1 and MPL's KDD-99 figure. MPL tunes nothing on a validation
+compare: 1, 5 and 50), PPTL Table 1, PPTL Figure 4's MNIST panel and MPL's KDD-99 figure. MPL tunes nothing on a validation
 part (λ is fixed), so "refit" does not apply to it (:func:`not_applicable`); PST Figures 3 and
 4 have no many-repeat variant. What one repeat of each result draws anew, and what stays one
 draw, is :func:`draw_sentence`.
@@ -147,6 +148,16 @@ PRIMARY = {
         row_scale="protocols_pst_fig4_row_scale",
         repeats=None,
         extra=_PST_EXTRA,
+    ),
+    "ruijin_transfer_groups": dict(
+        table="PPTL Figure 4 (MNIST panel)",
+        stacked=("PPTL-FS(W)", "PPTL-FS(R)"),
+        one_level=(),
+        refit="protocols_pptl_fig4_refit",
+        row_scale="protocols_pptl_fig4_row_scale",
+        repeats=None,
+        extra=("refit", "row_scale", "data_seed"),
+        subset="the MNIST panel (the RUIJIN-like panel is synthetic)",
     ),
     "mpl_kdd": dict(
         table="MPL Figure 3 (KDD-99)",
@@ -282,7 +293,7 @@ def protocol_variants(result_name, profile="paper", *, seed=0, n_jobs=1, compute
     dict of str → pandas.DataFrame
         ``"refit on train+validation"``: every method, the chosen setting refitted on the whole
         training set (absent where the paper tunes nothing: :func:`not_applicable`). ``"rows ÷ s"``
-        (s = 2, 4, 8 at the paper profile; 4 for MPL): the rows divided by s before the private
+        (s = 2, 4, 8 at the paper profile; 4 for PPTL Figure 4 and MPL): the rows divided by s before the private
         fits, every method. ``"30 repeats, data redrawn"`` (the number of repeats of the result):
         every method over 30 repeats with the data redrawn (:data:`PRIMARY`'s ``redrawn``; PST
         Figures 1 and 2, PPTL Table 1). The columns are the primary result's, in its order.

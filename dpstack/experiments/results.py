@@ -576,6 +576,24 @@ def _load_builtins():
             functools.partial(_data_status, pst.require_data, "NEWS20"),
             "PST Figure 4, every combiner, rows divided by a public constant",
         ),
+        # PPTL Figure 4's MNIST panel (the paper's data; the RUIJIN-like panel is synthetic): refit and rows ÷ 4
+        # over its 30 repeats and every K (one scale: the panel's grid costs about 1.7 min a variant)
+        (
+            "protocols_pptl_fig4_refit",
+            pptl.groups_refit_cells,
+            _both(dict(profile="quick", n_repeats=2), dict(profile="paper")),
+            plain_table,
+            mnist_t,
+            "PPTL Figure 4's MNIST panel, the chosen setting refitted on the whole target training part",
+        ),
+        (
+            "protocols_pptl_fig4_row_scale",
+            pptl.groups_row_scale_cells,
+            _both(dict(profile="quick", n_repeats=2), dict(profile="paper", row_scales=[4.0])),
+            row_scale_table,
+            mnist_t,
+            "PPTL Figure 4's MNIST panel, rows divided by a public constant",
+        ),
         (
             "protocols_mpl_kdd_row_scale",
             mpl.mpl_row_scale_cells,

@@ -21,6 +21,7 @@ editing a claim never makes a result stale.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 
 import pandas as pd
@@ -411,7 +412,18 @@ def _under_protocols(judged, variants, rule, notes):
             out[i].append((label, v if ok else NOT_MEASURED))
     for i, c in zip(judged.index, cs):
         out[i] += list((notes(c.result) if notes is not None else {}).items())
+        out[i].sort(key=lambda item: _label_order(item[0]))
     return out
+
+
+def _label_order(label):
+    """Refit first, then the row scales by their constant, then the rest (the many repeats), each once."""
+    if label.startswith("refit"):
+        return (0, 0.0, label)
+    m = re.match(r"rows ÷ ([0-9.]+)$", label)
+    if m:
+        return (1, float(m.group(1)), label)
+    return (2, 0.0, label)
 
 
 def robust_column(judged, variants=None, rule=RULE, notes=None):
@@ -457,11 +469,13 @@ def robust_column(judged, variants=None, rule=RULE, notes=None):
     if variants is None:
         return out
     found = _under_protocols(judged, variants, rule, notes)
-    for i, primary in zip(judged.index, judged["verdict"]):
+    for i, primary, data in zip(judged.index, judged["verdict"], judged["data"]):
         if skip[i] or not found[i]:
             continue
         hold = [lab for lab, v in found[i] if v == primary]
         differ = [(lab, v) for lab, v in found[i] if v in V.OUTCOMES and v != primary]
+        if data in NOT_RUN_FOR and not hold and not differ:
+            continue  # e.g. the synthetic panel of a figure whose variants cover the paper's data only
         missing = [lab for lab, v in found[i] if v == NOT_MEASURED]
         na = [(lab, v.split(": ", 1)[1]) for lab, v in found[i] if v.startswith("not applicable: ")]
         pending = [lab for lab, v in found[i] if v.startswith("not computed yet: ")]
@@ -501,7 +515,7 @@ def robust_table(judged=None, variants=None, rule=RULE, notes=None, data="paper"
             notes = _notes_provider()
     part = judged[(judged["data"] == data) & judged["verdict"].isin(V.OUTCOMES)]
     found = _under_protocols(part, variants, rule, notes) if variants is not None else {i: [] for i in part.index}
-    labels = list(dict.fromkeys(lab for i in part.index for lab, _ in found[i]))
+    labels = sorted(dict.fromkeys(lab for i in part.index for lab, _ in found[i]), key=_label_order)
     rows = []
     for i, r in part.iterrows():
         got = dict(found[i])
