@@ -361,3 +361,26 @@ def test_the_page_is_in_the_sidebar_beside_the_ablation_and_its_committed_output
     )
     computed = not protocols.missing_results("pst_fig1_epsilon") and not protocols.missing_results("pptl_table1_mnist")
     assert ("Not yet computed" in shown) != computed, "re-execute the page: it does not show what is committed"
+
+
+def test_the_pages_protocol_table_is_generated_from_the_registered_variants():
+    """Planted: a variant registered in PRIMARY but left out of the page's table fails here (nothing typed)."""
+    import nbformat
+
+    table = protocols.protocol_table()
+    assert list(table.index) == ["as in the book", protocols.REFIT, "rows ÷ s", f"N {protocols.REDRAWN}"]
+    for name, e in protocols.PRIMARY.items():
+        for key, label in (
+            ("refit", protocols.REFIT),
+            ("row_scale", "rows ÷ s"),
+            ("repeats", f"N {protocols.REDRAWN}"),
+        ):
+            if e[key]:
+                assert e["table"] in table.loc[label, "results"], (name, label)
+    assert "not applicable to MPL" in table.loc[protocols.REFIT, "results"]
+    assert "÷ 2, ÷ 4, ÷ 8" in table.loc["rows ÷ s", "results"]
+    nb = nbformat.read(ROOT / "notebooks" / "protocol_sensitivity.ipynb", as_version=4)
+    code = "".join(c.source for c in nb.cells if c.cell_type == "code")
+    typed = "".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "protocols.protocol_table()" in code and 'page.tables["every claim"]' in code
+    assert "| refit on train+validation |" not in typed and "rows ÷ 2, ÷ 4, ÷ 8 |" not in typed
