@@ -20,8 +20,8 @@ draw of the data:
   "bydate" split and stays one draw. PPTL's 80/20 train/test splits are redrawn in every repeat
   of the primary result already.
 
-The results with variants (:data:`PRIMARY`): PST Figures 1-4 (Figure 2 at the K its claims
-compare: 1, 5 and 50), PPTL Table 1, PPTL Figure 4's MNIST panel and MPL's KDD-99 figure. MPL tunes nothing on a validation
+The results with variants (:data:`PRIMARY`): PST Figures 1-4 (Figure 2 [IJCAI Fig. 2(a)–(b)] at the K its
+claims compare: 1, 5 and 50), PPTL Table 1, PPTL Figure 4's MNIST panel and MPL's KDD-99 figure. MPL tunes nothing on a validation
 part (λ is fixed), so "refit" does not apply to it (:func:`not_applicable`); PST Figures 3 and
 4 have no many-repeat variant. What one repeat of each result draws anew, and what stays one
 draw, is :func:`draw_sentence`.
@@ -122,7 +122,7 @@ PRIMARY = {
         curves=True,
     ),
     "pst_fig2_groups": dict(
-        table="PST Figure 2",
+        table="PST Figure 2 [IJCAI Fig. 2(a)–(b)]",
         stacked=("PST-F(U)", "PST-F(W)"),
         one_level=("PLR",),
         refit="protocols_pst_fig2_refit",
@@ -133,7 +133,7 @@ PRIMARY = {
         subset="at K = 1, 5 and 50, the K its claims compare",
     ),
     "pst_fig3_importance": dict(
-        table="PST Figure 3",
+        table="PST Figure 3 [IJCAI Fig. 2(c)–(d)]",
         stacked=("PST-F(U)", "PST-F(W)"),
         one_level=(),
         refit="protocols_pst_fig3_refit",
@@ -142,7 +142,7 @@ PRIMARY = {
         extra=_PST_EXTRA,
     ),
     "pst_fig4_combiners": dict(
-        table="PST Figure 4",
+        table="PST Figure 4 [IJCAI Fig. 3]",
         stacked=("PST-F(U)", "PST-F(W)"),
         one_level=(),
         refit="protocols_pst_fig4_refit",
@@ -273,7 +273,7 @@ def protocol_variants(result_name, profile="paper", *, seed=0, n_jobs=1, compute
     Parameters
     ----------
     result_name : str
-        A registered primary result with variants (a key of :data:`PRIMARY`: PST Figures 1-4,
+        A registered primary result with variants (a key of :data:`PRIMARY`: PST Figures 1-4 [IJCAI Figs. 1-3],
         ``"pptl_table1_mnist"``, ``"mpl_kdd"``); any other name has no variants and gives an
         empty dict.
     profile : str, default="paper"
@@ -725,7 +725,7 @@ def sensitivity_page(profile="paper", *, seed=0, n_jobs=1):
             continue
         label = next(k for k in variants[name] if k.endswith(REDRAWN))
         summary = repeat_summary(variants[name][label], name)
-        if "n_groups" in summary:  # PST Figure 2: its default K, the K of every other figure
+        if "n_groups" in summary:  # PST Figure 2 [IJCAI Fig. 2(a)–(b)]: its default K, the K of every other figure
             summary = summary[summary["n_groups"] == 5].drop(columns="n_groups")
         summaries[name] = summary
     stacked = pd.concat(

@@ -512,7 +512,7 @@ def _load_builtins():
             mnist_t,
             "PPTL Table 1 over 30 repeats, the images redrawn in each",
         ),
-        # PST Figures 2-4: every method of the figure; Figure 2 at the K its claims compare (1, 5, 50),
+        # PST Figures 2-4 [IJCAI Figs. 2-3]: every method of the figure; Figure 2 at the K its claims compare (1, 5, 50),
         # over its 30 repeats (the primary's), which keeps the three grids at a third of the figure's cost
         (
             "protocols_pst_fig2_refit",
@@ -520,7 +520,7 @@ def _load_builtins():
             _both(dict(profile="quick", datasets=["MNIST"], n_repeats=3), dict(profile="paper", k_grid=fig2_k)),
             plain_table,
             pst_status,
-            "PST Figure 2 at K = 1, 5, 50, the chosen setting refitted on the whole training set",
+            "PST Figure 2 [IJCAI Fig. 2(a)–(b)] at K = 1, 5, 50, the chosen setting refitted on the whole training set",
         ),
         (
             "protocols_pst_fig2_row_scale",
@@ -531,7 +531,7 @@ def _load_builtins():
             ),
             row_scale_table,
             pst_status,
-            "PST Figure 2 at K = 1, 5, 50, every method, rows divided by a public constant",
+            "PST Figure 2 [IJCAI Fig. 2(a)–(b)] at K = 1, 5, 50, every method, rows divided by a public constant",
         ),
         (
             "protocols_pst_fig2_repeats",
@@ -539,7 +539,7 @@ def _load_builtins():
             _both(dict(profile="quick", datasets=["MNIST"], n_repeats=3), dict(profile="paper", k_grid=fig2_k)),
             plain_table,
             pst_status,
-            "PST Figure 2 at K = 1, 5, 50 over its 30 repeats, MNIST redrawn in each",
+            "PST Figure 2 [IJCAI Fig. 2(a)–(b)] at K = 1, 5, 50 over its 30 repeats, MNIST redrawn in each",
         ),
         (
             "protocols_pst_fig3_refit",
@@ -547,7 +547,7 @@ def _load_builtins():
             _both(dict(profile="quick", datasets=["MNIST"], n_repeats=3), dict(profile="paper")),
             plain_table,
             pst_status,
-            "PST Figure 3, the chosen setting refitted on the whole training set",
+            "PST Figure 3 [IJCAI Fig. 2(c)–(d)], the chosen setting refitted on the whole training set",
         ),
         (
             "protocols_pst_fig3_row_scale",
@@ -558,7 +558,7 @@ def _load_builtins():
             ),
             row_scale_table,
             pst_status,
-            "PST Figure 3, every method, rows divided by a public constant",
+            "PST Figure 3 [IJCAI Fig. 2(c)–(d)], every method, rows divided by a public constant",
         ),
         (
             "protocols_pst_fig4_refit",
@@ -566,7 +566,7 @@ def _load_builtins():
             _both(dict(profile="quick", n_repeats=3), dict(profile="paper")),
             plain_table,
             functools.partial(_data_status, pst.require_data, "NEWS20"),
-            "PST Figure 4, each combiner's chosen setting refitted on the whole training set",
+            "PST Figure 4 [IJCAI Fig. 3], each combiner's chosen setting refitted on the whole training set",
         ),
         (
             "protocols_pst_fig4_row_scale",
@@ -574,7 +574,7 @@ def _load_builtins():
             _both(dict(profile="quick", row_scales=[4.0], n_repeats=3), dict(profile="paper", row_scales=scales)),
             row_scale_table,
             functools.partial(_data_status, pst.require_data, "NEWS20"),
-            "PST Figure 4, every combiner, rows divided by a public constant",
+            "PST Figure 4 [IJCAI Fig. 3], every combiner, rows divided by a public constant",
         ),
         # PPTL Figure 4's MNIST panel (the paper's data; the RUIJIN-like panel is synthetic): refit and rows ÷ 4
         # over its 30 repeats and every K (one scale: the panel's grid costs about 1.7 min a variant)

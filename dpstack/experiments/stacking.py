@@ -587,41 +587,41 @@ def redrawn_cells(cells, redraw=("MNIST",)):
 
 
 def fig2_refit_cells(profile="quick", datasets=None, k_grid=None, epsilon=1.0, n_repeats=None):
-    """PST Figure 2's cells (:func:`fig2_cells`), every method refitted on the whole training set."""
+    """PST Figure 2 [IJCAI Fig. 2(a)–(b)]'s cells (:func:`fig2_cells`), every method refitted on the whole training set."""
     return refit_cells(fig2_cells(profile, datasets, k_grid, epsilon, n_repeats))
 
 
 def fig2_row_scale_cells(
     profile="quick", row_scales=(2.0, 4.0, 8.0), datasets=None, k_grid=None, epsilon=1.0, n_repeats=None
 ):
-    """PST Figure 2's cells (:func:`fig2_cells`), one copy per public row scale (:func:`row_scale_cells`)."""
+    """PST Figure 2 [IJCAI Fig. 2(a)–(b)]'s cells (:func:`fig2_cells`), one copy per public row scale (:func:`row_scale_cells`)."""
     return row_scale_cells(fig2_cells(profile, datasets, k_grid, epsilon, n_repeats), row_scales)
 
 
 def fig2_redrawn_cells(profile="quick", datasets=None, k_grid=None, epsilon=1.0, n_repeats=None):
-    """PST Figure 2's cells (:func:`fig2_cells`) with MNIST drawn anew in every repeat (:func:`redrawn_cells`)."""
+    """PST Figure 2 [IJCAI Fig. 2(a)–(b)]'s cells (:func:`fig2_cells`) with MNIST drawn anew in every repeat (:func:`redrawn_cells`)."""
     return redrawn_cells(fig2_cells(profile, datasets, k_grid, epsilon, n_repeats))
 
 
 def fig3_refit_cells(profile="quick", datasets=None, alphas=None, epsilon=1.0, n_repeats=None):
-    """PST Figure 3's cells (:func:`fig3_cells`), every method refitted on the whole training set."""
+    """PST Figure 3 [IJCAI Fig. 2(c)–(d)]'s cells (:func:`fig3_cells`), every method refitted on the whole training set."""
     return refit_cells(fig3_cells(profile, datasets, alphas, epsilon, n_repeats))
 
 
 def fig3_row_scale_cells(
     profile="quick", row_scales=(2.0, 4.0, 8.0), datasets=None, alphas=None, epsilon=1.0, n_repeats=None
 ):
-    """PST Figure 3's cells (:func:`fig3_cells`), one copy per public row scale (:func:`row_scale_cells`)."""
+    """PST Figure 3 [IJCAI Fig. 2(c)–(d)]'s cells (:func:`fig3_cells`), one copy per public row scale (:func:`row_scale_cells`)."""
     return row_scale_cells(fig3_cells(profile, datasets, alphas, epsilon, n_repeats), row_scales)
 
 
 def fig4_refit_cells(profile="quick", dataset="NEWS20", epsilon=1.0, n_repeats=None):
-    """PST Figure 4's cells (:func:`fig4_cells`), each combiner's chosen setting refitted on the whole training set."""
+    """PST Figure 4 [IJCAI Fig. 3]'s cells (:func:`fig4_cells`), each combiner's chosen setting refitted on the whole training set."""
     return refit_cells(fig4_cells(profile, dataset, epsilon, n_repeats))
 
 
 def fig4_row_scale_cells(profile="quick", row_scales=(2.0, 4.0, 8.0), dataset="NEWS20", epsilon=1.0, n_repeats=None):
-    """PST Figure 4's cells (:func:`fig4_cells`), one copy per public row scale (:func:`row_scale_cells`)."""
+    """PST Figure 4 [IJCAI Fig. 3]'s cells (:func:`fig4_cells`), one copy per public row scale (:func:`row_scale_cells`)."""
     return row_scale_cells(fig4_cells(profile, dataset, epsilon, n_repeats), row_scales)
 
 
