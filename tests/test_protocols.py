@@ -197,7 +197,11 @@ def test_every_judged_result_states_what_a_repeat_draws():
     from dpstack import papers as P
 
     for c in P.claims(judged=True):
-        assert protocols.draw_sentence(c.result), c.result
+        assert protocols.draw_sentence(c.result, c.dataset), (c.result, c.dataset)
+    assert "source and target images" in protocols.draw_sentence("ruijin_transfer_groups", "MNIST")
+    assert "synthetic cohort" in protocols.draw_sentence("ruijin_transfer_groups", "RUIJIN-like")
+    news = protocols.draw_sentence("pst_fig1_epsilon", "NEWS20")  # NEWS20's split is fixed: no redrawn variant
+    assert "archive's fixed train/test split" in news and "robust column" not in news
     for name in ("pst_fig1_epsilon", "pst_fig2_groups", "pst_fig3_importance", "pst_fig4_combiners"):
         assert "one fixed draw" in protocols.draw_sentence(name)
     assert "redrawn in every repeat is in the robust column" in protocols.draw_sentence("pst_fig1_epsilon")

@@ -171,28 +171,25 @@ PRIMARY = {
     ),
 }
 
-#: What one repeat of each committed result draws anew and what stays one draw (reader words).
+#: What one repeat of each committed result draws anew and what stays one draw: result → {dataset: kind}
+#: (dataset None: every dataset of the result).
 DRAWS = {
-    "pst_fig1_epsilon": "MNIST",
-    "pst_fig2_groups": "MNIST",
-    "pst_fig3_importance": "MNIST",
-    "pst_fig4_combiners": "NEWS20",
-    "pptl_table1_mnist": "PPTL-MNIST",
-    "ruijin_transfer_branches": "RUIJIN",
-    "ruijin_transfer_epsilon": "RUIJIN",
-    "ruijin_transfer_groups": "RUIJIN",
-    "mpl_kdd": "MPL",
-    "mpl_har": "MPL",
-    "mpl_url": "MPL",
-    "mpl_mnist10": "MPL",
+    **{
+        name: {"MNIST": "MNIST", "NEWS20": "NEWS20"}
+        for name in ("pst_fig1_epsilon", "pst_fig2_groups", "pst_fig3_importance", "pst_fig4_combiners")
+    },
+    "pptl_table1_mnist": {"MNIST": "PPTL-MNIST"},
+    "ruijin_transfer_branches": {"RUIJIN-like": "RUIJIN"},
+    "ruijin_transfer_epsilon": {"RUIJIN-like": "RUIJIN"},
+    "ruijin_transfer_groups": {"MNIST": "PPTL-MNIST", "RUIJIN-like": "RUIJIN"},
+    **{name: {None: "MPL"} for name in ("mpl_kdd", "mpl_har", "mpl_url", "mpl_mnist10")},
 }
 
 _DRAW_WORDS = {
-    "MNIST": "one fixed draw of the data: the MNIST images, their train/test split and the PCA are drawn once "
-    "(NEWS20's split is the archive's fixed one); a repeat redraws the fit/validation split of the training set "
-    "and the noise",
-    "NEWS20": "one fixed draw of the data: NEWS20's train/test split is the archive's fixed one; a repeat redraws "
-    "the fit/validation split of the training set and the noise",
+    "MNIST": "one fixed draw of the data: the MNIST images, their train/test split and the PCA are drawn once; a "
+    "repeat redraws the fit/validation split of the training set and the noise",
+    "NEWS20": "one fixed draw of the data: the archive's fixed train/test split; a repeat redraws the fit/validation "
+    "split of the training set and the noise",
     "PPTL-MNIST": "one fixed draw of the source and target images (and the PCA); a repeat redraws their 80/20 "
     "train/test splits, the fit/validation split and the noise",
     "RUIJIN": "one draw of the synthetic cohort; a repeat redraws the train/test splits, the fit/validation split "
@@ -200,6 +197,9 @@ _DRAW_WORDS = {
     "MPL": "one fixed test set (the data set's own); a repeat (a split) redraws the auxiliary rows and the "
     "parties' rows from the training set, and the noise",
 }
+
+#: the kinds of draw whose intervals leave out another draw of the data, and which a variant can redraw
+_FIXED = {"MNIST": True, "NEWS20": False, "PPTL-MNIST": True}
 
 
 class _Claim(NamedTuple):
@@ -323,23 +323,30 @@ def not_applicable(result_name):
     return {REFIT: e["refit_note"]} if e.get("refit_note") else {}
 
 
-def draw_sentence(result_name):
+def draw_sentence(result_name, dataset=None):
     """What one repeat of a committed result draws anew and what stays one draw ("" for an unknown result).
 
-    The primary results keep one draw of the data where the sentence says so: their intervals
-    leave out the variation of drawing another data set. Where a variant redraws the data
-    (:data:`PRIMARY`'s ``repeats``), the sentence says that the robust column shows it.
+    ``dataset`` (as the claims name it: "MNIST", "NEWS20", "RUIJIN-like", …) selects one data set;
+    None joins the sentences of every data set of the result. The primary results keep one draw
+    of the data where the sentence says so: their intervals leave out the variation of drawing
+    another data set. Where a variant redraws that data set (:data:`PRIMARY`'s ``repeats``;
+    MNIST, not NEWS20's fixed split), the sentence says that the robust column shows it.
     """
-    kind = DRAWS.get(result_name)
-    if kind is None:
+    kinds = DRAWS.get(result_name)
+    if not kinds:
         return ""
-    text = _DRAW_WORDS[kind]
-    e = PRIMARY.get(result_name)
-    if kind in ("MNIST", "NEWS20", "PPTL-MNIST"):
-        text += "; the intervals leave out the variation of drawing another data set"
-        if e is not None and e.get("repeats"):
-            text += " (the variant with the data redrawn in every repeat is in the robust column)"
-    return text
+    if dataset is not None:
+        kinds = {dataset: kinds[dataset]} if dataset in kinds else {k: v for k, v in kinds.items() if k is None}
+    e = PRIMARY.get(result_name) or {}
+    out = []
+    for d, kind in kinds.items():
+        text = _DRAW_WORDS[kind]
+        if kind in _FIXED:
+            text += "; the intervals leave out the variation of drawing another data set"
+            if _FIXED[kind] and e.get("repeats"):
+                text += " (the variant with the data redrawn in every repeat is in the robust column)"
+        out.append(text if dataset is not None or d is None or len(kinds) == 1 else f"{d}: {text}")
+    return "; ".join(out) if len(out) == 1 else " ".join(f"{t}." for t in out)[:-1]
 
 
 def variant_notes(result_name):

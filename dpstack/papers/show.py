@@ -287,16 +287,13 @@ def draw_sentences(rows):
         from ..experiments.protocols import draw_sentence
     except ImportError:
         return []
-    out = []
     judged = rows[rows["verdict"].isin(OUTCOMES)]
-    for result in dict.fromkeys(judged["claim_obj"].map(lambda c: c.result)):
-        text = draw_sentence(result)
+    by_text = {}
+    for c, dataset in zip(judged["claim_obj"], judged["dataset"]):
+        text = draw_sentence(c.result, dataset)
         if text:
-            datasets = ", ".join(
-                dict.fromkeys(judged.loc[judged["claim_obj"].map(lambda c: c.result) == result, "dataset"])
-            )
-            out.append(f"The data ({datasets}): {text}.")
-    return list(dict.fromkeys(out))
+            by_text.setdefault(text, []).append(dataset)
+    return [f"The data ({', '.join(dict.fromkeys(d))}): {text}." for text, d in by_text.items()]
 
 
 def robust_sentence(rows, detail=True):
