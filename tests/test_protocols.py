@@ -190,6 +190,8 @@ def test_every_paper_data_claim_has_the_protocol_variants_or_says_why():
         assert c.result in protocols.PRIMARY, c.id
         e = protocols.PRIMARY[c.result]
         assert e["row_scale"] and (e["refit"] or protocols.not_applicable(c.result)), c.id
+    note = P._notes_provider()("mpl_kdd")[protocols.REFIT]  # what the robust column says for MPL's refit
+    assert note.startswith("not applicable: MPL tunes nothing") and note.count("not applicable") == 1
 
 
 def test_every_judged_result_states_what_a_repeat_draws():
