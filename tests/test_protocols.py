@@ -287,6 +287,9 @@ def test_only_committed_variants_are_read_at_the_paper_profile(tmp_path, monkeyp
     monkeypatch.setattr(results, "compute", lambda *a, **k: pytest.fail("nothing may be computed"))
     assert protocols.protocol_variants("pst_fig1_epsilon") == {}
     assert protocols.missing_results("pptl_table1_mnist") == protocols.protocol_results("pptl_table1_mnist")
+    # the robust column names what is not computed yet, in reader words (the page build keeps working)
+    assert protocols.missing_variants("pst_fig2_groups") == [protocols.REFIT, "rows ÷ s", f"N {protocols.REDRAWN}"]
+    assert protocols.missing_variants("mpl_kdd") == ["rows ÷ s"] and protocols.missing_variants("mpl_har") == []
 
 
 # ------------------------------------------------------------------------- collapses and summaries
