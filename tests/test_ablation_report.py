@@ -139,3 +139,13 @@ def test_the_page_opens_with_the_key_finding_then_question_order():
     ]
     assert [where(t) for t in steps] == sorted(where(t) for t in steps)
     assert where("A.key_finding(") <= 4  # in the first screen: title, parameters, set-up, then the finding
+
+
+def test_the_refit_advice_says_the_refit_is_the_books_co_primary_protocol(grids):
+    """The recommendation's refit line ends by saying how the book uses the refit (planted: the sentence left out)."""
+    pst, tr, _, abl = grids
+    text = A.recommendation(pst, tr, abl)
+    (line,) = [x for x in text.splitlines() if "refitting it (every method)" in x]
+    assert line.endswith(A.REFIT_PROTOCOL)
+    assert "co-primary" in A.REFIT_PROTOCOL and "papers' protocol as the primary" in A.REFIT_PROTOCOL
+    assert sum(A.REFIT_PROTOCOL in x for x in text.splitlines()) == 1  # on the refit line only

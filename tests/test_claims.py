@@ -240,11 +240,54 @@ def test_robust_column_from_variant_frames():
     same = P.robust_column(judged, variants=lambda name: {"refit": good, "rows ÷ 4": good})
     assert same.iloc[0] == "yes (refit, rows ÷ 4)"
     differ = P.robust_column(judged, variants=lambda name: {"refit": good, "rows ÷ 4": flipped})
-    assert differ.iloc[0] == "no: rows ÷ 4 → contradicted"
+    assert differ.iloc[0] == "no: rows ÷ 4 → contradicted; holds: refit"
     none = P.robust_column(judged, variants=lambda name: {})
     assert none.iloc[0] == "not run"
-    partial = good[good["method"] == "a"]  # a variant without the other side's rows judges nothing
-    assert P.robust_column(judged, variants=lambda name: {"rows ÷ 4": partial}).iloc[0] == "not run"
+    partial = good[good["method"] == "a"]  # a variant without the other side's rows judges nothing, visibly
+    assert P.robust_column(judged, variants=lambda name: {"rows ÷ 4": partial}).iloc[0] == (
+        "not run; not measured: rows ÷ 4"
+    )
+
+
+def test_the_robust_column_names_every_variant_of_the_claims_result():
+    """Planted: a variant dropped from the text (the "holds", "not measured" or "not applicable" part) fails here."""
+    good, flipped = _variant_frames()
+    partial = good[good["method"] == "a"]
+    judged = P.judge(frames={"toy_result": good}, claim_list=_toy_claims())
+    variants = {"refit": good, "rows ÷ 2": good, "rows ÷ 4": flipped, "rows ÷ 8": partial, "30 repeats": good}
+    notes = {"redrawn": "not applicable: one data set", "rows ÷ 16": "not computed yet: rows ÷ 16"}
+    text = P.robust_column(judged, variants=lambda name: variants, notes=lambda name: notes).iloc[0]
+    assert text == (
+        "no: rows ÷ 4 → contradicted; holds: refit, rows ÷ 2, 30 repeats; not measured: rows ÷ 8; "
+        "not computed yet: rows ÷ 16; redrawn: not applicable (one data set)"
+    )
+    for label in [*variants, *notes]:
+        assert label in text, label  # every protocol of the result is named, whatever its outcome
+    table = P.robust_table(judged, variants=lambda name: variants, notes=lambda name: notes)
+    order = ["refit", "rows ÷ 2", "rows ÷ 4", "rows ÷ 8", "rows ÷ 16", "30 repeats", "redrawn"]  # refit, scales, rest
+    assert list(table.columns) == ["claim", "page", "as in the book", *order, "robust"]
+    row = table.iloc[0]
+    assert row["as in the book"] == "supported" and row["rows ÷ 4"] == "contradicted" and row["refit"] == "supported"
+    assert row["rows ÷ 8"] == "not measured" and row["redrawn"].startswith("not applicable") and row["robust"] == text
+    other = P.judge(frames={"toy_result": good}, claim_list=[*_toy_claims()])
+    other["data"] = "synthetic"
+    assert (
+        P.robust_column(other, variants=lambda name: {}).iloc[0] == "not run (synthetic data, not in the paper's tally)"
+    )
+
+
+def test_the_robust_column_judges_each_variant_on_the_variant_not_the_primary():
+    """Planted: re-judging the primary frame instead of each variant's (a column blind to the variant) fails here."""
+    good, flipped = _variant_frames()
+    judged = P.judge(frames={"toy_result": good}, claim_list=_toy_claims())
+    seen = []
+
+    def variants(name):
+        seen.append(name)
+        return {"rows ÷ 4": flipped}
+
+    assert P.robust_column(judged, variants=variants).iloc[0] == "no: rows ÷ 4 → contradicted"
+    assert seen == ["toy_result"]
 
 
 def test_robust_column_says_not_run_without_the_protocols_module(monkeypatch):

@@ -96,3 +96,21 @@ def test_effect_text_and_missing_values():
     assert show.effect_text(row) == "+0.012 [−0.001, +0.026]"
     assert show.effect_text({**row, "verdict": "not run"}) == "–"
     assert show.effect_text({**row, "ci_low": float("nan")}) == "+0.012"
+
+
+def test_the_robust_sentence_counts_the_verdicts_that_hold_under_every_variant():
+    """Planted: "not run; not measured: …" counted as a changed verdict (it starts with "no") fails here."""
+    j = _rows()
+    paper = j.index[j["data"] == "paper"]
+    j.loc[paper, "robust"] = [
+        "yes (refit, rows ÷ 4)",
+        "no: rows ÷ 4 → inconclusive; holds: refit",
+        "not run; not measured: rows ÷ 4",
+        "yes (refit)",
+    ][: len(paper)]
+    text = show.robust_sentence(j)
+    assert "2 of 3 verdicts hold under every variant run, 1 change under some (" in text
+    assert "rows ÷ 4 → inconclusive)" in text and "; 1 not run under any variant yet." in text
+    assert show.robust_sentence(j, detail=False).endswith("1 change under some; 1 not run under any variant yet.")
+    j["robust"] = "not run"
+    assert show.robust_sentence(j) == ""

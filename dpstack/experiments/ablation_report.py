@@ -487,5 +487,17 @@ def recommendation(pst, tr, abl):
         if not pairs:
             continue
         k += 1
-        lines.append(f"{k}. {_advice(pairs, do, dont)}. {what[0].upper() + what[1:]}: {_summary(pairs)}.")
+        line = f"{k}. {_advice(pairs, do, dont)}. {what[0].upper() + what[1:]}: {_summary(pairs)}."
+        if dont.startswith("Refit"):
+            line += " " + REFIT_PROTOCOL
+        lines.append(line)
     return "\n".join(lines)
+
+
+#: How the book uses the refit (the recommendation's refit line ends with it).
+REFIT_PROTOCOL = (
+    "The book's pages keep the papers' protocol as the primary one (the validated model is scored, so the "
+    "numbers compare with the papers') and treat the refit as a co-primary protocol: every method refitted by "
+    "the same rule, every claim on the papers' data that tunes on a validation part judged again under it (the "
+    "robust column of each claim table; the protocol-sensitivity page shows the numbers)."
+)

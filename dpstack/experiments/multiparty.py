@@ -33,6 +33,7 @@ __all__ = [
     "load_mpl_dataset",
     "mpl_trial",
     "mpl_cells",
+    "mpl_row_scale_cells",
     "run_mpl",
     "finish_mpl",
     "summarize_mpl",
@@ -170,6 +171,7 @@ def mpl_trial(
     fit_on="aux",
     n_test_indiv=5000,
     diagnostic_noise=True,
+    row_scale=1.0,
     seed_sequence=None,
     **_,
 ):
@@ -180,6 +182,10 @@ def mpl_trial(
     noise of a sampler that forgets the dimension factor. That release is
     **not** ε-DP (its density has a pole at 0); it is a hypothesis about the
     paper's curves, reported in rows with ``noise = "Exp norm (not DP)"``.
+
+    ``row_scale`` (a protocol the paper leaves open; default 1): every row (auxiliary, parties'
+    and test) is divided by this public constant after the preprocessing, before the estimators
+    clip it to norm 1. The constant does not look at the data, so the guarantee is unchanged.
 
     Returns
     -------
@@ -200,6 +206,10 @@ def mpl_trial(
         if fit_on != "aux":
             outside = "PCA and scale fitted on the parties' rows"
         Xa, Xp, Xt = _project(fit_rows, n_comp, X_tr[aux_idx], X_tr[priv_idx], X_te)
+    if not (np.isfinite(row_scale) and row_scale > 0):
+        raise ValueError(f"row_scale must be a positive number, got {row_scale!r}")
+    if row_scale != 1.0:  # a public constant: rows ÷ s, then clipped to norm 1 by the estimators
+        Xa, Xp, Xt = Xa / row_scale, Xp / row_scale, Xt / row_scale
     yp = np.asarray(y_tr[priv_idx])
     # An analysis, not a release: the curves need w_s (the non-private minimiser) and its norm, so
     # the fits keep their diagnostics (such objects are not private and are never published); the
@@ -274,13 +284,24 @@ def _accuracies(X, y, coefs, classes):
     return list((pred == y[:, None]).mean(axis=0))
 
 
-def mpl_cells(dataset, profile="quick", n_parties=None, inv_epsilons=INV_EPSILONS, lam=1e-4, fit_on="aux", **overrides):
+def mpl_cells(
+    dataset,
+    profile="quick",
+    n_parties=None,
+    inv_epsilons=INV_EPSILONS,
+    lam=1e-4,
+    fit_on="aux",
+    row_scale=1.0,
+    diagnostic_noise=True,
+    **overrides,
+):
     """The cells (one per M and split) of one dataset's figure, for :func:`mpl_trial`.
 
     ``profile`` sets the number of splits and noise draws (:data:`PROFILES`); ``n_trials``
     and ``n_noise`` in ``overrides`` replace them, any other key replaces a setting of
     :data:`DATASETS` (``party_size``, ``n_aux``). ``n_parties`` (an int or a list) replaces
-    the dataset's M grid.
+    the dataset's M grid. ``row_scale`` ≠ 1 and ``diagnostic_noise=False`` are passed to
+    :func:`mpl_trial` (the cells of the defaults do not carry them).
     """
     if dataset not in DATASETS:
         raise ValueError(f"dataset must be one of {sorted(DATASETS)}, got {dataset!r}")
@@ -307,15 +328,37 @@ def mpl_cells(dataset, profile="quick", n_parties=None, inv_epsilons=INV_EPSILON
             lam=float(lam),
             fit_on=fit_on,
             repeat=r,
+            **({} if float(row_scale) == 1.0 else {"row_scale": float(row_scale)}),
+            **({} if diagnostic_noise else {"diagnostic_noise": False}),
         )
         for M in grid
         for r in range(int(prof["n_trials"]))
     ]
 
 
+def mpl_row_scale_cells(dataset, profile="quick", row_scales=(2.0, 4.0, 8.0), **kwargs):
+    """One copy of :func:`mpl_cells` per public row scale s (rows ÷ s before the fits), the ε-DP release only.
+
+    The diagnostic release (``noise = "Exp norm (not DP)"``) is left out (``diagnostic_noise=False``):
+    no claim is judged on it. ``kwargs`` are :func:`mpl_cells`'s.
+    """
+    if not row_scales:
+        raise ValueError("row_scales must name at least one scale")
+    return [
+        c for s in row_scales for c in mpl_cells(dataset, profile, row_scale=float(s), diagnostic_noise=False, **kwargs)
+    ]
+
+
 def finish_mpl(df):
-    """The tidy table of :func:`run_mpl` from the rows of :func:`mpl_trial` (drops the ε grid column)."""
-    return df.drop(columns=[c for c in ("inv_epsilons",) if c in df.columns])
+    """The tidy table of :func:`run_mpl` from the rows of :func:`mpl_trial` (drops the ε grid column).
+
+    A grid whose cells carry ``row_scale`` (:func:`mpl_row_scale_cells`) gets it in every row (1
+    where a cell did not carry it).
+    """
+    df = df.drop(columns=[c for c in ("inv_epsilons",) if c in df.columns])
+    if "row_scale" in df.columns:
+        df = df.assign(row_scale=df["row_scale"].astype(float).fillna(1.0))
+    return df
 
 
 def run_mpl(

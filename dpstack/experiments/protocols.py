@@ -1,4 +1,4 @@
-"""Protocol sensitivity: PST Figure 1 and PPTL Table 1 under choices the papers leave open.
+"""Protocol sensitivity: the papers' figures and tables under choices the papers leave open.
 
 The papers fix neither of two choices that move the results, and their tables come from one
 draw of the data:
@@ -12,13 +12,19 @@ draw of the data:
 * **The public row scale.** Rows are clipped to the norm bound 1; dividing them first by a
   public constant s (``options["row_scale"]``) changes nothing in the guarantee and shrinks
   the signal the noise is compared with. Variants "rows ÷ s" for s = 2, 4, 8 (the primary
-  results are s = 1), for the methods of the two claims the book found to move with it:
-  PST-F(U) against PLR (PST Figure 1) and PPTL-FS(R) against SimComb (PPTL Table 1).
-* **More repeats, the data redrawn.** 30 repeats instead of 10, every method, with the data
-  drawn anew in each repeat where the loader can: MNIST's images (and with them the PCA and,
-  for PST, the fixed test set) are drawn from the repeat's seed; NEWS20's split is the
-  archive's fixed "bydate" split and stays one draw. PPTL's 80/20 train/test splits are redrawn
-  in every repeat of the primary result already.
+  results are s = 1), every method of the figure or table (PPTL Figure 4's MNIST panel and MPL
+  on KDD-99: s = 4 only).
+* **More repeats, the data redrawn.** 30 repeats, every method, with the data drawn anew in
+  each repeat where the loader can: MNIST's images (and with them the PCA and, for PST, the
+  fixed test set) are drawn from the repeat's seed; NEWS20's split is the archive's fixed
+  "bydate" split and stays one draw. PPTL's 80/20 train/test splits are redrawn in every repeat
+  of the primary result already.
+
+The results with variants (:data:`PRIMARY`): PST Figures 1-4 (Figure 2 [IJCAI Fig. 2(a)–(b)] at the K its
+claims compare: 1, 5 and 50), PPTL Table 1, PPTL Figure 4's MNIST panel and MPL's KDD-99 figure. MPL tunes nothing on a validation
+part (λ is fixed), so "refit" does not apply to it (:func:`not_applicable`); PST Figures 3 and
+4 have no many-repeat variant. What one repeat of each result draws anew, and what stays one
+draw, is :func:`draw_sentence`.
 
 :func:`protocol_variants` returns, for a primary result, each variant's table with the
 primary's columns (protocol label → frame), read from the committed results; a variant not
@@ -61,14 +67,21 @@ __all__ = [
     "PRIMARY",
     "protocol_results",
     "missing_results",
+    "missing_variants",
     "protocol_variants",
     "variant_notes",
+    "not_applicable",
+    "DRAWS",
+    "draw_sentence",
+    "REDRAWN",
     "collapsed",
     "repeat_summary",
     "repeats_summary",
     "claim_effects",
     "SensitivityPage",
     "sensitivity_page",
+    "claims_under_protocols",
+    "protocol_table",
 ]
 
 #: Share of the best one-level method's skill above chance below which a stacked repeat has collapsed.
@@ -76,6 +89,12 @@ COLLAPSE_FRACTION = 0.5
 
 #: The label of the refit protocol.
 REFIT = "refit on train+validation"
+
+#: The end of the label of the many-repeat protocol ("30 repeats, data redrawn").
+REDRAWN = "repeats, data redrawn"
+
+_MNIST_PST = "MNIST's images and its test set are drawn anew in every repeat; NEWS20's split is fixed"
+_PST_EXTRA = ("refit", "row_scale", "data_seed", "auc_fit")  # auc_fit: the validated model under refit
 
 #: The primary results that have protocol variants: their stacked and one-level methods, the
 #: registered results of each protocol and the columns a protocol grid adds to the primary's.
@@ -87,8 +106,9 @@ PRIMARY = {
         refit="protocols_pst_fig1_refit",
         row_scale="protocols_pst_fig1_row_scale",
         repeats="protocols_pst_fig1_repeats",
-        extra=("refit", "row_scale", "data_seed", "auc_fit"),  # auc_fit: the validated model under refit
-        redrawn="MNIST's images and its test set are drawn anew in every repeat; NEWS20's split is fixed",
+        extra=_PST_EXTRA,
+        redrawn=_MNIST_PST,
+        curves=True,
     ),
     "pptl_table1_mnist": dict(
         table="PPTL Table 1",
@@ -99,8 +119,87 @@ PRIMARY = {
         repeats="protocols_pptl_table1_repeats",
         extra=("refit", "row_scale", "data_seed"),
         redrawn="the source and target images are drawn anew in every repeat (and the train/test splits)",
+        curves=True,
+    ),
+    "pst_fig2_groups": dict(
+        table="PST Figure 2 [IJCAI Fig. 2(a)–(b)]",
+        stacked=("PST-F(U)", "PST-F(W)"),
+        one_level=("PLR",),
+        refit="protocols_pst_fig2_refit",
+        row_scale="protocols_pst_fig2_row_scale",
+        repeats="protocols_pst_fig2_repeats",
+        extra=_PST_EXTRA,
+        redrawn=_MNIST_PST,
+        subset="at K = 1, 5 and 50, the K its claims compare",
+    ),
+    "pst_fig3_importance": dict(
+        table="PST Figure 3 [IJCAI Fig. 2(c)–(d)]",
+        stacked=("PST-F(U)", "PST-F(W)"),
+        one_level=(),
+        refit="protocols_pst_fig3_refit",
+        row_scale="protocols_pst_fig3_row_scale",
+        repeats=None,
+        extra=_PST_EXTRA,
+    ),
+    "pst_fig4_combiners": dict(
+        table="PST Figure 4 [IJCAI Fig. 3]",
+        stacked=("PST-F(U)", "PST-F(W)"),
+        one_level=(),
+        refit="protocols_pst_fig4_refit",
+        row_scale="protocols_pst_fig4_row_scale",
+        repeats=None,
+        extra=_PST_EXTRA,
+    ),
+    "ruijin_transfer_groups": dict(
+        table="PPTL Figure 4 (MNIST panel)",
+        stacked=("PPTL-FS(W)", "PPTL-FS(R)"),
+        one_level=(),
+        refit="protocols_pptl_fig4_refit",
+        row_scale="protocols_pptl_fig4_row_scale",
+        repeats=None,
+        extra=("refit", "row_scale", "data_seed"),
+    ),
+    "mpl_kdd": dict(
+        table="MPL Figure 3 (KDD-99)",
+        stacked=(),
+        one_level=(),
+        refit=None,
+        refit_note="MPL tunes nothing on a validation part (λ is fixed), so there is nothing to refit",
+        row_scale="protocols_mpl_kdd_row_scale",
+        repeats=None,
+        extra=("row_scale", "diagnostic_noise"),
     ),
 }
+
+#: What one repeat of each committed result draws anew and what stays one draw: result → {dataset: kind}
+#: (dataset None: every dataset of the result).
+DRAWS = {
+    **{
+        name: {"MNIST": "MNIST", "NEWS20": "NEWS20"}
+        for name in ("pst_fig1_epsilon", "pst_fig2_groups", "pst_fig3_importance", "pst_fig4_combiners")
+    },
+    "pptl_table1_mnist": {"MNIST": "PPTL-MNIST"},
+    "ruijin_transfer_branches": {"RUIJIN-like": "RUIJIN"},
+    "ruijin_transfer_epsilon": {"RUIJIN-like": "RUIJIN"},
+    "ruijin_transfer_groups": {"MNIST": "PPTL-MNIST", "RUIJIN-like": "RUIJIN"},
+    **{name: {None: "MPL"} for name in ("mpl_kdd", "mpl_har", "mpl_url", "mpl_mnist10")},
+}
+
+_DRAW_WORDS = {
+    "MNIST": "one fixed draw of the data: the MNIST images, their train/test split and the PCA are drawn once; a "
+    "repeat redraws the fit/validation split of the training set and the noise",
+    "NEWS20": "one fixed draw of the data: the archive's fixed train/test split; a repeat redraws the fit/validation "
+    "split of the training set and the noise",
+    "PPTL-MNIST": "one fixed draw of the source and target images (and the PCA); a repeat redraws their 80/20 "
+    "train/test splits, the fit/validation split and the noise",
+    "RUIJIN": "one draw of the synthetic cohort; a repeat redraws the train/test splits, the fit/validation split "
+    "and the noise",
+    "MPL": "one fixed test set (the data set's own); a repeat (a split) redraws the auxiliary rows and the "
+    "parties' rows from the training set, and the noise",
+}
+
+#: the kinds of draw whose intervals leave out another draw of the data, and which a variant can redraw
+_FIXED = {"MNIST": True, "NEWS20": False, "PPTL-MNIST": True}
 
 
 class _Claim(NamedTuple):
@@ -128,7 +227,7 @@ def protocol_results(result_name):
     if result_name not in PRIMARY:
         return []
     e = PRIMARY[result_name]
-    return [e["refit"], e["row_scale"], e["repeats"]]
+    return [n for n in (e["refit"], e["row_scale"], e["repeats"]) if n]
 
 
 def _available(name, profile, seed, compute, **overrides):
@@ -138,6 +237,20 @@ def _available(name, profile, seed, compute, **overrides):
 def missing_results(result_name, profile="paper", *, seed=0):
     """The protocol results of ``result_name`` not committed at ``profile`` (what the page cannot show yet)."""
     return [n for n in protocol_results(result_name) if not results.is_committed(n, profile, seed=seed)]
+
+
+def missing_variants(result_name, profile="paper", *, seed=0):
+    """The protocol variants of ``result_name`` not committed at ``profile``, in reader words (labels).
+
+    ``"refit on train+validation"``, ``"rows ÷ s"``, ``"N repeats, data redrawn"``: what the
+    robust column names as not computed yet.
+    """
+    if result_name not in PRIMARY:
+        return []
+    e = PRIMARY[result_name]
+    missing = set(missing_results(result_name, profile, seed=seed))
+    words = {e["refit"]: REFIT, e["row_scale"]: "rows ÷ s", e["repeats"]: f"N {REDRAWN}"}
+    return [words[n] for n in protocol_results(result_name) if n in missing]
 
 
 def _load(name, profile, seed, n_jobs, compute, **overrides):
@@ -160,8 +273,9 @@ def protocol_variants(result_name, profile="paper", *, seed=0, n_jobs=1, compute
     Parameters
     ----------
     result_name : str
-        A registered primary result (``"pst_fig1_epsilon"``, ``"pptl_table1_mnist"``); any other
-        name has no variants and gives an empty dict.
+        A registered primary result with variants (a key of :data:`PRIMARY`: PST Figures 1-4 [IJCAI Figs. 1-3],
+        ``"pptl_table1_mnist"``, ``"mpl_kdd"``); any other name has no variants and gives an
+        empty dict.
     profile : str, default="paper"
     seed : int, default=0
     n_jobs : int, default=1
@@ -177,28 +291,62 @@ def protocol_variants(result_name, profile="paper", *, seed=0, n_jobs=1, compute
     Returns
     -------
     dict of str → pandas.DataFrame
-        ``"refit on train+validation"``: every method, every ε, the chosen setting refitted on the
-        whole training set. ``"rows ÷ s"`` (s = 2, 4, 8 at the paper profile): the rows divided by
-        s before the private fits; the methods of the claim the row scale moves only (PST: PLR and
-        PST-F(U); PPTL: PPTL-FS(R) and SimComb). ``"30 repeats"`` (the number of repeats of the
-        result): every method over 30 repeats with the data redrawn (:data:`PRIMARY`'s
-        ``redrawn``). The columns are the primary result's, in its order.
+        ``"refit on train+validation"``: every method, the chosen setting refitted on the whole
+        training set (absent where the paper tunes nothing: :func:`not_applicable`). ``"rows ÷ s"``
+        (s = 2, 4, 8 at the paper profile; 4 for PPTL Figure 4 and MPL): the rows divided by s before the private
+        fits, every method. ``"30 repeats, data redrawn"`` (the number of repeats of the result):
+        every method over 30 repeats with the data redrawn (:data:`PRIMARY`'s ``redrawn``; PST
+        Figures 1 and 2, PPTL Table 1). The columns are the primary result's, in its order.
     """
     if result_name not in PRIMARY:
         return {}
     e = PRIMARY[result_name]
     out = {}
-    refit = _load(e["refit"], profile, seed, n_jobs, compute, **overrides)
+    refit = _load(e["refit"], profile, seed, n_jobs, compute, **overrides) if e["refit"] else None
     if refit is not None:
         out[REFIT] = _as_primary(refit, result_name)
-    scaled = _load(e["row_scale"], profile, seed, n_jobs, compute, **overrides)
+    scaled = _load(e["row_scale"], profile, seed, n_jobs, compute, **overrides) if e["row_scale"] else None
     if scaled is not None:
         for s in sorted(scaled["row_scale"].unique()):
             out[f"rows ÷ {s:g}"] = _as_primary(scaled[scaled["row_scale"] == s], result_name)
-    more = _load(e["repeats"], profile, seed, n_jobs, compute, **overrides)
+    more = _load(e["repeats"], profile, seed, n_jobs, compute, **overrides) if e["repeats"] else None
     if more is not None:
-        out[f"{more['repeat'].nunique()} repeats"] = _as_primary(more, result_name)
+        out[f"{more['repeat'].nunique()} {REDRAWN}"] = _as_primary(more, result_name)
     return out
+
+
+def not_applicable(result_name):
+    """Protocol label → why that protocol does not apply to ``result_name`` (e.g. MPL has nothing to refit)."""
+    e = PRIMARY.get(result_name)
+    if e is None:
+        return {}
+    return {REFIT: e["refit_note"]} if e.get("refit_note") else {}
+
+
+def draw_sentence(result_name, dataset=None):
+    """What one repeat of a committed result draws anew and what stays one draw ("" for an unknown result).
+
+    ``dataset`` (as the claims name it: "MNIST", "NEWS20", "RUIJIN-like", …) selects one data set;
+    None joins the sentences of every data set of the result. The primary results keep one draw
+    of the data where the sentence says so: their intervals leave out the variation of drawing
+    another data set. Where a variant redraws that data set (:data:`PRIMARY`'s ``repeats``;
+    MNIST, not NEWS20's fixed split), the sentence says that the robust column shows it.
+    """
+    kinds = DRAWS.get(result_name)
+    if not kinds:
+        return ""
+    if dataset is not None:
+        kinds = {dataset: kinds[dataset]} if dataset in kinds else {k: v for k, v in kinds.items() if k is None}
+    e = PRIMARY.get(result_name) or {}
+    out = []
+    for d, kind in kinds.items():
+        text = _DRAW_WORDS[kind]
+        if kind in _FIXED:
+            text += "; the intervals leave out the variation of drawing another data set"
+            if _FIXED[kind] and e.get("repeats"):
+                text += " (the variant with the data redrawn in every repeat is in the robust column)"
+        out.append(text if dataset is not None or d is None or len(kinds) == 1 else f"{d}: {text}")
+    return "; ".join(out) if len(out) == 1 else " ".join(f"{t}." for t in out)[:-1]
 
 
 def variant_notes(result_name):
@@ -206,12 +354,68 @@ def variant_notes(result_name):
     if result_name not in PRIMARY:
         return {}
     e = PRIMARY[result_name]
-    return {
-        REFIT: "every method's chosen setting refitted on the whole training set (fit and validation parts) "
-        "before it is scored",
-        "rows ÷ s": "every row divided by the public constant s before the private fits, then clipped to norm 1",
-        "N repeats": f"every method over N repeats; {e['redrawn']}",
-    }
+    out = {}
+    if e["refit"]:
+        out[REFIT] = (
+            "every method's chosen setting refitted on the whole training set (fit and validation parts) "
+            "before it is scored"
+        )
+    if e["row_scale"]:
+        out["rows ÷ s"] = "every row divided by the public constant s before the private fits, then clipped to norm 1"
+    if e["repeats"]:
+        out[f"N {REDRAWN}"] = f"every method over N repeats; {e['redrawn']}"
+    return {**out, **not_applicable(result_name)}
+
+
+def protocol_table():
+    """The protocols the page compares, what each changes and the results it covers (reader words, a frame).
+
+    Generated from :data:`PRIMARY`, :func:`variant_notes` and :func:`not_applicable`, so a variant
+    registered here is described on the page without typing it there.
+    """
+    from . import results as _results
+
+    def scales(name):
+        grid = _results.get(name).parameters("paper")
+        return grid.get("row_scales", [])
+
+    covers = {REFIT: [], "rows ÷ s": [], f"N {REDRAWN}": []}
+    na = []
+    for name, e in PRIMARY.items():
+        where = e["table"] + (f" ({e['subset']})" if e.get("subset") else "")
+        if e["refit"]:
+            covers[REFIT].append(where)
+        if e["row_scale"]:
+            s = ", ".join(f"÷ {v:g}" for v in scales(e["row_scale"]))
+            covers["rows ÷ s"].append(f"{where}: {s}")
+        if e["repeats"]:
+            n = _results.get(e["repeats"]).parameters("paper").get("n_repeats")
+            n = n or _results.get(name).grid("paper")[-1]["repeat"] + 1
+            covers[f"N {REDRAWN}"].append(f"{where}: {n} repeats")
+        na += [f"{e['table']} ({why.removeprefix('not applicable: ')})" for why in not_applicable(name).values()]
+    notes = {}
+    for name in PRIMARY:
+        na_labels = not_applicable(name)
+        notes.update({k: v for k, v in variant_notes(name).items() if k not in na_labels})
+    notes[f"N {REDRAWN}"] = (
+        "every method over N repeats, the data drawn anew in each where it can be: the MNIST images (and with them "
+        "the PCA and PST's test set) are redrawn from the repeat's seed; NEWS20's train/test split is the archive's "
+        "fixed split and stays one draw; PPTL's train/test splits are redrawn in every repeat of every protocol"
+    )
+    rows = [
+        {
+            "protocol": "as in the book",
+            "what changes": "the setting chosen on the validation part (λ, the high level's λ, η) is scored as it was "
+            "fitted, on the fit part; rows clipped to norm 1; the data drawn once",
+            "results": "every result",
+        }
+    ]
+    for label, where in covers.items():
+        text = "; ".join(where)
+        if label == REFIT and na:
+            text += "; not applicable to " + "; ".join(na)
+        rows.append({"protocol": label, "what changes": notes[label], "results": text})
+    return pd.DataFrame(rows).set_index("protocol")
 
 
 # --------------------------------------------------------------------------------------- collapses
@@ -244,7 +448,7 @@ def repeat_summary(frame, result_name):
     """
     frame = frame[frame["combiner"] == "C-hl"] if "combiner" in frame.columns else frame
     frame = frame.assign(collapsed=collapsed(frame, result_name))
-    by = [k for k in ("dataset", "method", "epsilon") if k in frame.columns]
+    by = [k for k in ("dataset", "method", "n_groups", "epsilon") if k in frame.columns]
     g = frame.groupby(by, sort=False)
     out = g["auc"].agg(repeats="count", mean="mean", median="median", min="min").reset_index()
     out["mean − median"] = out["mean"] - out["median"]
@@ -255,7 +459,7 @@ def repeat_summary(frame, result_name):
 def repeats_summary(result_name, profile="paper", *, seed=0, n_jobs=1, compute=False):
     """:func:`repeat_summary` of the many-repeat variant of ``result_name`` (None when it is not committed)."""
     e = _entry(result_name)
-    frame = _load(e["repeats"], profile, seed, n_jobs, compute)
+    frame = _load(e["repeats"], profile, seed, n_jobs, compute) if e["repeats"] else None
     return None if frame is None else repeat_summary(_as_primary(frame, result_name), result_name)
 
 
@@ -384,6 +588,8 @@ def _mean_table(primary_frames, variants):
     """Mean test AUC per table, dataset, method and ε: one column per protocol (the book's protocol first)."""
     long = []
     for name, frame in primary_frames.items():
+        if not PRIMARY[name].get("curves"):
+            continue  # the curves against ε (PST Figure 1, PPTL Table 1); the others are judged in the claims table
         for protocol, f in {"as in the book": frame, **variants.get(name, {})}.items():
             f = f[f["combiner"] == "C-hl"] if "combiner" in f.columns else f
             g = f.groupby(["dataset", "method", "epsilon"], sort=False)["auc"].mean().reset_index()
@@ -515,14 +721,20 @@ def sensitivity_page(profile="paper", *, seed=0, n_jobs=1):
             "Until then it shows no numbers."
         )
         return SensitivityPage(note, {}, None, "")
-    primary = {name: results.load_or_run(name, profile=profile, seed=seed, n_jobs=n_jobs) for name in PRIMARY}
-    variants = {name: protocol_variants(name, profile, seed=seed, n_jobs=n_jobs, compute=compute) for name in PRIMARY}
+    shown = [name for name in PRIMARY if PRIMARY[name].get("curves") or PRIMARY[name]["repeats"]]
+    primary = {name: results.load_or_run(name, profile=profile, seed=seed, n_jobs=n_jobs) for name in shown}
+    variants = {name: protocol_variants(name, profile, seed=seed, n_jobs=n_jobs, compute=compute) for name in shown}
     effects = claim_effects(primary, variants)
     means = _mean_table(primary, variants)
     summaries = {}
-    for name in PRIMARY:
-        label = next(k for k in variants[name] if k.endswith("repeats"))
-        summaries[name] = repeat_summary(variants[name][label], name)
+    for name in shown:
+        if not PRIMARY[name]["repeats"]:
+            continue
+        label = next(k for k in variants[name] if k.endswith(REDRAWN))
+        summary = repeat_summary(variants[name][label], name)
+        if "n_groups" in summary:  # PST Figure 2 [IJCAI Fig. 2(a)–(b)]: its default K, the K of every other figure
+            summary = summary[summary["n_groups"] == 5].drop(columns="n_groups")
+        summaries[name] = summary
     stacked = pd.concat(
         [s[s["collapsed"].notna()].assign(table=PRIMARY[n]["table"]) for n, s in summaries.items()],
         ignore_index=True,
@@ -532,6 +744,12 @@ def sensitivity_page(profile="paper", *, seed=0, n_jobs=1):
         "committed results computed at the papers' scale" if not compute else f"a live run at the {profile} profile"
     )
     note = f"From {source}: {', '.join(PRIMARY[n]['table'] for n in PRIMARY)}, each under every protocol."
+    robust = claims_under_protocols(profile)
+    if robust is not None:
+        note += (
+            " Every claim on the papers' data is judged again under each protocol in the last table; the claim "
+            "tables of the experiment pages summarise it in their robust column."
+        )
     prose = "\n\n".join(
         p
         for p in (
@@ -543,4 +761,24 @@ def sensitivity_page(profile="paper", *, seed=0, n_jobs=1):
         if p
     )
     data = {"claims": effects, "means": means, "repeats": stacked}
-    return SensitivityPage(note, _reader_tables(effects, means, stacked), _figure(effects, means), prose, data)
+    tables = _reader_tables(effects, means, stacked)
+    if robust is not None:
+        data["every claim"] = robust
+        tables["every claim"] = robust.set_index("claim")
+    return SensitivityPage(note, tables, _figure(effects, means), prose, data)
+
+
+def claims_under_protocols(profile="paper"):
+    """Every judged claim on the papers' data: its verdict as in the book and under each protocol (a frame).
+
+    Columns ``claim`` (its label and data set), ``page``, ``as in the book``, one column per
+    protocol label (a verdict; "not measured" where the variant lacks the claim's rows; "not
+    applicable" with the reason where the protocol does not apply; "–" where the result has no
+    such variant) and ``robust`` (the claim tables' column). Read from the committed results
+    (None at another profile: the registry judges committed results only).
+    """
+    if profile != "paper":
+        return None
+    from ..papers import robust_table
+
+    return robust_table()

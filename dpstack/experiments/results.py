@@ -458,6 +458,8 @@ def _load_builtins():
     from .shared import row_scale_table
 
     scales = [2.0, 4.0, 8.0]
+    fig2_k = [1, 5, 50]  # the K of Figure 2's claims (the default 5 against the two ends)
+    mpl_scales = [4.0]  # one scale: a KDD-99 grid costs about 2.5 min (budget)
     for name, cells, prof, finish, status, what in [
         (
             "protocols_pst_fig1_refit",
@@ -471,12 +473,12 @@ def _load_builtins():
             "protocols_pst_fig1_row_scale",
             pst.fig1_row_scale_cells,
             _both(
-                dict(profile="quick", row_scales=[4.0], datasets=["MNIST"], methods=["PLR", "PST-F(U)"], n_repeats=3),
-                dict(profile="paper", row_scales=scales, methods=["PLR", "PST-F(U)"]),
+                dict(profile="quick", row_scales=[4.0], datasets=["MNIST"], n_repeats=3),
+                dict(profile="paper", row_scales=scales),
             ),
             row_scale_table,
             pst_status,
-            "PST Figure 1 (PLR, PST-F(U)), rows divided by a public constant",
+            "PST Figure 1, every method, rows divided by a public constant",
         ),
         (
             "protocols_pst_fig1_repeats",
@@ -497,13 +499,10 @@ def _load_builtins():
         (
             "protocols_pptl_table1_row_scale",
             pptl.table1_row_scale_cells,
-            _both(
-                dict(profile="quick", row_scales=[4.0], methods=["PPTL-FS(R)", "SimComb"], n_repeats=2),
-                dict(profile="paper", row_scales=scales, methods=["PPTL-FS(R)", "SimComb"]),
-            ),
+            _both(dict(profile="quick", row_scales=[4.0], n_repeats=2), dict(profile="paper", row_scales=scales)),
             row_scale_table,
             mnist_t,
-            "PPTL Table 1 (PPTL-FS(R), SimComb), rows divided by a public constant",
+            "PPTL Table 1, every method, rows divided by a public constant",
         ),
         (
             "protocols_pptl_table1_repeats",
@@ -513,11 +512,104 @@ def _load_builtins():
             mnist_t,
             "PPTL Table 1 over 30 repeats, the images redrawn in each",
         ),
+        # PST Figures 2-4 [IJCAI Figs. 2-3]: every method of the figure; Figure 2 at the K its claims compare (1, 5, 50),
+        # over its 30 repeats (the primary's), which keeps the three grids at a third of the figure's cost
+        (
+            "protocols_pst_fig2_refit",
+            pst.fig2_refit_cells,
+            _both(dict(profile="quick", datasets=["MNIST"], n_repeats=3), dict(profile="paper", k_grid=fig2_k)),
+            plain_table,
+            pst_status,
+            "PST Figure 2 [IJCAI Fig. 2(a)–(b)] at K = 1, 5, 50, the chosen setting refitted on the whole training set",
+        ),
+        (
+            "protocols_pst_fig2_row_scale",
+            pst.fig2_row_scale_cells,
+            _both(
+                dict(profile="quick", row_scales=[4.0], datasets=["MNIST"], n_repeats=3),
+                dict(profile="paper", row_scales=scales, k_grid=fig2_k),
+            ),
+            row_scale_table,
+            pst_status,
+            "PST Figure 2 [IJCAI Fig. 2(a)–(b)] at K = 1, 5, 50, every method, rows divided by a public constant",
+        ),
+        (
+            "protocols_pst_fig2_repeats",
+            pst.fig2_redrawn_cells,
+            _both(dict(profile="quick", datasets=["MNIST"], n_repeats=3), dict(profile="paper", k_grid=fig2_k)),
+            plain_table,
+            pst_status,
+            "PST Figure 2 [IJCAI Fig. 2(a)–(b)] at K = 1, 5, 50 over its 30 repeats, MNIST redrawn in each",
+        ),
+        (
+            "protocols_pst_fig3_refit",
+            pst.fig3_refit_cells,
+            _both(dict(profile="quick", datasets=["MNIST"], n_repeats=3), dict(profile="paper")),
+            plain_table,
+            pst_status,
+            "PST Figure 3 [IJCAI Fig. 2(c)–(d)], the chosen setting refitted on the whole training set",
+        ),
+        (
+            "protocols_pst_fig3_row_scale",
+            pst.fig3_row_scale_cells,
+            _both(
+                dict(profile="quick", row_scales=[4.0], datasets=["MNIST"], n_repeats=3),
+                dict(profile="paper", row_scales=scales),
+            ),
+            row_scale_table,
+            pst_status,
+            "PST Figure 3 [IJCAI Fig. 2(c)–(d)], every method, rows divided by a public constant",
+        ),
+        (
+            "protocols_pst_fig4_refit",
+            pst.fig4_refit_cells,
+            _both(dict(profile="quick", n_repeats=3), dict(profile="paper")),
+            plain_table,
+            functools.partial(_data_status, pst.require_data, "NEWS20"),
+            "PST Figure 4 [IJCAI Fig. 3], each combiner's chosen setting refitted on the whole training set",
+        ),
+        (
+            "protocols_pst_fig4_row_scale",
+            pst.fig4_row_scale_cells,
+            _both(dict(profile="quick", row_scales=[4.0], n_repeats=3), dict(profile="paper", row_scales=scales)),
+            row_scale_table,
+            functools.partial(_data_status, pst.require_data, "NEWS20"),
+            "PST Figure 4 [IJCAI Fig. 3], every combiner, rows divided by a public constant",
+        ),
+        # PPTL Figure 4's MNIST panel (the paper's data; the RUIJIN-like panel is synthetic): refit and rows ÷ 4
+        # over its 30 repeats and every K (one scale: the panel's grid costs about 1.7 min a variant)
+        (
+            "protocols_pptl_fig4_refit",
+            pptl.groups_refit_cells,
+            _both(dict(profile="quick", n_repeats=2), dict(profile="paper")),
+            plain_table,
+            mnist_t,
+            "PPTL Figure 4's MNIST panel, the chosen setting refitted on the whole target training part",
+        ),
+        (
+            "protocols_pptl_fig4_row_scale",
+            pptl.groups_row_scale_cells,
+            _both(dict(profile="quick", n_repeats=2), dict(profile="paper", row_scales=[4.0])),
+            row_scale_table,
+            mnist_t,
+            "PPTL Figure 4's MNIST panel, rows divided by a public constant",
+        ),
+        (
+            "protocols_mpl_kdd_row_scale",
+            mpl.mpl_row_scale_cells,
+            _both(
+                dict(dataset="kdd", profile="quick", row_scales=[4.0], **mpl.QUICK_GRID["kdd"]),
+                dict(dataset="kdd", profile="paper", row_scales=mpl_scales),
+            ),
+            mpl.finish_mpl,
+            functools.partial(mpl.data_status, "kdd"),
+            "MPL Figure 3 (KDD-99), rows divided by a public constant (the ε-DP release)",
+        ),
     ]:
         register(
             name,
             cells,
-            pst.stacking_cell if "pst" in name else pptl.transfer_cell,
+            pst.stacking_cell if "pst" in name else mpl.mpl_trial if "mpl" in name else pptl.transfer_cell,
             prof,
             finish,
             status,

@@ -79,6 +79,16 @@ __all__ = [
     "fig3_importance",
     "fig4_cells",
     "fig4_combiners",
+    "refit_cells",
+    "row_scale_cells",
+    "redrawn_cells",
+    "fig2_refit_cells",
+    "fig2_row_scale_cells",
+    "fig2_redrawn_cells",
+    "fig3_refit_cells",
+    "fig3_row_scale_cells",
+    "fig4_refit_cells",
+    "fig4_row_scale_cells",
     "ablation_cells",
     "ablation",
     "ablation_cell",
@@ -449,7 +459,7 @@ def fig1_refit_cells(profile="quick", datasets=None, methods=STACKING_METHODS, e
     Every method follows the same rule: λ (and λ_h) chosen on the validation part as in
     :func:`fig1_cells`, then the chosen setting refitted on fit + validation and scored.
     """
-    return [dict(c, refit=True) for c in fig1_cells(profile, datasets, methods, epsilons, n_repeats)]
+    return refit_cells(fig1_cells(profile, datasets, methods, epsilons, n_repeats))
 
 
 def fig1_row_scale_cells(
@@ -461,8 +471,7 @@ def fig1_row_scale_cells(
     by s, then clipped to the norm bound 1); the constant does not look at the data, so the
     guarantee is unchanged. Scale 1 is :func:`fig1_cells` itself.
     """
-    cells = fig1_cells(profile, datasets, methods, epsilons, n_repeats)
-    return [dict(c, options={"row_scale": float(s)}) for s in row_scales for c in cells]
+    return row_scale_cells(fig1_cells(profile, datasets, methods, epsilons, n_repeats), row_scales)
 
 
 def fig1_redrawn_cells(
@@ -475,8 +484,7 @@ def fig1_redrawn_cells(
     spread over repeats includes the data's sampling variation. NEWS20's split is the archive's
     fixed "bydate" split: its cells keep the one draw.
     """
-    cells = fig1_cells(profile, datasets, methods, epsilons, n_repeats)
-    return [dict(c, data_seed=int(c["repeat"])) if c["dataset"] in redraw else c for c in cells]
+    return redrawn_cells(fig1_cells(profile, datasets, methods, epsilons, n_repeats), redraw)
 
 
 def fig2_cells(profile="quick", datasets=None, k_grid=None, epsilon=1.0, n_repeats=None):
@@ -546,6 +554,75 @@ def fig4_cells(profile="quick", dataset="NEWS20", epsilon=1.0, n_repeats=None):
 def fig4_combiners(profile="quick", dataset="NEWS20", epsilon=1.0, n_repeats=None, seed=0, n_jobs=1, cache=False):
     """PST Figure 4 [IJCAI Fig. 3]: C-0 … C-4, C-mv, C-wmv, C-hl of PST-F(U) and PST-F(W)."""
     return run_stacking(fig4_cells(profile, dataset, epsilon, n_repeats), seed, n_jobs, cache)
+
+
+# ------------------------------------------------------------------ protocol variants of a figure's grid
+def refit_cells(cells):
+    """``cells`` with the chosen setting refitted on the whole training set (``refit=True`` in every cell).
+
+    Every method follows the same rule: λ (and λ_h) chosen on the validation part as in the
+    primary grid, then the chosen setting refitted on fit + validation and scored.
+    """
+    return [dict(c, refit=True) for c in cells]
+
+
+def row_scale_cells(cells, row_scales=(2.0, 4.0, 8.0)):
+    """One copy of ``cells`` per public row scale s (``options={"row_scale": s}``: rows ÷ s, then clipped to 1).
+
+    The constant does not look at the data, so the guarantee is unchanged; scale 1 is the primary grid.
+    The cells must not carry other options (the primary figures' cells carry none).
+    """
+    if any(c.get("options") for c in cells):
+        raise ValueError("cells must not carry options: a row-scale variant changes the row scale only")
+    return [dict(c, options={"row_scale": float(s)}) for s in row_scales for c in cells]
+
+
+def redrawn_cells(cells, redraw=("MNIST",)):
+    """``cells`` with the data drawn anew in each repeat (``data_seed=repeat``) for the datasets in ``redraw``.
+
+    MNIST's images and its train/test split (and the PCA) are drawn from the seed; NEWS20's split
+    is the archive's fixed "bydate" split, so its cells keep the one draw (and are the primary's own).
+    """
+    return [dict(c, data_seed=int(c["repeat"])) if c["dataset"] in redraw else c for c in cells]
+
+
+def fig2_refit_cells(profile="quick", datasets=None, k_grid=None, epsilon=1.0, n_repeats=None):
+    """PST Figure 2 [IJCAI Fig. 2(a)–(b)]'s cells (:func:`fig2_cells`), every method refitted on the whole training set."""
+    return refit_cells(fig2_cells(profile, datasets, k_grid, epsilon, n_repeats))
+
+
+def fig2_row_scale_cells(
+    profile="quick", row_scales=(2.0, 4.0, 8.0), datasets=None, k_grid=None, epsilon=1.0, n_repeats=None
+):
+    """PST Figure 2 [IJCAI Fig. 2(a)–(b)]'s cells (:func:`fig2_cells`), one copy per public row scale (:func:`row_scale_cells`)."""
+    return row_scale_cells(fig2_cells(profile, datasets, k_grid, epsilon, n_repeats), row_scales)
+
+
+def fig2_redrawn_cells(profile="quick", datasets=None, k_grid=None, epsilon=1.0, n_repeats=None):
+    """PST Figure 2 [IJCAI Fig. 2(a)–(b)]'s cells (:func:`fig2_cells`) with MNIST drawn anew in every repeat (:func:`redrawn_cells`)."""
+    return redrawn_cells(fig2_cells(profile, datasets, k_grid, epsilon, n_repeats))
+
+
+def fig3_refit_cells(profile="quick", datasets=None, alphas=None, epsilon=1.0, n_repeats=None):
+    """PST Figure 3 [IJCAI Fig. 2(c)–(d)]'s cells (:func:`fig3_cells`), every method refitted on the whole training set."""
+    return refit_cells(fig3_cells(profile, datasets, alphas, epsilon, n_repeats))
+
+
+def fig3_row_scale_cells(
+    profile="quick", row_scales=(2.0, 4.0, 8.0), datasets=None, alphas=None, epsilon=1.0, n_repeats=None
+):
+    """PST Figure 3 [IJCAI Fig. 2(c)–(d)]'s cells (:func:`fig3_cells`), one copy per public row scale (:func:`row_scale_cells`)."""
+    return row_scale_cells(fig3_cells(profile, datasets, alphas, epsilon, n_repeats), row_scales)
+
+
+def fig4_refit_cells(profile="quick", dataset="NEWS20", epsilon=1.0, n_repeats=None):
+    """PST Figure 4 [IJCAI Fig. 3]'s cells (:func:`fig4_cells`), each combiner's chosen setting refitted on the whole training set."""
+    return refit_cells(fig4_cells(profile, dataset, epsilon, n_repeats))
+
+
+def fig4_row_scale_cells(profile="quick", row_scales=(2.0, 4.0, 8.0), dataset="NEWS20", epsilon=1.0, n_repeats=None):
+    """PST Figure 4 [IJCAI Fig. 3]'s cells (:func:`fig4_cells`), one copy per public row scale (:func:`row_scale_cells`)."""
+    return row_scale_cells(fig4_cells(profile, dataset, epsilon, n_repeats), row_scales)
 
 
 def ablation_cells(

@@ -71,6 +71,8 @@ __all__ = [
     "pptl_table1",
     "table1_refit_cells",
     "table1_row_scale_cells",
+    "groups_refit_cells",
+    "groups_row_scale_cells",
     "table1_redrawn_cells",
     "branches_cells",
     "ruijin_branches",
@@ -584,6 +586,22 @@ def groups_cells(profile="quick", datasets=("RUIJIN", "MNIST"), k_grid=None, bra
         for k in k_grid or p["k_grid"]
         for m in ("PPTL-FS(W)", "PPTL-FS(R)")
     ]
+
+
+def groups_refit_cells(profile="quick", datasets=("MNIST",), k_grid=None, branch=1, epsilon=1.0, n_repeats=None):
+    """PPTL Figure 4's cells (:func:`groups_cells`; the MNIST panel by default), refitted on the whole target training part."""
+    return [dict(c, refit=True) for c in groups_cells(profile, datasets, k_grid, branch, epsilon, n_repeats)]
+
+
+def groups_row_scale_cells(
+    profile="quick", row_scales=(4.0,), datasets=("MNIST",), k_grid=None, branch=1, epsilon=1.0, n_repeats=None
+):
+    """PPTL Figure 4's cells (:func:`groups_cells`; the MNIST panel by default), one copy per public row scale.
+
+    ``options={"row_scale": s}``: every row (source and target) divided by s before the private fits.
+    """
+    cells = groups_cells(profile, datasets, k_grid, branch, epsilon, n_repeats)
+    return [dict(c, options={"row_scale": float(s)}) for s in row_scales for c in cells]
 
 
 def transfer_groups(

@@ -21,6 +21,7 @@ editing a claim never makes a result stale.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 
 import pandas as pd
@@ -42,6 +43,7 @@ __all__ = [
     "judge",
     "tally",
     "robust_column",
+    "robust_table",
     "committed_frames",
 ]
 
@@ -358,7 +360,73 @@ def _variants_provider():
     return protocol_variants
 
 
-def robust_column(judged, variants=None, rule=RULE):
+def _notes_provider():
+    try:
+        from ..experiments.protocols import missing_variants, not_applicable
+    except ImportError:
+        return None
+
+    def notes(result_name):
+        out = {label: f"not computed yet: {label}" for label in missing_variants(result_name)}
+        out.update({label: f"not applicable: {why}" for label, why in not_applicable(result_name).items()})
+        return out
+
+    return notes
+
+
+#: the robust column of a claim judged on data that is not the paper's and has no protocol variant
+NOT_RUN_FOR = {
+    "synthetic": "not run (synthetic data, not in the paper's tally)",
+    "stand-in": "not run (stand-in data, not in the paper's tally)",
+}
+
+NOT_MEASURED = "not measured"
+
+
+def _under_protocols(judged, variants, rule, notes):
+    """Per claim (index of ``judged``): [(label, verdict or NOT_MEASURED or "not applicable: why")], in label order."""
+    cs = list(judged["claim_obj"])
+    by_label, labels_of = {}, {}
+    for name in sorted({c.result for c in cs}):
+        try:
+            found = variants(name) or {}
+        except (KeyError, FileNotFoundError, ValueError, LookupError):
+            found = {}
+        labels_of[name] = list(found)
+        for label, frame in found.items():
+            by_label.setdefault(label, {})[name] = frame
+    out = {i: [] for i in judged.index}
+    for label, frames in by_label.items():
+        again = judge(frames=frames, rule=rule, claim_list=[c for c in cs if c.result in frames])
+        # a variant that lacks some rows of a claim does not judge it: "not measured", shown, never dropped
+        complete = {
+            cid: v is not None and all(p.n > 0 for p in (v.parts or (v,)))
+            for cid, v in zip(again["id"], again["verdict_obj"])
+        }
+        now = dict(zip(again["id"], again["verdict"]))
+        for i, c in zip(judged.index, cs):
+            if c.result not in frames:
+                continue
+            v = now.get(c.id)
+            ok = v in V.OUTCOMES and complete.get(c.id, False)
+            out[i].append((label, v if ok else NOT_MEASURED))
+    for i, c in zip(judged.index, cs):
+        out[i] += list((notes(c.result) if notes is not None else {}).items())
+        out[i].sort(key=lambda item: _label_order(item[0]))
+    return out
+
+
+def _label_order(label):
+    """Refit first, then the row scales by their constant, then the rest (the many repeats), each once."""
+    if label.startswith("refit"):
+        return (0, 0.0, label)
+    m = re.match(r"rows ÷ ([0-9.]+)$", label)
+    if m:
+        return (1, float(m.group(1)), label)
+    return (2, 0.0, label)
+
+
+def robust_column(judged, variants=None, rule=RULE, notes=None):
     """Per claim: does its verdict hold under each protocol variant?
 
     Parameters
@@ -369,54 +437,96 @@ def robust_column(judged, variants=None, rule=RULE):
         ``variants(result_name) -> {protocol label: frame}`` (default:
         :func:`dpstack.experiments.protocols.protocol_variants` when that module exists).
         Each variant is judged as a family of the claims it covers (Holm as for the primary
-        results); a variant lacking some of a claim's rows (e.g. the methods a row scale does not
-        move) does not judge that claim.
+        results); a variant lacking some of a claim's rows does not judge that claim, and the
+        column says so ("not measured: <label>").
+    rule : Rule, default=RULE
+    notes : callable, optional
+        ``notes(result_name) -> {protocol label: "not applicable: why" or "not computed yet: …"}``
+        (default: from :func:`dpstack.experiments.protocols.not_applicable` and
+        :func:`~dpstack.experiments.protocols.missing_variants`), e.g. no refit where the paper
+        tunes nothing, a registered variant not committed yet.
 
     Returns
     -------
     pandas.Series
-        Indexed like ``judged``: "yes (<labels>)" when every variant gives the same verdict,
-        "no: <label> → <verdict>; …" when some does not, "not run" when no variant exists for
-        the claim's result (or the protocols module is absent), "–" for claims not judged or
-        not run on the primary results.
+        Indexed like ``judged``. Every variant of the claim's result is named: "yes (<labels>)"
+        when each gives the primary verdict; "no: <label> → <verdict>; …; holds: <labels>" when
+        some does not; then "; not measured: <labels>", "; not computed yet: <labels>" and
+        "; <label>: not applicable (<why>)" where they apply. "not run" when no variant exists for the claim's result (or the
+        protocols module is absent; on synthetic or stand-in data the reason is added), "–" for
+        claims not judged or not run on the primary results.
     """
     if variants is None:
         variants = _variants_provider()
+        if notes is None:
+            notes = _notes_provider()
     out = pd.Series("not run", index=judged.index, dtype=object)
     skip = ~judged["verdict"].isin(V.OUTCOMES)
+    for i, data in zip(judged.index, judged["data"]):
+        if data in NOT_RUN_FOR:
+            out[i] = NOT_RUN_FOR[data]
     out[skip] = "–"
     if variants is None:
         return out
-    cs = list(judged["claim_obj"])
-    by_label = {}
-    for name in sorted({c.result for c in cs}):
-        try:
-            found = variants(name) or {}
-        except (KeyError, FileNotFoundError, ValueError, LookupError):
-            found = {}
-        for label, frame in found.items():
-            by_label.setdefault(label, {})[name] = frame
-    if not by_label:
-        return out
-    agree = {i: [] for i in judged.index}
-    differ = {i: [] for i in judged.index}
-    for label, frames in by_label.items():
-        again = judge(frames=frames, rule=rule, claim_list=[c for c in cs if c.result in frames])
-        # a variant that lacks some rows of a claim (e.g. only the methods a row scale moves) does not judge it
-        complete = {
-            cid: v is not None and all(p.n > 0 for p in (v.parts or (v,)))
-            for cid, v in zip(again["id"], again["verdict_obj"])
-        }
-        now = dict(zip(again["id"], again["verdict"]))
-        for i, cid, primary in zip(judged.index, judged["id"], judged["verdict"]):
-            if skip[i] or cid not in now or now[cid] not in V.OUTCOMES or not complete[cid]:
-                continue
-            (agree if now[cid] == primary else differ)[i].append((label, now[cid]))
-    for i in judged.index:
-        if skip[i]:
+    found = _under_protocols(judged, variants, rule, notes)
+    for i, primary, data in zip(judged.index, judged["verdict"], judged["data"]):
+        if skip[i] or not found[i]:
             continue
-        if differ[i]:
-            out[i] = "no: " + "; ".join(f"{lab} → {v}" for lab, v in differ[i])
-        elif agree[i]:
-            out[i] = "yes (" + ", ".join(lab for lab, _ in agree[i]) + ")"
+        hold = [lab for lab, v in found[i] if v == primary]
+        differ = [(lab, v) for lab, v in found[i] if v in V.OUTCOMES and v != primary]
+        if data in NOT_RUN_FOR and not hold and not differ:
+            continue  # e.g. the synthetic panel of a figure whose variants cover the paper's data only
+        missing = [lab for lab, v in found[i] if v == NOT_MEASURED]
+        na = [(lab, v.split(": ", 1)[1]) for lab, v in found[i] if v.startswith("not applicable: ")]
+        pending = [lab for lab, v in found[i] if v.startswith("not computed yet: ")]
+        if differ:
+            text = "no: " + "; ".join(f"{lab} → {v}" for lab, v in differ)
+            if hold:
+                text += "; holds: " + ", ".join(hold)
+        elif hold:
+            text = "yes (" + ", ".join(hold) + ")"
+        else:
+            text = "not run"  # followed by what was not measured, not computed or does not apply
+        if missing:
+            text += "; not measured: " + ", ".join(missing)
+        if pending:
+            text += "; not computed yet: " + ", ".join(pending)
+        for lab, why in na:
+            text += f"; {lab}: not applicable ({why})"
+        out[i] = text
+    return out
+
+
+def robust_table(judged=None, variants=None, rule=RULE, notes=None, data="paper"):
+    """Each judged claim on ``data`` (the paper's, by default): the verdict as judged and under each protocol.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``claim`` ("label (data set)"), ``page``, ``as in the book``, one column per protocol
+        label in the order met (a verdict, "not measured", "not applicable: why", "–" when the
+        claim's result has no such variant) and ``robust`` (:func:`robust_column`).
+    """
+    if judged is None:
+        judged = judge()
+    if variants is None:
+        variants = _variants_provider()
+        if notes is None:
+            notes = _notes_provider()
+    part = judged[(judged["data"] == data) & judged["verdict"].isin(V.OUTCOMES)]
+    found = _under_protocols(part, variants, rule, notes) if variants is not None else {i: [] for i in part.index}
+    labels = sorted(dict.fromkeys(lab for i in part.index for lab, _ in found[i]), key=_label_order)
+    rows = []
+    for i, r in part.iterrows():
+        got = dict(found[i])
+        rows.append(
+            {
+                "claim": f"{r['claim']} ({r['dataset']})",
+                "page": r["page"],
+                "as in the book": r["verdict"],
+                **{lab: got.get(lab, "–") for lab in labels},
+            }
+        )
+    out = pd.DataFrame(rows, columns=["claim", "page", "as in the book", *labels])
+    out["robust"] = list(robust_column(part, variants, rule, notes)) if len(part) else []
     return out
