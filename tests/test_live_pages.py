@@ -136,3 +136,57 @@ def test_the_rerunning_page_lists_every_pages_knobs_from_live():
     for _, row in table.iterrows():
         assert f"{row['page']} -p {row['parameter']} " in shown, row.to_dict()
     assert shown.count(" -p epsilon_epsilons ") == 1 and " -p groups_k_grid " in shown
+
+
+# ------------------------------------------------------------------ a protocol the papers leave open, as a page parameter
+def _page(name, **values):
+    namespace = {"profile": "paper", "n_jobs": 1, "seed": 0, **values}
+    return live.check_page_parameters(namespace, name, "profile", "n_jobs", "seed")
+
+
+def test_the_protocol_parameters_are_those_of_the_pages_variants_and_bad_ones_are_named():
+    from dpstack.experiments.protocols import PRIMARY
+
+    assert live.page_protocols("pst_fig1_epsilon") == {
+        "refit": {"pst_fig1_epsilon": "protocols_pst_fig1_refit"},
+        "row_scale": {"pst_fig1_epsilon": "protocols_pst_fig1_row_scale"},
+    }
+    for page in ("pst_fig1_epsilon", "pst_fig2_groups", "pst_fig3_importance", "pst_fig4_combiners", "pptl_table1_mnist"):
+        grids = live.page_protocols(page)
+        assert set(grids) == {"refit", "row_scale"}, page
+        assert grids["refit"][page] == PRIMARY[page]["refit"] and grids["row_scale"][page] == PRIMARY[page]["row_scale"]
+    assert live.page_protocols("stacking_ablation") == {} and live.page_protocols("mpl_kdd") == {}
+    assert _page("pst_fig1_epsilon").variant() is None  # the papers' protocol: the page's own grid
+    with pytest.raises(ParameterError, match="one protocol at a time"):
+        _page("pst_fig1_epsilon", refit=True, row_scale=4.0)
+    with pytest.raises(ParameterError, match="row_scale must be None or a finite number > 0"):
+        _page("pst_fig1_epsilon", row_scale=-2.0)
+    with pytest.raises(ParameterError, match="refit must be None or a bool"):
+        _page("pst_fig1_epsilon", refit="yes")
+    with pytest.raises(ParameterError, match="page 'stacking_ablation' has no refit variant"):
+        live.PageParameters({}, "stacking_ablation", live.page_knobs("stacking_ablation"), refit=True)
+    # row_scale = 1 is the papers' protocol
+    assert _page("pst_fig1_epsilon", row_scale=1.0).variant() is None
+
+
+def test_a_protocol_parameter_reads_the_stored_variant_with_the_pages_columns():
+    from dpstack.experiments import protocols, results
+
+    for page in ("pst_fig4_combiners", "pptl_table1_mnist"):
+        if not all(results.is_committed(n, "paper") for n in live.page_protocols(page)["row_scale"].values()):
+            pytest.skip("the protocol variants are not committed")
+        primary = results.load_or_run(page, profile="paper")
+        grids = _page(page, row_scale=4.0)
+        assert grids.variant() == protocols.PRIMARY[page]["row_scale"]
+        assert grids.live and grids.differences()["protocol"] == ("rows ÷ 4", "the papers' protocol")
+        frame = grids.frame()
+        assert grids.run().source == "committed"
+        assert list(frame.columns) == list(primary.columns)
+        variant = results.load_or_run(protocols.PRIMARY[page]["row_scale"], profile="paper")
+        assert len(frame) == (variant["row_scale"] == 4.0).sum() > 0
+        refit = _page(page, refit=True)
+        assert refit.variant() == protocols.PRIMARY[page]["refit"]
+        assert list(refit.frame().columns) == list(primary.columns)
+        assert refit.frame()["auc"].tolist() != primary["auc"].tolist()  # the refitted models, not the primary's
+        box = grids.box_html()
+        assert "Another protocol" in box and "rows ÷ 4" in box and "Verdicts under this protocol" in box

@@ -102,7 +102,7 @@ def test_every_notebook_validates_exactly_its_parameters():
             page = eval(compile(ast.Expression(call.args[1]), path.name, "eval"), {}, defaults)
             knob_names = list(live.page_knobs(page))
             assert not set(checked) & set(knob_names), f"{path.name}: a knob is also checked as a common parameter"
-            checked = checked + knob_names
+            checked = checked + knob_names + list(live.page_protocols(page))
             assert len(set(declared)) == len(declared), f"{path.name}: a parameter is declared twice"
             assert sorted(checked) == sorted(declared), f"{path.name}: checks {checked}, declares {declared}"
         else:
@@ -125,12 +125,12 @@ def test_every_experiment_page_exposes_its_grids_knobs():
         cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
         values = {}
         exec(cell.source, {}, values)
-        expected = set(live.page_knobs(page)) | {"profile", "n_jobs", "seed"}
+        expected = set(live.page_knobs(page)) | set(live.page_protocols(page)) | {"profile", "n_jobs", "seed"}
         assert expected <= set(values), f"{page}: missing parameters {sorted(expected - set(values))}"
         extra = set(values) - expected - {"dataset"}
         assert not extra, f"{page}: parameters that are no knob of its grids: {sorted(extra)}"
         fixed = {"lam", "fit_on"} if page.startswith("mpl_") else set()  # MPL: the paper's λ and PCA rows, stated
-        for name in set(live.page_knobs(page)) - fixed:
+        for name in (set(live.page_knobs(page)) | set(live.page_protocols(page))) - fixed:
             assert values[name] is None, f"{page}: knob {name} defaults to {values[name]!r}, not None"
         check = nb.cells[nb.cells.index(cell) + 1].source
         assert any(

@@ -42,6 +42,8 @@ __all__ = [
     "check_knobs",
     "check_page_parameters",
     "page_knobs",
+    "page_protocols",
+    "PROTOCOL_PARAMETERS",
     "knobs_table",
     "PageParameters",
     "profile_values",
@@ -455,6 +457,62 @@ def page_knobs(page):
     return out
 
 
+#: The page parameters that choose a protocol the papers leave open, on the pages whose results have
+#: registered protocol variants (:data:`dpstack.experiments.protocols.PRIMARY`): name → (help, default).
+PROTOCOL_PARAMETERS = {
+    "refit": "True: every method's chosen setting refitted on the whole training set (None: the papers' protocol)",
+    "row_scale": "s > 0: every row divided by the public constant s before the private fits (None: s = 1, the papers')",
+}
+
+#: Pages that render results with protocol variants but do not take the protocol parameters: the MPL
+#: pages are one template for four data sets, and only KDD-99 has a variant (rows ÷ 4); the RUIJIN
+#: page's variants cover only the MNIST panel of one of its three grids. Both run from the command
+#: line or their functions here (:func:`protocols_mpl_kdd_row_scale`, :func:`protocols_pptl_fig4_refit`, …).
+PAGES_WITHOUT_PROTOCOLS = ("mpl_kdd", "ruijin_transfer")
+
+
+def page_protocols(page):
+    """The protocol parameters of book page ``page``: ``{parameter: {grid: its variant experiment}}``.
+
+    ``"refit"`` when some grid of the page has a refit variant, ``"row_scale"`` when some grid has
+    a row-scale variant; ``{}`` for a page without variants (or one of :data:`PAGES_WITHOUT_PROTOCOLS`).
+    """
+    from .protocols import PRIMARY
+
+    if page in PAGES_WITHOUT_PROTOCOLS:
+        return {}
+    grids = page_experiments().get(page, [page] if page in PRIMARY else [])
+    out = {}
+    for param, key in (("refit", "refit"), ("row_scale", "row_scale")):
+        variants = {g: PRIMARY[g][key] for g in grids if g in PRIMARY and PRIMARY[g][key]}
+        if variants:
+            out[param] = variants
+    return out
+
+
+def _check_protocol(page, refit, row_scale):
+    """Check a page's protocol parameters; ``(label, parameter)`` of the chosen protocol, or ``(None, None)``."""
+    available = page_protocols(page)
+    if refit is not None and not isinstance(refit, bool):
+        raise ParameterError(f"refit must be None or a bool, got {refit!r}")
+    if row_scale is not None and not (_real(row_scale) and math.isfinite(row_scale) and row_scale > 0):
+        raise ParameterError(f"row_scale must be None or a finite number > 0, got {row_scale!r}")
+    use_refit = bool(refit)
+    use_scale = row_scale is not None and float(row_scale) != 1.0
+    if use_refit and use_scale:
+        raise ParameterError(
+            f"refit={refit!r} and row_scale={row_scale!r}: one protocol at a time (no variant combines them)"
+        )
+    for param, used in (("refit", use_refit), ("row_scale", use_scale)):
+        if used and param not in available:
+            raise ParameterError(f"{param}: page {page!r} has no {param.replace('_', ' ')} variant")
+    if use_refit:
+        return "refit on train+validation", "refit"
+    if use_scale:
+        return f"rows ÷ {float(row_scale):g}", "row_scale"
+    return None, None
+
+
 class PageParameters(dict):
     """A page's knob values (``{parameter: value}``, ``None``: the profile's value) and its runs.
 
@@ -464,14 +522,24 @@ class PageParameters(dict):
     live run changed otherwise.
     """
 
-    def __init__(self, values, page, mapping, profile=COMMITTED_PROFILE, seed=0, n_jobs=1):
+    def __init__(self, values, page, mapping, profile=COMMITTED_PROFILE, seed=0, n_jobs=1, refit=None, row_scale=None):
         super().__init__(values)
         self.page = page
         self.mapping = mapping
         self.profile = profile
         self.seed = seed
         self.n_jobs = n_jobs
+        self.refit = refit
+        self.row_scale = row_scale
+        self.protocol, self._protocol_param = _check_protocol(page, refit, row_scale)
         self.runs = {}
+
+    def variant(self, experiment=None):
+        """The registered variant experiment one grid runs under the chosen protocol (None: the grid itself)."""
+        exp = self._experiment(experiment)
+        if self.protocol is None:
+            return None
+        return page_protocols(self.page)[self._protocol_param].get(exp)
 
     @property
     def experiments(self):
@@ -492,9 +560,15 @@ class PageParameters(dict):
         return experiment
 
     def differences(self, experiment=None):
-        """What the grid's run differs in from the committed profile (see :func:`differences`)."""
+        """What the grid's run differs in from the committed profile (see :func:`differences`).
+
+        Under a protocol parameter, a grid with that variant also differs in ``"protocol"``.
+        """
         exp = self._experiment(experiment)
-        return differences(exp, self.profile, self.seed, **self.knobs_of(exp))
+        out = differences(exp, self.profile, self.seed, **self.knobs_of(exp))
+        if self.variant(exp) is not None:
+            out = {"protocol": (self.protocol, "the papers' protocol"), **out}
+        return out
 
     @property
     def live(self):
@@ -505,8 +579,40 @@ class PageParameters(dict):
         """The :class:`LiveResult` of one grid (computed once; the committed result when nothing differs)."""
         exp = self._experiment(experiment)
         if exp not in self.runs:
-            self.runs[exp] = run(exp, profile=self.profile, seed=self.seed, n_jobs=self.n_jobs, **self.knobs_of(exp))
+            variant = self.variant(exp)
+            if variant is None:
+                self.runs[exp] = run(
+                    exp, profile=self.profile, seed=self.seed, n_jobs=self.n_jobs, **self.knobs_of(exp)
+                )
+            else:
+                self.runs[exp] = self._run_variant(exp, variant)
         return self.runs[exp]
+
+    def _run_variant(self, exp, variant):
+        """The grid's variant run, as a :class:`LiveResult` with the grid's own columns (rows of this scale)."""
+        from .protocols import as_primary
+
+        values = self.knobs_of(exp)
+        if self._protocol_param == "row_scale":
+            s = float(self.row_scale)
+            stored = knobs(variant)["row_scales"].profile_value(self.profile)
+            if s not in [float(v) for v in stored]:  # a scale the stored variant lacks: computed for s alone
+                values["row_scales"] = [s]
+        result = run(variant, profile=self.profile, seed=self.seed, n_jobs=self.n_jobs, **values)
+        frame = result.frame
+        if self._protocol_param == "row_scale":
+            frame = frame[frame["row_scale"] == float(self.row_scale)]
+        frame = as_primary(frame, exp)
+        frame.attrs = dict(result.frame.attrs)
+        return LiveResult(
+            frame=frame,
+            name=variant,
+            source=result.source,
+            parameters=dict(result.parameters, protocol=self.protocol),
+            differences={"protocol": (self.protocol, "the papers' protocol"), **result.differences},
+            wall_time_s=result.wall_time_s,
+            n_jobs=result.n_jobs,
+        )
 
     def frame(self, experiment=None):
         """The table of one grid (``experiment``: needed on a page with several grids)."""
@@ -539,8 +645,17 @@ class PageParameters(dict):
         same = [exp for exp in self.experiments if exp not in changed]
         if same:
             items.append(f"<li>unchanged, the committed results: {html.escape(', '.join(same))}</li>")
+        stored = all(self.run(exp).source == "committed" for exp in changed)
+        if stored:  # a protocol variant read from the committed results: nothing was computed
+            head = (
+                f"<p><b>Another protocol</b>: {html.escape(self.protocol)}, read from the committed results of "
+                "this variant (computed at the paper profile with the book's other results), not the papers' "
+                "protocol. This page differs in:</p>"
+            )
+        else:
+            head = "<p><b>Computed live</b>, not the committed results of the paper profile. This run differs in:</p>"
         parts = [
-            "<p><b>Computed live</b>, not the committed results of the paper profile. This run differs in:</p>",
+            head,
             "<ul>" + "".join(items) + "</ul>",
             f"<p>Wall time {wall:.1f} s with n_jobs = {self.n_jobs}.</p>",
             "<p>The tables, figures and verdict tables below are computed from this run (the verdict tables' "
@@ -553,9 +668,12 @@ class PageParameters(dict):
 
         if len(show.judged(self.page)):  # the page judges claims of the papers: judge them on this run
             box = show.verdict_box(self.page, live={exp: self.frame(exp) for exp in self.experiments})
-            verdicts = getattr(box, "data", str(box)).replace("Verdicts on this page", "Verdicts of this live run")
+            verdicts = getattr(box, "data", str(box)).replace(
+                "Verdicts on this page", "Verdicts under this protocol" if stored else "Verdicts of this live run"
+            )
+        title = "Another protocol" if stored else "Computed live"
         return (
-            '<div class="admonition warning dpstack-live-box"><p class="admonition-title">Computed live</p>'
+            f'<div class="admonition warning dpstack-live-box"><p class="admonition-title">{title}</p>'
             + "".join(parts)
             + "</div>"
             + verdicts
@@ -614,7 +732,8 @@ def check_page_parameters(namespace, name, *common):
     from .parameters import check_parameters, injected_parameters
 
     mapping = page_knobs(name)
-    declared = list(common) + list(mapping)
+    protocol_params = list(page_protocols(name))
+    declared = list(common) + list(mapping) + protocol_params
     unknown = [n for n in injected_parameters(namespace) if n not in declared]
     if unknown:
         raise ParameterError(
@@ -638,6 +757,8 @@ def check_page_parameters(namespace, name, *common):
         profile=namespace.get("profile", COMMITTED_PROFILE),
         seed=namespace.get("seed", 0),
         n_jobs=namespace.get("n_jobs", 1),
+        refit=namespace.get("refit") if "refit" in protocol_params else None,
+        row_scale=namespace.get("row_scale") if "row_scale" in protocol_params else None,
     )
 
 

@@ -62,6 +62,7 @@ from scipy import stats
 from . import results
 
 __all__ = [
+    "as_primary",
     "COLLAPSE_FRACTION",
     "REFIT",
     "PRIMARY",
@@ -259,7 +260,7 @@ def _load(name, profile, seed, n_jobs, compute, **overrides):
     return results.load_or_run(name, profile=profile, seed=seed, n_jobs=n_jobs, **overrides)
 
 
-def _as_primary(frame, result_name):
+def as_primary(frame, result_name):
     """``frame`` with the columns a protocol grid adds removed: the primary result's columns, in its order."""
     drop = [c for c in _entry(result_name)["extra"] if c in frame.columns]
     out = frame.drop(columns=drop).reset_index(drop=True)
@@ -304,14 +305,14 @@ def protocol_variants(result_name, profile="paper", *, seed=0, n_jobs=1, compute
     out = {}
     refit = _load(e["refit"], profile, seed, n_jobs, compute, **overrides) if e["refit"] else None
     if refit is not None:
-        out[REFIT] = _as_primary(refit, result_name)
+        out[REFIT] = as_primary(refit, result_name)
     scaled = _load(e["row_scale"], profile, seed, n_jobs, compute, **overrides) if e["row_scale"] else None
     if scaled is not None:
         for s in sorted(scaled["row_scale"].unique()):
-            out[f"rows ÷ {s:g}"] = _as_primary(scaled[scaled["row_scale"] == s], result_name)
+            out[f"rows ÷ {s:g}"] = as_primary(scaled[scaled["row_scale"] == s], result_name)
     more = _load(e["repeats"], profile, seed, n_jobs, compute, **overrides) if e["repeats"] else None
     if more is not None:
-        out[f"{more['repeat'].nunique()} {REDRAWN}"] = _as_primary(more, result_name)
+        out[f"{more['repeat'].nunique()} {REDRAWN}"] = as_primary(more, result_name)
     return out
 
 
@@ -460,7 +461,7 @@ def repeats_summary(result_name, profile="paper", *, seed=0, n_jobs=1, compute=F
     """:func:`repeat_summary` of the many-repeat variant of ``result_name`` (None when it is not committed)."""
     e = _entry(result_name)
     frame = _load(e["repeats"], profile, seed, n_jobs, compute) if e["repeats"] else None
-    return None if frame is None else repeat_summary(_as_primary(frame, result_name), result_name)
+    return None if frame is None else repeat_summary(as_primary(frame, result_name), result_name)
 
 
 # --------------------------------------------------------------------------------------- claims
