@@ -151,7 +151,13 @@ def test_the_protocol_parameters_are_those_of_the_pages_variants_and_bad_ones_ar
         "refit": {"pst_fig1_epsilon": "protocols_pst_fig1_refit"},
         "row_scale": {"pst_fig1_epsilon": "protocols_pst_fig1_row_scale"},
     }
-    for page in ("pst_fig1_epsilon", "pst_fig2_groups", "pst_fig3_importance", "pst_fig4_combiners", "pptl_table1_mnist"):
+    for page in (
+        "pst_fig1_epsilon",
+        "pst_fig2_groups",
+        "pst_fig3_importance",
+        "pst_fig4_combiners",
+        "pptl_table1_mnist",
+    ):
         grids = live.page_protocols(page)
         assert set(grids) == {"refit", "row_scale"}, page
         assert grids["refit"][page] == PRIMARY[page]["refit"] and grids["row_scale"][page] == PRIMARY[page]["row_scale"]
