@@ -332,6 +332,16 @@ def test_every_experiment_page_renders_its_registered_grids():
         text = nb.read_text()
         for name in re.findall(r'load(?:_or_run)?\(\\"([a-z0-9_]+)\\"', text):
             loaded.setdefault(name, set()).add(nb.stem)
+        # a page with knobs reads its grids through live.check_page_parameters(globals(), "page", …)
+        page_call = re.search(r'check_page_parameters\(globals\(\), \\"([a-z0-9_]+)\\"', text)
+        if page_call:
+            read = re.findall(r'grids\.frame\(\\"([a-z0-9_]+)\\"\)', text)
+            if "grids.frame()" in text:  # one grid, named like the page
+                read.append(page_call.group(1))
+            if "grids.frame(name)" in text:  # grids named in the page's own code
+                read += [n for n in re.findall(r'\\"([a-z0-9_]+)\\"', text) if n in results.experiments()]
+            for name in read:
+                loaded.setdefault(name, set()).add(nb.stem)
         if "protocols.sensitivity_page(" in text:  # the protocol page loads its grids through one call
             from dpstack.experiments import protocols
 
