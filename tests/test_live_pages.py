@@ -199,4 +199,5 @@ def test_a_protocol_parameter_reads_the_stored_variant_with_the_pages_columns():
                 f"{page}_nonprivate"
             )
         box = grids.box_html()
-        assert "Another protocol" in box and "rows ÷ 4" in box and "Verdicts under this protocol" in box
+        assert "Another protocol" in box and "Verdicts under this protocol" in box
+        assert "protocol: rows ÷ 4 (committed: the papers&#x27; protocol)" in box  # in words, not a repr

@@ -639,7 +639,10 @@ class PageParameters(dict):
         items = []
         for exp in changed:
             diff = "; ".join(
-                f"{k} = {_short(new)} (committed: {_short(old)})" for k, (new, old) in self.differences(exp).items()
+                f"protocol: {new} (committed: {old})"
+                if k == "protocol"
+                else f"{k} = {_short(new)} (committed: {_short(old)})"
+                for k, (new, old) in self.differences(exp).items()
             )
             items.append(f"<li>{html.escape((exp + ': ') if several else '')}{html.escape(diff)}</li>")
         same = [exp for exp in self.experiments if exp not in changed]
