@@ -325,30 +325,31 @@ def _build():
         knob(page, "fit_on", _one_of(("aux", "private")), "rows the PCA is fitted on", const("aux"))
         knob(page, "n_trials", _count(1), "random splits", from_profiles(mpl.PROFILES, "n_trials"))
         knob(page, "n_noise", _count(1), "noise draws per split", from_profiles(mpl.PROFILES, "n_noise"))
-    # PST Figures 2-4, PPTL Figure 4's MNIST panel and MPL's KDD-99 figure under the same protocols: the
-    # primary grid's knobs (defaults: the variant's registered values) and, for rows ÷ s, the scales
-    for exp, primary, row_scales in (
-        ("protocols_pst_fig2_refit", "pst_fig2_groups", None),
-        ("protocols_pst_fig2_row_scale", "pst_fig2_groups", (2.0, 4.0, 8.0)),
-        ("protocols_pst_fig2_repeats", "pst_fig2_groups", None),
-        ("protocols_pst_fig3_refit", "pst_fig3_importance", None),
-        ("protocols_pst_fig3_row_scale", "pst_fig3_importance", (2.0, 4.0, 8.0)),
-        ("protocols_pst_fig4_refit", "pst_fig4_combiners", None),
-        ("protocols_pst_fig4_row_scale", "pst_fig4_combiners", (2.0, 4.0, 8.0)),
-        ("protocols_pptl_fig4_refit", "ruijin_transfer_groups", None),
-        ("protocols_pptl_fig4_row_scale", "ruijin_transfer_groups", (4.0,)),
-        ("protocols_mpl_kdd_row_scale", "mpl_kdd", (4.0,)),
-    ):
-        if row_scales is not None:
-            knob(exp, "row_scales", scales, "the public row scales s (rows ÷ s)", const(row_scales))
-        for name, k in out[primary].items():
-            # PPTL Figure 4's variants run its MNIST panel only (the other panel is the synthetic cohort)
-            fallback = (
-                const(("MNIST",)) if primary == "ruijin_transfer_groups" and name == "datasets" else k.profile_value
-            )
-            out.setdefault(exp, {})[name] = Knob(
-                name, k.check, k.expected, k.help, registered(exp, name, fallback), k.to_grid
-            )
+    # The other results with protocol variants (protocols.PRIMARY: PST Figures 2-4, PPTL Figure 4's MNIST
+    # panel, MPL's KDD-99 figure): each variant takes its primary grid's knobs (defaults: the variant's
+    # registered values) and, for rows ÷ s, the scales (default: the paper profile's)
+    from .protocols import PRIMARY
+
+    for primary, entry in PRIMARY.items():
+        for exp in (entry["refit"], entry["row_scale"], entry["repeats"]):
+            if exp is None or exp in out:  # PST Figure 1 and PPTL Table 1: declared above
+                continue
+            if exp == entry["row_scale"]:
+                knob(
+                    exp,
+                    "row_scales",
+                    scales,
+                    "the public row scales s (rows ÷ s)",
+                    const(get(exp).profiles["paper"]["row_scales"]),
+                )
+            for name, k in out[primary].items():
+                # PPTL Figure 4's variants run its MNIST panel only (the other panel is the synthetic cohort)
+                fallback = (
+                    const(("MNIST",)) if primary == "ruijin_transfer_groups" and name == "datasets" else k.profile_value
+                )
+                out.setdefault(exp, {})[name] = Knob(
+                    name, k.check, k.expected, k.help, registered(exp, name, fallback), k.to_grid
+                )
     missing = sorted(set(experiments()) - set(out))
     if missing:  # every registered experiment has knobs (a new one must be added here)
         raise RuntimeError(f"no knobs declared for the registered experiment(s) {missing}")
