@@ -2,8 +2,9 @@
 
 :func:`dpstack.solvers.minimize_perturbed_logistic` chooses its algorithm by two thresholds:
 
-* **Newton first** when n·d ≤ :data:`~dpstack.solvers.NEWTON_FIRST_MAX_SIZE` (20,000): damped
-  Newton from the start instead of L-BFGS followed by a Newton polish. Timed here around the
+* **Newton first** when n·d ≤ :data:`~dpstack.solvers.NEWTON_FIRST_MAX_SIZE` (20,000) or
+  n·d² ≤ :data:`~dpstack.solvers.NEWTON_FIRST_MAX_HESSIAN` (1,000,000: a cheap Hessian): damped
+  Newton from the start instead of L-BFGS followed by its polish. Timed here around the
   threshold on both sides, against forcing either algorithm (``method="newton"`` and
   ``method="lbfgs"``, the latter with the same Newton polish that ``"auto"`` would add, i.e.
   ``"auto"`` with the threshold set to 0).
@@ -37,7 +38,24 @@ from benchmarks.data import PROBLEMS, problem
 from dpstack import solvers
 from dpstack.mechanisms import clip_rows, isotropic_noise, objective_perturbation_calibration
 
-NEWTON_FIRST_SIZES = ((30, 5), (500, 10), (2_000, 10), (3_000, 10), (300, 50), (400, 50), (1_000, 50), (3_000, 50))
+NEWTON_FIRST_SIZES = (
+    (30, 5),
+    (500, 10),
+    (2_000, 10),
+    (3_000, 10),
+    (10_000, 10),
+    (30_000, 10),
+    (2_500, 20),
+    (5_000, 20),
+    (1_000, 30),
+    (300, 50),
+    (400, 50),
+    (1_000, 50),
+    (3_000, 50),
+    (10_000, 50),
+    (1_000, 100),
+    (3_000, 100),
+)
 CG_SIZES = ((5_000, 1_000), (5_000, 2_000))
 LAMS = (1e-2, 1e-4)
 
@@ -75,7 +93,7 @@ def newton_first_rows(repeats):
         variants = {
             "auto": lambda: fit("auto"),
             "newton": lambda: fit("newton"),
-            "lbfgs + polish": _with_threshold("NEWTON_FIRST_MAX_SIZE", 0, lambda: fit("auto")),
+            "lbfgs + polish": _with_threshold("_newton_first", lambda n, d: False, lambda: fit("auto")),
         }
         times, out = interleaved_medians(variants, repeats=repeats)
         best = min(times["newton"], times["lbfgs + polish"])
@@ -86,7 +104,7 @@ def newton_first_rows(repeats):
                 "d": d,
                 "n·d": n * d,
                 "λ": lam,
-                "auto takes": "newton" if n * d <= solvers.NEWTON_FIRST_MAX_SIZE else "lbfgs + polish",
+                "auto takes": "newton" if solvers._newton_first(n, d) else "lbfgs + polish",
                 "newton (ms)": 1e3 * times["newton"],
                 "lbfgs + polish (ms)": 1e3 * times["lbfgs + polish"],
                 "auto ÷ best": times["auto"] / best,
@@ -129,7 +147,9 @@ def main(repeats=5):
     with threadpool_limits(limits=1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         first = newton_first_rows(repeats)
-        print(f"Newton first when n·d ≤ {solvers.NEWTON_FIRST_MAX_SIZE:,} (ε = 1, tol = 1e-10; medians of {repeats})")
+        print(
+            f"Newton first when n·d ≤ {solvers.NEWTON_FIRST_MAX_SIZE:,} or n·d² ≤ {solvers.NEWTON_FIRST_MAX_HESSIAN:,} (ε = 1, tol = 1e-10; medians of {repeats})"
+        )
         print_table(first, list(first[0]), floatfmt="{:.3g}")
         cg = cg_rows(max(3, repeats // 2))
         print(f"Newton polish by CG above d = {solvers.NEWTON_MAX_FEATURES:,} (ε = 1, λ = 1e-4, tol = 1e-10)")

@@ -14,14 +14,14 @@ from dpstack.solvers import (
     minimize_perturbed_logistic_path,
 )
 
-_NEWTON_FIRST_MAX_SIZE = solvers.NEWTON_FIRST_MAX_SIZE
+_NEWTON_FIRST = solvers._newton_first
 
 
 @pytest.fixture(autouse=True)
 def _lbfgs_first_at_every_size(monkeypatch):
     # These tests' problems are small; method="auto" would run Newton from the start on them.
     # They exercise the L-BFGS + polish path of larger problems (the routing has its own test).
-    monkeypatch.setattr(solvers, "NEWTON_FIRST_MAX_SIZE", 0)
+    monkeypatch.setattr(solvers, "_newton_first", lambda n, d: False)
 
 
 def make_problem(n=400, d=8, seed=0):
@@ -191,18 +191,18 @@ def test_lbfgs_stops_at_the_first_point_that_meets_tol(seed):
         return value, grad
 
     problem.value_grad = recording
-    w, value, grad, _ = solvers._lbfgs(problem, np.zeros(30), 1e-10, 200)
+    w, value, grad, _, _ = solvers._lbfgs(problem, np.zeros(30), 1e-10, 200)
     assert met[-1] and not any(met[:-1])
     assert grad_inf(w, X, y, 0.01, b, 0.0, w0) <= 1e-10
 
 
 def test_auto_runs_newton_from_the_start_on_small_problems_only(monkeypatch):
-    monkeypatch.setattr(solvers, "NEWTON_FIRST_MAX_SIZE", _NEWTON_FIRST_MAX_SIZE)
+    monkeypatch.setattr(solvers, "_newton_first", _NEWTON_FIRST)
     calls = []
     lbfgs = solvers._lbfgs
 
     def recording(problem, *args):
-        calls.append(problem.n * problem.d)
+        calls.append((problem.n, problem.d))
         return lbfgs(problem, *args)
 
     monkeypatch.setattr(solvers, "_lbfgs", recording)
@@ -211,10 +211,18 @@ def test_auto_runs_newton_from_the_start_on_small_problems_only(monkeypatch):
     assert calls == []
     np.testing.assert_array_equal(w, minimize_perturbed_logistic(X, y, 0.05, b=b, w0=w0, tol=1e-10, method="newton")[0])
     assert grad_inf(w, X, y, 0.05, b, 0.0, w0) <= 1e-10
-    n = _NEWTON_FIRST_MAX_SIZE // 5 + 1  # just above the size: L-BFGS first
+    # few features: the Hessian is cheap at any n (n·d² ≤ NEWTON_FIRST_MAX_HESSIAN), Newton first
+    n = solvers.NEWTON_FIRST_MAX_HESSIAN // 25
+    assert n * 5 > solvers.NEWTON_FIRST_MAX_SIZE
     X, y, b, w0 = make_problem(n=n, d=5, seed=9)
     w, _ = minimize_perturbed_logistic(X, y, 0.05, b=b, w0=w0, tol=1e-10)
-    assert calls == [n * 5]
+    assert calls == []
+    # above both sizes: L-BFGS first
+    d = 12
+    n = max(solvers.NEWTON_FIRST_MAX_SIZE // d, solvers.NEWTON_FIRST_MAX_HESSIAN // d**2) + 1
+    X, y, b, w0 = make_problem(n=n, d=d, seed=9)
+    w, _ = minimize_perturbed_logistic(X, y, 0.05, b=b, w0=w0, tol=1e-10)
+    assert calls == [(n, d)]
     assert grad_inf(w, X, y, 0.05, b, 0.0, w0) <= 1e-10
 
 
@@ -262,3 +270,70 @@ def test_lbfgs_hands_over_to_newton_when_the_objective_stops_changing(monkeypatc
     problem = solvers._Problem(X, y, 1e-4, b, 0.0, w0)
     solvers._lbfgs(problem, np.zeros(10), 1e-10, 50)  # no hand-over: L-BFGS-B alone on the noisy values
     assert with_hand_over + 10 <= problem.n_evals, (with_hand_over, problem.n_evals)
+
+
+def test_two_loop_is_the_dense_bfgs_inverse_update():
+    # H0 = (sᵀy / yᵀy) I from the newest pair, then H ← (I − ρ s yᵀ) H (I − ρ y sᵀ) + ρ s sᵀ per pair, oldest first
+    rng = np.random.default_rng(3)
+    d = 7
+    A = rng.standard_normal((d, d))
+    A = A @ A.T + 0.1 * np.eye(d)  # a positive definite curvature: every pair has sᵀy > 0
+    pairs = [(s, A @ s) for s in rng.standard_normal((5, d))]
+    s_new, y_new = pairs[-1]
+    H = (s_new @ y_new) / (y_new @ y_new) * np.eye(d)
+    for s, y in pairs:
+        rho = 1.0 / (y @ s)
+        H = (np.eye(d) - rho * np.outer(s, y)) @ H @ (np.eye(d) - rho * np.outer(y, s)) + rho * np.outer(s, s)
+    g = rng.standard_normal(d)
+    np.testing.assert_allclose(solvers._two_loop(g, pairs), H @ g, rtol=1e-10)
+    np.testing.assert_allclose(solvers._two_loop(y_new, pairs), s_new, rtol=1e-10)  # the secant equation
+
+
+def _counting_passes(monkeypatch):
+    counts = {"value_grad": 0, "curvature": 0, "hessian_lower": 0}
+    for name in counts:
+        original = getattr(solvers._Problem, name)
+
+        def counted(self, *args, _name=name, _original=original):
+            counts[_name] += 1
+            return _original(self, *args)
+
+        monkeypatch.setattr(solvers._Problem, name, counted)
+    return counts
+
+
+def test_after_the_hand_over_lbfgs_steps_accepted_on_the_gradient_finish_without_newton(monkeypatch):
+    # From the hand-over point (J flat in float64, ‖∇J‖∞ above tol) the full L-BFGS steps reach tol
+    # in a pass or two, without the Newton polish's curvature pass and Hessian(-vector) products.
+    X, y, b, w0 = make_problem(n=20_000, d=30, seed=4)
+    counts = _counting_passes(monkeypatch)
+    handed_over = []
+    lbfgs = solvers._lbfgs
+
+    def recording(problem, *args):
+        out = lbfgs(problem, *args)
+        handed_over.append((np.max(np.abs(out[2])), len(out[4])))
+        return out
+
+    monkeypatch.setattr(solvers, "_lbfgs", recording)
+    w, _ = minimize_perturbed_logistic(X, y, 1e-3, b=b, w0=w0, tol=1e-12)
+    (gmax, n_pairs), = handed_over
+    assert gmax > 1e-12 * 2 and n_pairs >= 5  # L-BFGS stopped above tol, with its curvature pairs
+    assert grad_inf(w, X, y, 1e-3, b, 0.0, w0) <= 1e-12
+    assert counts["curvature"] == counts["hessian_lower"] == 0, counts
+
+
+def test_a_refused_secant_step_leaves_the_newton_polish_to_finish():
+    # Curvature pairs of a far too flat model give a far too long step: J rises, the step is refused,
+    # the polish returns the point it started from, and the Newton polish reaches tol from there.
+    X, y, b, w0 = make_problem(n=3000, d=12, seed=5)
+    problem = solvers._Problem(X, y, 1e-3, b, 0.0, w0)
+    w, value, grad, _, pairs = solvers._lbfgs(problem, np.zeros(12), 1e-6, 200)
+    rng = np.random.default_rng(0)
+    wrong = [(s, 1e-3 * np.abs(rng.standard_normal(12)) * s) for s, _ in pairs]
+    evaluations = problem.n_evals
+    w2, value2, grad2, steps = solvers._secant_polish(problem, w, value, grad, wrong, 1e-12)
+    assert steps == 1 and problem.n_evals == evaluations + 1  # one pass spent on the refused step
+    assert w2 is w and value2 == value and grad2 is grad
+    w3, _ = solvers._newton(problem, w2, value2, grad2, 1e-12, 50, polish=True)
+    assert grad_inf(w3, X, y, 1e-3, b, 0.0, w0) <= 1e-12
