@@ -317,7 +317,7 @@ def test_after_the_hand_over_lbfgs_steps_accepted_on_the_gradient_finish_without
 
     monkeypatch.setattr(solvers, "_lbfgs", recording)
     w, _ = minimize_perturbed_logistic(X, y, 1e-3, b=b, w0=w0, tol=1e-12)
-    (gmax, n_pairs), = handed_over
+    ((gmax, n_pairs),) = handed_over
     assert gmax > 1e-12 * 2 and n_pairs >= 5  # L-BFGS stopped above tol, with its curvature pairs
     assert grad_inf(w, X, y, 1e-3, b, 0.0, w0) <= 1e-12
     assert counts["curvature"] == counts["hessian_lower"] == 0, counts
