@@ -7,9 +7,11 @@ X and clipping inside its fit, scikit-learn the pre-clipped copy (a second file 
 ``DPSTACK_BENCH_SCALE_FEATURES`` d, e.g. 1e8 × 10, also 7.5 GiB). Each fit runs
 in a fresh subprocess that opens the file with ``np.load(mmap_mode="r")``, so the page cache is
 shared but nothing else; the subprocess reports the fit's wall time, the peak of memory allocated
-during it (tracemalloc: numpy's buffers, as a fraction of X). One run per side, PLR and scikit-learn alternating, after one
-untimed pass over the file that loads it into the page cache; λ = 0.01, tol = 1e-10 as in
-:mod:`benchmarks.bench_plr_sizes`.
+during it (tracemalloc: numpy's buffers, as a fraction of X), scikit-learn's iterations or PLR's passes over
+X. After one untimed pass over the files that loads them into the page cache, ``DPSTACK_BENCH_SCALE_REPEATS``
+rounds (default 3) of the fits, interleaved: scikit-learn, PLR at ε = ∞ and ε = 1 at tol = 1e-10, and PLR
+at scikit-learn's final ‖∇J‖∞ of that round (*equal exactness*, as in :mod:`benchmarks.bench_plr_sizes`:
+scikit-learn stops on its relative-decrease test above tol); medians over the rounds. λ = 0.01.
 """
 
 import json
@@ -22,6 +24,7 @@ import numpy as np
 from benchmarks import print_table
 from benchmarks.data import realistic
 from dpstack.mechanisms import clip_rows
+from dpstack.solvers import logistic_objective
 
 LAM, TOL = 1e-2, 1e-10
 
@@ -32,12 +35,18 @@ from threadpoolctl import threadpool_limits
 side, path_x, path_y, lam, tol = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
 X = np.load(path_x, mmap_mode="r")
 y = np.load(path_y)
+passes = [0]
 if side == "sklearn":
     from sklearn.linear_model import LogisticRegression
     est = LogisticRegression(C=1.0 / (X.shape[0] * lam), fit_intercept=False, tol=tol, max_iter=10_000)
 else:
-    from dpstack import PrivateLogisticRegression
+    from dpstack import PrivateLogisticRegression, solvers
     est = PrivateLogisticRegression(epsilon=float(side), lam=lam, tol=tol, random_state=0)
+    for name in ("value_grad", "curvature", "hess_vec", "hessian_lower"):
+        def counted(self, *args, _f=getattr(solvers._Problem, name)):
+            passes[0] += 1
+            return _f(self, *args)
+        setattr(solvers._Problem, name, counted)
 tracemalloc.start()
 with threadpool_limits(1), warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -51,7 +60,8 @@ with threadpool_limits(1), warnings.catch_warnings():
 peak = tracemalloc.get_traced_memory()[1]
 tracemalloc.stop()
 coef = est.coef_[0].tolist() if error is None else None
-print(json.dumps(dict(seconds=seconds, peak_bytes=peak, coef=coef, error=error)))
+work = int(est.n_iter_[0]) if side == "sklearn" else passes[0]
+print(json.dumps(dict(seconds=seconds, peak_bytes=peak, coef=coef, error=error, work=work)))
 """
 
 
@@ -106,15 +116,22 @@ def make_data(directory, n, d=100, seed=1, chunk=200_000, kind=None):
     return path_x, path_x, path_y
 
 
-def run(side, path_x, path_y):
+def run(side, path_x, path_y, tol=TOL):
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, side, path_x, path_y, str(LAM), str(TOL)],
+        [sys.executable, "-c", CHILD, side, path_x, path_y, str(LAM), repr(tol)],
         capture_output=True,
         text=True,
         check=True,
         env=os.environ,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def gradient_norm(coef, path_c, path_y):
+    """‖∇J‖∞ of the non-private objective on the clipped file at ``coef`` (one blocked pass)."""
+    Z = np.load(path_c, mmap_mode="r")
+    ys = np.where(np.load(path_y) == 1, 1.0, -1.0)
+    return float(np.max(np.abs(logistic_objective(np.asarray(coef), Z, ys, LAM)[1])))
 
 
 def main():
@@ -130,28 +147,49 @@ def main():
         M = np.load(path, mmap_mode="r")
         for start in range(0, n, 1_000_000):
             float(M[start : start + 1_000_000].sum())
-    results = {}
-    for side in ("sklearn", "inf", "1.0"):
-        results[side] = run(side, path_c if side == "sklearn" else path_x, path_y)
-        print(f"  {side}: {results[side]['seconds']:.1f} s", flush=True)
+    repeats = int(os.environ.get("DPSTACK_BENCH_SCALE_REPEATS", "3"))
+    sides = (
+        ("sklearn", "scikit-learn lbfgs (its iterations)"),
+        ("inf", "PLR ε=∞, tol 1e-10 (its passes)"),
+        ("inf same", "PLR ε=∞, equal ‖∇J‖∞"),
+        ("1.0", "PLR ε=1, tol 1e-10"),
+        ("1.0 same", "PLR ε=1, equal ‖∇J‖∞"),
+    )
+    runs = {side: [] for side, _ in sides}
+    for r in range(repeats):
+        sk = run("sklearn", path_c, path_y)
+        sk["grad"] = gradient_norm(sk["coef"], path_c, path_y)
+        runs["sklearn"].append(sk)
+        for side, _ in sides[1:]:
+            eps, _, same = side.partition(" ")
+            runs[side].append(run(eps, path_x, path_y, max(TOL, sk["grad"]) if same else TOL))
+        times = ", ".join(f"{side} {runs[side][-1]['seconds']:.1f} s" for side, _ in sides)
+        print(
+            f"  round {r + 1}: {times}; scikit-learn's ‖∇J‖∞ {sk['grad']:.2g}; load {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
+    reference = float(np.median([x["seconds"] for x in runs["sklearn"]]))
     rows = []
-    for side, label in (("sklearn", "scikit-learn lbfgs"), ("inf", "PLR ε=∞"), ("1.0", "PLR ε=1")):
-        r = results[side]
+    for side, label in sides:
+        seconds = [x["seconds"] for x in runs[side]]
         rows.append(
             {
                 "fit": label,
-                "s": r["seconds"],
-                "ratio": r["seconds"] / results["sklearn"]["seconds"],
-                "peak allocated": f"{r['peak_bytes'] / X.nbytes:.1%} of X",
-                "error": r["error"] or "",
+                "median s": float(np.median(seconds)),
+                "runs (s)": " / ".join(f"{t:.1f}" for t in seconds),
+                "ratio (medians)": float(np.median(seconds)) / reference,
+                "ratio per round": " / ".join(f"{t / x['seconds']:.2f}" for t, x in zip(seconds, runs["sklearn"])),
+                "iterations or passes": "/".join(str(x["work"]) for x in runs[side]),
+                "peak allocated": f"{max(x['peak_bytes'] for x in runs[side]) / X.nbytes:.1%} of X",
+                "error": next((x["error"] for x in runs[side] if x["error"]), ""),
             }
         )
-    if results["sklearn"]["coef"] and results["inf"]["coef"]:
-        diff = np.max(np.abs(np.subtract(results["sklearn"]["coef"], results["inf"]["coef"])))
+    if runs["sklearn"][0]["coef"] and runs["inf"][0]["coef"]:
+        diff = np.max(np.abs(np.subtract(runs["sklearn"][0]["coef"], runs["inf"][0]["coef"])))
         print(f"max |w_PLR(ε=∞) − w_sklearn| = {diff:.2e}")
     print(
         f"n = {n}, d = {d}, X = {X.nbytes / 2**30:.2f} GiB memory-mapped ({path_x}; scikit-learn reads {path_c}); "
-        f"one run each; load {os.getloadavg()[0]:.1f}"
+        f"{repeats} interleaved rounds; load {os.getloadavg()[0]:.1f}"
     )
     print_table(rows, list(rows[0]), floatfmt="{:.3g}")
     return rows
