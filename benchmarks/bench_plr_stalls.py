@@ -3,13 +3,14 @@
 Near the minimiser J stops changing in float64 (its value is a sum of a million
 rounded terms), and L-BFGS-B's line search, which works on those values, can
 spend some forty evaluations on rounding noise before it gives up. The solver
-hands over to the Newton polish after two evaluations within rounding of the
-best value (:func:`dpstack.solvers._lbfgs`). This benchmark fits
+hands over to its polish (L-BFGS's own steps accepted on the gradient, then Newton
+if needed) after two evaluations within rounding of the best value
+(:func:`dpstack.solvers._lbfgs`). This benchmark fits
 ``PrivateLogisticRegression(epsilon=ε)`` (λ = 0.01, tol = 1e-10) on 10 seeds of
 :func:`benchmarks.data.realistic`, once as it is and once with the hand-over
 switched off (``STALL_EVALUATIONS`` set beyond reach: the solver as it was), and
 reports per seed the passes over X (deterministic: value-and-gradient evaluations
-plus the Newton polish's passes) and the fit times (interleaved, one run each
+plus the polish's passes) and the fit times (interleaved, one run each
 after one warm-up fit); then the slowest ÷ median of each (target ≤ 1.3).
 ``DPSTACK_BENCH_PROFILE=quick`` uses n = 1e5.
 """

@@ -6,8 +6,8 @@
   n·d² ≤ :data:`~dpstack.solvers.NEWTON_FIRST_MAX_HESSIAN` (1,000,000: a cheap Hessian): damped
   Newton from the start instead of L-BFGS followed by its polish. Timed here around the
   threshold on both sides, against forcing either algorithm (``method="newton"`` and
-  ``method="lbfgs"``, the latter with the same Newton polish that ``"auto"`` would add, i.e.
-  ``"auto"`` with the threshold set to 0).
+  ``method="lbfgs"``, the latter with the same polish that ``"auto"`` would add, i.e.
+  ``"auto"`` with Newton first switched off).
 * **Conjugate gradients** for the Newton polish above
   :data:`~dpstack.solvers.NEWTON_MAX_FEATURES` (1,500) features instead of a Cholesky solve of
   the d × d Hessian. Timed at n = 5,000, d = 1,000 and 2,000, λ = 1e-4 (where L-BFGS stops
