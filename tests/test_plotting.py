@@ -56,7 +56,10 @@ def test_notebook_figures_are_svg_and_identical_from_run_to_run():
     import sys
     from pathlib import Path
 
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    # Without VIRTUAL_ENV: the children run this interpreter, and a VIRTUAL_ENV naming another venv
+    # (one activated in the calling shell) makes IPython add that venv's packages to sys.path.
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1])
     # two fresh interpreters (hash seeds, ids and counters start anew), run side by side
     procs = [
         subprocess.Popen(
