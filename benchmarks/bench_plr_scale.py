@@ -35,24 +35,21 @@ from threadpoolctl import threadpool_limits
 side, path_x, path_y, lam, tol = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
 X = np.load(path_x, mmap_mode="r")
 y = np.load(path_y)
-passes = [0]
 if side == "sklearn":
     from sklearn.linear_model import LogisticRegression
     est = LogisticRegression(C=1.0 / (X.shape[0] * lam), fit_intercept=False, tol=tol, max_iter=10_000)
+    fit = lambda: est.fit(X, y)
 else:
-    from dpstack import PrivateLogisticRegression, solvers
+    from benchmarks.bench_plr_sizes import count_passes
+    from dpstack import PrivateLogisticRegression
     est = PrivateLogisticRegression(epsilon=float(side), lam=lam, tol=tol, random_state=0)
-    for name in ("value_grad", "curvature", "hess_vec", "hessian_lower"):
-        def counted(self, *args, _f=getattr(solvers._Problem, name)):
-            passes[0] += 1
-            return _f(self, *args)
-        setattr(solvers._Problem, name, counted)
+    fit = lambda: count_passes(lambda: est.fit(X, y))
 tracemalloc.start()
 with threadpool_limits(1), warnings.catch_warnings():
     warnings.simplefilter("ignore")
     start = time.perf_counter()
     try:
-        est.fit(X, y)
+        passes = fit()
         error = None
     except MemoryError as exc:
         error = f"MemoryError: {exc}"
@@ -60,7 +57,7 @@ with threadpool_limits(1), warnings.catch_warnings():
 peak = tracemalloc.get_traced_memory()[1]
 tracemalloc.stop()
 coef = est.coef_[0].tolist() if error is None else None
-work = int(est.n_iter_[0]) if side == "sklearn" else passes[0]
+work = int(est.n_iter_[0]) if side == "sklearn" else passes
 print(json.dumps(dict(seconds=seconds, peak_bytes=peak, coef=coef, error=error, work=work)))
 """
 
