@@ -33,7 +33,8 @@ export MKL_NUM_THREADS ?= 1
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# setup.py builds the optional compiled pass (dpstack/_fused.c): editing it reinstalls (rebuilds) the package.
+$(STAMP): pyproject.toml setup.py dpstack/_fused.c
 	@if [ ! -x "$(PY)" ]; then echo "creating virtualenv $(ENV_DIR)"; python3 -m venv "$(ENV_DIR)"; fi
 	"$(PY)" -m pip install -qq --upgrade pip
 	"$(PY)" -m pip install -qq -e ".[dev,book,distributed]"

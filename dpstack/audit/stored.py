@@ -5,8 +5,8 @@ The audit's law test needs at least 1,000 real fits per case; the tables of
 :func:`~dpstack.audit.power_table` at that size take minutes, too long for a chapter that is
 re-executed with the book. They are computed once (``python -m dpstack.audit.stored``) and
 written as CSV files next to a JSON provenance record: the parameters and seed, a sha256 of
-the code of every source file the numbers depend on (its syntax tree without docstrings, so an
-edit of the documentation does not make the numbers stale), the date, the machine, the wall time, and a sha256 of
+the code of every source file the numbers depend on (a Python file's syntax tree without docstrings,
+so an edit of the documentation does not make the numbers stale; the compiled pass's C source whole), the date, the machine, the wall time, and a sha256 of
 each CSV. Nothing stored can execute when read (CSV and JSON only, no pickle).
 
 :func:`load_tables` refuses a CSV whose sha256 differs from the record (:class:`StoredTablesError`)
@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from dpstack import solvers
 
 __all__ = [
     "TABLES",
@@ -58,6 +60,7 @@ _CODE = (
     "linear.py",
     "mechanisms.py",
     "solvers.py",
+    "_fused.c",
     "stacking.py",
     "transfer.py",
     "base.py",
@@ -100,8 +103,14 @@ def _code_of(source):
 
 
 def code_hashes():
-    """sha256 of the code (syntax tree without docstrings) of every file of :func:`code_files`."""
-    return {name: hashlib.sha256(_code_of((_PACKAGE / name).read_text()).encode()).hexdigest() for name in code_files()}
+    """sha256 of the code of every file of :func:`code_files` (see :func:`_code_text`)."""
+    return {name: hashlib.sha256(_code_text(_PACKAGE / name).encode()).hexdigest() for name in code_files()}
+
+
+def _code_text(path):
+    """What of a source file counts: a Python file's :func:`_code_of`, a C file's whole text."""
+    text = path.read_text()
+    return _code_of(text) if path.suffix == ".py" else text
 
 
 def _csv(table):
@@ -150,6 +159,7 @@ def save_tables(tables, parameters, wall_time, directory=DEFAULT_DIR):
             "python": platform.python_version(),
             "numpy": np.__version__,
             "pandas": pd.__version__,
+            "fused_pass": bool(solvers.FUSED),
         },
         "dpstack_version": __version__,
         "wall_time_seconds": round(float(wall_time), 1),

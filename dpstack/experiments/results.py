@@ -653,15 +653,18 @@ def result_paths(name, profile, root=None):
 
 # ------------------------------------------------------------------------------------------ code hashes
 def _module_file(name):
-    """The source file of dpstack module ``name`` (a package's ``__init__.py``), or None."""
+    """The source file of dpstack module ``name`` (a package's ``__init__.py``; a C file for a compiled one), or None."""
     parts = name.split(".")
     if parts[0] != "dpstack":
         return None
     base = _PACKAGE_ROOT.joinpath(*parts[1:])
     if (base / "__init__.py").is_file():
         return base / "__init__.py"
-    path = base.with_suffix(".py")
-    return path if path.is_file() else None
+    for suffix in (".py", ".c"):  # dpstack._fused is built from dpstack/_fused.c
+        path = base.with_suffix(suffix)
+        if path.is_file():
+            return path
+    return None
 
 
 def _imports_of(name, path):
@@ -704,7 +707,9 @@ def module_dependencies(*modules):
         if name in seen:
             continue
         seen.add(name)
-        todo.extend(_imports_of(name, _module_file(name)))
+        path = _module_file(name)
+        if path.suffix == ".py":
+            todo.extend(_imports_of(name, path))
     return sorted(seen)
 
 
@@ -861,7 +866,15 @@ def _machine():
         "blas": blas,
         "load_average_at_start": load,
         "threads_env": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")},
+        # the solver's value-and-gradient pass: the compiled one (dpstack/_fused.c) or numpy's
+        "fused_pass": _fused_pass(),
     }
+
+
+def _fused_pass():
+    from dpstack import solvers
+
+    return bool(solvers.FUSED)
 
 
 def _versions():
