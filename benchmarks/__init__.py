@@ -28,6 +28,8 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from dpstack import solvers  # noqa: E402
+
 __all__ = ["interleaved_medians", "machine_summary", "print_table"]
 
 
@@ -86,7 +88,8 @@ def machine_summary():
         load = "load average unknown"
     return (
         f"{today}; {cpu}, {os.cpu_count()} cores, {load}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}; "
-        f"BLAS {blas}; numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}"
+        f"BLAS {blas}; numpy {np.__version__}, scipy {scipy.__version__}, scikit-learn {sklearn.__version__}; "
+        f"fused pass {'on' if solvers.FUSED else 'off'}"
     )
 
 

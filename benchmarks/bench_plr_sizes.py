@@ -30,11 +30,13 @@ test on the perturbed J) are over scikit-learn's time on the non-private problem
 fit (value-and-gradient evaluations, curvature, diagonal and Hessian-vector
 passes, Hessians; deterministic), *sklearn it* scikit-learn's L-BFGS iterations.
 *Eval ÷ read* is the time of one value-and-gradient evaluation of PLR's solver
-over one read of X by a BLAS matrix-vector product ``X @ v`` (its speed printed
-as *read GB/s*; interleaved medians); *products ÷ read* the same for the
-evaluation's two BLAS products alone (``X_b @ w`` and ``m_b @ X_b`` on the same
-blocks, no loss): the floor of an evaluation made of BLAS calls, whatever the
-elementwise work costs. *Memory*: the peak of memory allocated
+(the compiled pass of ``dpstack/_fused.c`` where it is built, see the machine
+line's ``fused pass``) over one read of X by a BLAS matrix-vector product
+``X @ v`` (its speed printed as *read GB/s*; interleaved medians); *numpy pass ÷
+read* the same for the solver's numpy pass (what runs without the compiled one);
+*products ÷ read* for that pass's two BLAS products alone (``X_b @ w`` and
+``m_b @ X_b`` on the same blocks, no loss): the floor of an evaluation made of
+BLAS calls, whatever the elementwise work costs. *Memory*: the peak of memory allocated
 during one ``fit`` beyond what existed before (tracemalloc), as a share of X,
 in separate untimed calls.
 """
@@ -125,7 +127,13 @@ def compare(label, X, y, repeats):
         return g
 
     unit, _ = interleaved_medians(
-        {"eval": lambda: problem_.value_grad(w), "products": two_products, "read": lambda: X @ v}, 7
+        {
+            "eval": lambda: problem_.value_grad(w),
+            "numpy pass": lambda: problem_._loss_sums(w),
+            "products": two_products,
+            "read": lambda: X @ v,
+        },
+        7,
     )
     grad = {k: float(np.max(np.abs(logistic_objective(coefs[k], Z, ys, LAM)[1]))) for k in coefs if "ε=1" not in k}
     return {
@@ -143,6 +151,7 @@ def compare(label, X, y, repeats):
         "ε=1 ratio, equal ‖∇J‖∞": medians["PLR ε=1 same ‖∇J‖"] / medians["sklearn"],
         "passes": passes,
         "eval ÷ read": unit["eval"] / unit["read"],
+        "numpy pass ÷ read": unit["numpy pass"] / unit["read"],
         "products ÷ read": unit["products"] / unit["read"],
         "read GB/s": X.nbytes / unit["read"] / 1e9,
         "max |Δw|": float(np.max(np.abs(coefs["PLR ε=∞"] - coefs["sklearn"]))),

@@ -17,9 +17,12 @@ How (``method="auto"``), and why:
    ``solver="lbfgs"``) from ``w_init``. With rows in the unit ball the loss
    Hessian has trace ≤ 1/4, so these problems are well conditioned and L-BFGS
    needs a handful of passes over the data; each pass is one fused
-   value-and-gradient evaluation: ``X_b @ w`` and ``r_b @ X_b`` on each block
-   of rows while it is in cache (plain BLAS products, so X is read from
-   memory once per evaluation and never copied).
+   value-and-gradient evaluation that reads X from memory once and never
+   copies it: where the optional compiled pass is built (:data:`FUSED`,
+   ``dpstack/_fused.c``), one loop takes each row once for its margin, its loss
+   and its gradient term; otherwise ``X_b @ w`` and ``r_b @ X_b`` run on each
+   block of rows while it is in cache (plain BLAS products, with the loss in
+   numpy between them).
 2. **Secant polish** when L-BFGS stops above ``tol``: its line search works on
    function values, which stop changing in float64 around ‖∇J‖ ≈ 1e-9, so L-BFGS
    is stopped after :data:`STALL_EVALUATIONS` evaluations within rounding of the
@@ -132,7 +135,9 @@ class _Problem:
     block sits in cache, so X is read from memory once per evaluation instead of
     twice, and no temporary larger than a block (or than an n-vector) is
     created. X is never copied: a C- or Fortran-ordered array or a memory map
-    is used as given.
+    is used as given. The value-and-gradient pass over a C-ordered X is the
+    compiled one when :data:`FUSED` (calls of about :data:`_FUSED_BLOCK_BYTES`,
+    each row read once; no temporary of a block's length at all).
 
     Rows clipped to the norm bound (``row_scale``) are never scaled themselves: row
     i scaled by f_i has margin f_i·(wᵀx_i), gradient term (f_i r_i) x_i and curvature
