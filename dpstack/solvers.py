@@ -61,6 +61,7 @@ step 1 alone, still held to ``tol``.
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -270,9 +271,11 @@ class _Problem:
 
         Each call takes each of its rows once (the margin, the loss and residual, the
         row's gradient term while it is in L1); the calls' sums are added here, so the
-        gradient is summed in two levels, like the numpy pass's blocks.
+        gradient is summed in two levels, like the numpy pass's blocks. The loss (whose
+        value the line searches compare to within a few ulps) is summed with compensation
+        inside each call and exactly (``math.fsum``) over the calls.
         """
-        loss, grad = 0.0, np.zeros(self.d)
+        losses, r_sums, grad = [], [], np.zeros(self.d)
         wx = np.ascontiguousarray(w[: self.k])
         part = np.empty(self.k)
         c = 0.0 if self.s is None else self.s * w[-1]
@@ -282,11 +285,12 @@ class _Problem:
             rows, factors = (none_rows, none_factors) if scaled is None else scaled
             part[:] = 0.0
             block_loss, r_sum = _fused.logistic_pass(Xb, stop - start, self.k, wx, sign, rows, factors, c, part)
-            loss += block_loss
+            losses.append(block_loss)
+            r_sums.append(r_sum)
             grad[: self.k] += part
-            if self.s is not None:
-                grad[-1] -= self.s * r_sum
-        return loss, grad
+        if self.s is not None:
+            grad[-1] = -self.s * math.fsum(r_sums)
+        return math.fsum(losses), grad
 
     def scale(self, w):
         """1 + ‖b‖∞/n + (λ+Δ)‖w‖∞ + λ‖w0‖∞: the size of ∇J's terms at w."""
