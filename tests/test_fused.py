@@ -28,7 +28,8 @@ def _buildable():
     if libc != "glibc" or tuple(int(p) for p in version.split(".")[:2]) < (2, 35):
         return False
     try:
-        flags = next(line for line in open("/proc/cpuinfo") if line.startswith("flags")).split()
+        with open("/proc/cpuinfo") as cpuinfo:
+            flags = next(line for line in cpuinfo if line.startswith("flags")).split()
     except (OSError, StopIteration):
         return False
     return "avx2" in flags and "fma" in flags and any(shutil.which(cc) for cc in ("cc", "gcc"))
