@@ -29,7 +29,7 @@ export OMP_NUM_THREADS ?= 1
 export OPENBLAS_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: book test install data notebooks html lint test-unit test-notebooks test-browser benchmark demo clean reproduce
+.PHONY: book test install data notebooks html lint test-unit test-replay test-notebooks test-browser benchmark demo clean reproduce
 
 install: $(STAMP)
 
@@ -103,6 +103,12 @@ lint: $(STAMP)
 # if anything in the data home (DPSTACK_DATA, read-only input) was added, removed or modified.
 test-unit: $(STAMP)
 	"$(PY)" -m pytest tests -m "not browser"
+
+# The replay of the committed results alone (CI runs it again, with nbval, on a second numerical
+# platform: DPSTACK_FUSED=0, the solver's numpy pass). Its report is printed at the end.
+test-replay: $(STAMP)
+	"$(PY)" -m pytest tests/test_results.py tests/test_protocols.py -q -p no:cacheprovider \
+	  -k "replay_random_committed or default_protocol_are_recomputed"
 
 test-notebooks: $(STAMP)
 	$(NB_ENV) "$(PY)" -m pytest --nbval notebooks --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider

@@ -59,6 +59,7 @@ import concurrent.futures
 import contextlib
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -269,8 +270,17 @@ def _captured_output():
             box["text"] = sink.read().decode("utf-8", "replace")
 
 
-def _unique_temp(path, suffix):
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=suffix)
+#: The suffix of this script's temporary files beside a page: not ``.ipynb``, so that a run killed
+#: mid-write never leaves a file that ``pytest --nbval notebooks`` would collect as a notebook.
+_TEMP_SUFFIX = ".tmp"
+
+
+def _temp_beside(path):
+    """A unique temporary file in ``path``'s folder, named ``.<name>.<host>.<pid>.<random>.tmp`` (the
+    project's naming, so :func:`dpstack._files.remove_orphans` can tell a dead writer's)."""
+    from dpstack._files import temp_suffix
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}", suffix=temp_suffix())
     os.close(fd)
     return Path(tmp)
 
@@ -279,17 +289,22 @@ def run(path, parameters, kernel, capture=False, output=None):
     """Execute ``path`` and write the cleaned result atomically; returns (seconds, kernel output).
 
     The result replaces ``path`` itself, or goes to ``output`` when given (its folder is created).
-    papermill writes to a unique temporary file; the cleaned notebook goes to another one,
-    renamed onto the destination (``os.replace``) only once fully written. On any failure the
-    destination is untouched and the temporary files are removed.
+    papermill reads and writes in a private temporary folder; the cleaned notebook goes to a
+    temporary file beside the destination (named ``….tmp``, never ``….ipynb``), renamed onto the
+    destination (``os.replace``) only once fully written. On any failure the destination is
+    untouched and the temporary files are removed; those of a killed run are removed by the next.
     """
+    from dpstack._files import remove_orphans
+
     path = Path(path).resolve()
     destination = Path(output).resolve() if output is not None else path
     destination.parent.mkdir(parents=True, exist_ok=True)
+    remove_orphans(destination.parent, f".{destination.name}*{_TEMP_SUFFIX}")
     generated = template_of(path)
-    executed = _unique_temp(destination, ".running.ipynb")
-    cleaned = _unique_temp(destination, ".clean.ipynb")
-    source = _unique_temp(path, ".source.ipynb") if generated else path
+    private = Path(tempfile.mkdtemp(prefix="dpstack-run-notebooks-"))
+    executed = private / f"{path.stem}.running.ipynb"
+    cleaned = _temp_beside(destination)
+    source = private / f"{path.stem}.source.ipynb" if generated else path
     t0 = time.perf_counter()
     box = {"text": ""}
     try:
@@ -314,10 +329,8 @@ def run(path, parameters, kernel, capture=False, output=None):
         exc.kernel_output = filter_noise(box["text"])
         raise
     finally:
-        executed.unlink(missing_ok=True)
         cleaned.unlink(missing_ok=True)
-        if generated:
-            source.unlink(missing_ok=True)
+        shutil.rmtree(private, ignore_errors=True)
     return time.perf_counter() - t0, filter_noise(box["text"])
 
 
@@ -346,8 +359,16 @@ def destinations(paths, parameters, output=None, in_place=False):
                 raise ValueError(
                     f"--output {output} is one notebook, but {len(paths)} notebooks are run: give a folder"
                 )
-            return {paths[0]: output}
-        return {path: output / Path(path).name for path in paths}
+            where = {paths[0]: output}
+        else:
+            where = {path: output / Path(path).name for path in paths}
+        for path, dest in where.items():
+            if Path(dest).resolve() == Path(path).resolve():
+                raise ValueError(
+                    f"--output {output} would write over the committed notebook {path}; "
+                    "use --in-place to do that on purpose, or name another file or folder"
+                )
+        return where
     return {path: LIVE_DIR / Path(path).name for path in paths}
 
 

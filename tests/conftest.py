@@ -32,6 +32,9 @@ except ImportError:  # hypothesis is a dev dependency; tests/test_properties.py 
     pass
 
 _STATE = {}
+#: One line per replayed committed result (tests/test_results.py, tests/test_protocols.py): what the
+#: replay proved on this numerical platform, printed at the end of the session.
+REPLAY_REPORT = []
 
 
 def _snapshot(root):
@@ -84,6 +87,12 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if REPLAY_REPORT:
+        from dpstack.provenance import numerical_platform, platform_summary
+
+        terminalreporter.section(f"replay of the committed results on {platform_summary(numerical_platform())}")
+        for line in sorted(REPLAY_REPORT):
+            terminalreporter.write_line(line)
     changed = getattr(config, "_dpstack_data_home_changed", None)
     if changed:
         terminalreporter.write_line(

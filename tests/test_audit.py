@@ -770,13 +770,21 @@ def test_stored_tables_round_trip_and_refuse_edits_and_other_parameters(tmp_path
     assert stale == ["transfer.py"]
 
 
-def test_stored_code_hash_ignores_docstrings_but_not_code():
-    from dpstack.audit.stored import _code_of
+def test_stored_code_hash_ignores_docstrings_but_not_code(tmp_path):
+    from dpstack.provenance import code_hash
+
+    def hashed(name, text):
+        (tmp_path / name).write_text(text)
+        return code_hash(tmp_path / name)
 
     src = 'def f(x):\n    """Doc."""\n    return x + 1\n'
-    assert _code_of(src) == _code_of('def f(x):\n    """Other doc, longer."""\n    # a comment\n    return x + 1\n')
-    assert _code_of(src) != _code_of('def f(x):\n    """Doc."""\n    return x + 2\n')
-    assert "transfer.py" in __import__("dpstack.audit.stored", fromlist=["code_files"]).code_files()
+    assert hashed("a.py", src) == hashed(
+        "b.py", 'def f(x):\n    """Other doc, longer."""\n    # a comment\n    return x + 1\n'
+    )
+    assert hashed("a.py", src) != hashed("c.py", 'def f(x):\n    """Doc."""\n    return x + 2\n')
+    # a C file counts whole: a comment in the compiled pass is a change of its source
+    assert hashed("a.c", "int f(void) { return 1; }\n") != hashed("b.c", "int f(void) { return 1; } /* */\n")
+    assert {"transfer.py", "_fused.c"} <= set(__import__("dpstack.audit.stored", fromlist=["code_files"]).code_files())
 
 
 def test_the_chapters_stored_tables_are_intact_and_from_a_thousand_fits():

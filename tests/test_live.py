@@ -4,6 +4,7 @@ import hashlib
 import importlib.util
 import json
 import math
+import os
 from pathlib import Path
 
 import nbformat
@@ -186,3 +187,57 @@ def test_a_page_with_knobs_checks_them_and_refuses_injected_unknown_names():
     injected = {**page, "In": ["", "# Parameters\nk_grid = [1, 2]\n"], "k_grid": [1, 2]}
     with pytest.raises(ParameterError, match=r"unknown parameter 'k_grid': this page's parameters are profile, n_jobs"):
         live.check_page_parameters(injected, "pst_fig1_epsilon", "profile", "n_jobs", "seed")
+
+
+# ----------------------------------------------------------------------------- --out: checked first, written as a pair
+def test_an_unusable_out_path_is_refused_before_any_work(tmp_path, capsys, monkeypatch):
+    def no_work(*args, **kwargs):
+        raise AssertionError("the grid was computed before --out was checked")
+
+    monkeypatch.setattr(results, "compute", no_work)
+    base = ["run", "pst_fig1_epsilon", "--epsilons", "1.0", "--repeats", "2", "--datasets", "MNIST"]
+    # a .json CSV would be overwritten by its own provenance
+    assert cli(base + ["--out", str(tmp_path / "table.json")]) == 2
+    assert "name a file ending in .csv" in capsys.readouterr().err
+    (tmp_path / "folder.csv").mkdir()
+    assert cli(base + ["--out", str(tmp_path / "folder.csv")]) == 2
+    assert "is a folder" in capsys.readouterr().err
+    (tmp_path / "plain").write_text("a file, not a folder")
+    assert cli(base + ["--out", str(tmp_path / "plain" / "x.csv")]) == 2
+    assert "is not a folder" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder.csv", "plain"]
+
+
+def test_the_csv_and_its_provenance_are_written_as_a_pair(tmp_path, monkeypatch):
+    import errno
+
+    from dpstack.experiments import __main__ as main_module
+
+    csv_path, json_path = main_module.output_paths(tmp_path / "t.csv")
+    main_module.write_pair([(json_path, b"old json"), (csv_path, b"old csv")])
+    calls = []
+    real_fsync = os.fsync
+
+    def disk_full_on_the_second_file(fd):
+        calls.append(fd)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(main_module.os, "fsync", disk_full_on_the_second_file)
+    with pytest.raises(OSError, match="No space left"):
+        main_module.write_pair([(json_path, b"new json"), (csv_path, b"new csv")])
+    # both old, and no temporary file left behind
+    assert (json_path.read_bytes(), csv_path.read_bytes()) == (b"old json", b"old csv")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv", "t.json"]
+    # an orphan of a killed writer of this name is removed by the next write; other files are not touched
+    orphan = tmp_path / ".t.csv.nohost.1.abcd.tmp"
+    orphan.write_text("partial")
+    os.utime(orphan, (0, 0))  # older than an hour, from another host
+    other = tmp_path / ".unrelated.nohost.1.abcd.tmp"
+    other.write_text("not ours")
+    os.utime(other, (0, 0))
+    monkeypatch.setattr(main_module.os, "fsync", real_fsync)
+    main_module.write_pair([(json_path, b"new json"), (csv_path, b"new csv")])
+    assert (json_path.read_bytes(), csv_path.read_bytes()) == (b"new json", b"new csv")
+    assert not orphan.exists() and other.exists()

@@ -107,6 +107,11 @@ def test_where_the_executed_notebook_goes(tmp_path):
         run_notebooks.destinations([a, b], {"x": 1}, output=tmp_path / "o.ipynb")
     with pytest.raises(ValueError, match="exclude each other"):
         run_notebooks.destinations([a], {"x": 1}, output=tmp_path, in_place=True)
+    # --output naming the committed notebook itself, or its own folder, is refused (only --in-place may)
+    with pytest.raises(ValueError, match="would write over the committed notebook"):
+        run_notebooks.destinations([a], {"x": 1}, output=Path("notebooks"))
+    with pytest.raises(ValueError, match="would write over the committed notebook"):
+        run_notebooks.destinations([a], {"x": 1}, output=Path("notebooks/../notebooks/a.ipynb"))
 
 
 @pytest.mark.slow  # one papermill execution with a live computation: about 20 s

@@ -1,17 +1,16 @@
 """Protocol sensitivity: the refit and row-scale options of the grids, the variants' tables, collapses, the page."""
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import REPLAY_REPORT
 from numpy.random import SeedSequence
 
 from dpstack.experiments import protocols, results
 from dpstack.experiments import stacking as pst
 from dpstack.experiments import transfer as pptl
-from dpstack.experiments.runner import run_cells
 from dpstack.linear import PrivateLogisticRegression
 from dpstack.stacking import PrivateStackingClassifier
 from dpstack.transfer import PrivateTransferStacking, SimComb
@@ -43,31 +42,21 @@ def test_the_default_options_spelled_out_give_the_same_rows_as_none(method):
     assert plain == spelled  # options["refit"] is the transfer cells' own: the PST cells read ``refit``
 
 
-def _committed_rows(name, indices):
-    """Rows of committed cells, read without the staleness check (this branch changes the cell code)."""
-    prov = json.loads((ROOT / "results" / name / "paper.json").read_text())
-    frame = results.read_csv((ROOT / "results" / name / "paper.csv").read_text(), prov["columns"])
-    offsets = np.concatenate([[0], np.cumsum(prov["rows_per_cell"])]).astype(int)
-    return prov, [frame.iloc[offsets[i] : offsets[i + 1]].reset_index(drop=True) for i in indices]
-
-
 @pytest.mark.parametrize(
     ("name", "indices", "needs"),
     [("pst_fig1_epsilon", [0, 300, 639], ("MNIST", "NEWS20")), ("pptl_table1_mnist", [0, 249], ("MNIST transfer",))],
 )
-def test_committed_cells_at_the_default_protocol_are_recomputed_bit_for_bit(name, indices, needs):
+def test_committed_cells_at_the_default_protocol_are_recomputed(name, indices, needs):
+    """Bit for bit on the platform that computed them, within the replay's stated tolerance elsewhere."""
     if not (ROOT / "results" / name / "paper.json").is_file():
         pytest.skip("no committed result")
     if _data_absent(*needs):
         pytest.skip("data absent here")
-    prov, stored = _committed_rows(name, indices)
-    exp = results.get(name)
-    fresh = exp.finish(run_cells(exp.cell, [prov["cells"][i] for i in indices], seed=prov["seed"]))
-    start = 0
-    for rows in stored:
-        again = fresh.iloc[start : start + len(rows)].reset_index(drop=True)[list(rows.columns)]
-        start += len(rows)
-        assert results.write_csv(again)[0] == results.write_csv(rows)[0]
+    out = results.replay(name, "paper", cells=indices)
+    REPLAY_REPORT.append(results.replay_summary(name, "paper", out) + f" (cells {indices})")
+    for r in out:
+        assert r["ok"], f"{name} cell {r['index']}: {r['first_difference']}"
+        assert r["identical"] or not r["same_platform"]
 
 
 # ------------------------------------------------------------------------- the refit uses the validation rows

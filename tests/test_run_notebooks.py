@@ -100,6 +100,42 @@ def test_an_interrupted_write_leaves_the_committed_notebook_intact(tmp_path, mon
     assert _leftover_temps(tmp_path) == []
 
 
+def test_a_killed_run_leaves_nothing_nbval_collects_and_the_next_run_cleans_up(tmp_path):
+    """A real SIGKILL while the kernel runs: no ``*.ipynb`` beside the page but the page, and the
+    next run removes the killed writer's temporary file (and only that)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "nb.ipynb"
+    _notebook(path, "import time\ntime.sleep(60)")
+    committed = path.read_bytes()
+    child = subprocess.Popen(
+        [sys.executable, str(ROOT / "scripts" / "run_notebooks.py"), str(path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while not [p for p in tmp_path.iterdir() if p.name.startswith(".nb.ipynb")] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(2)  # the kernel is running now
+    os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+    assert path.read_bytes() == committed
+    assert [p.name for p in tmp_path.glob("*.ipynb")] + [p.name for p in tmp_path.glob(".*.ipynb")] == ["nb.ipynb"]
+    left = [p for p in tmp_path.iterdir() if p.name.startswith(".nb.ipynb")]
+    assert left and all(p.suffix == ".tmp" for p in left)  # the killed writer's, not collected by nbval
+    unrelated = tmp_path / ".other.ipynb.nohost.1.abcd.tmp"
+    unrelated.write_text("not this page's")
+    _notebook(path, "print(x * 2)")
+    run_notebooks.run(path, {}, "python3")
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".nb.ipynb")]
+    assert unrelated.exists()
+
+
 def test_a_concurrent_runs_temporary_file_is_left_alone(tmp_path):
     path = tmp_path / "nb.ipynb"
     _notebook(path, "print(x * 2)")

@@ -237,8 +237,39 @@ def test_the_key_covers_the_package_version_and_every_source_file(tmp_path, monk
     monkeypatch.setattr(runner, "_PACKAGE_ROOT", copy)
     before = code_version()
     helper = copy / "datasets" / "preprocessing.py"
-    helper.write_text(helper.read_text() + "\n# edited\n")
+    helper.write_text(helper.read_text() + "\n# a comment: not code\n")
+    assert code_version() == before  # comments, docstrings and layout do not change what is computed
+    helper.write_text(helper.read_text() + "\nEDITED = 1\n")
     assert code_version() != before
+
+
+def test_cells_of_another_solver_pass_or_another_compiled_source_do_not_share_an_entry(tmp_path, monkeypatch):
+    """The numerical platform and the compiled pass's C source are part of the key (else a
+    ``DPSTACK_FUSED=0`` run would return the compiled pass's cached numbers, and editing
+    ``_fused.c`` would not invalidate them)."""
+    from dpstack import solvers
+
+    cells = [{"scale": 1.0, "repeat": 0}]
+    CALLS.clear()
+    run_cells(mixed_cell, cells, seed=0, cache=tmp_path)
+    run_cells(mixed_cell, cells, seed=0, cache=tmp_path)
+    assert len(CALLS) == 1  # the second run read the entry
+    monkeypatch.setattr(solvers, "FUSED", not solvers.FUSED)  # the other solver pass
+    run_cells(mixed_cell, cells, seed=0, cache=tmp_path)
+    assert len(CALLS) == 2
+    monkeypatch.setattr(solvers, "FUSED", not solvers.FUSED)  # back: the first entry is still there
+    run_cells(mixed_cell, cells, seed=0, cache=tmp_path)
+    assert len(CALLS) == 2
+    # an edit of the C source of the compiled pass (a copy of the package, so the tree is untouched)
+    copy = tmp_path / "pkg" / "dpstack"
+    shutil.copytree(runner._PACKAGE_ROOT, copy, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    monkeypatch.setattr(runner, "_PACKAGE_ROOT", copy)
+    run_cells(mixed_cell, cells, seed=0, cache=tmp_path)
+    assert len(CALLS) == 2  # the same code: the same entry
+    c_file = copy / "_fused.c"
+    c_file.write_text(c_file.read_text() + "\n/* edited */\n")
+    run_cells(mixed_cell, cells, seed=0, cache=tmp_path)
+    assert len(CALLS) == 3
 
 
 def test_a_writer_killed_mid_write_leaves_no_temp_file_after_the_next_run(tmp_path):

@@ -15,11 +15,73 @@ import numpy as np
 __all__ = ["worst_case_neighbours", "changed_rows"]
 
 
+#: singular values closer than this fraction of the largest one count as equal: the directions they
+#: span cover X equally little for the audit's purpose, and which of them an SVD returns first can
+#: turn on rounding (about 1e-16 of the largest), i.e. on the BLAS kernels
+_TIE_RTOL = 1e-8
+
+
+def _canonical_basis(V, k):
+    """The first ``k`` vectors of an orthonormal basis of span(rows of V) that depends only on that span.
+
+    Parameters
+    ----------
+    V : ndarray of shape (m, p)
+        Orthonormal rows spanning the subspace (any basis of it, with any signs).
+    k : int
+        How many basis vectors to return, ``k <= m``.
+
+    Returns
+    -------
+    ndarray of shape (k, p)
+        Pivoted Gram–Schmidt on the projector P = VᵀV: each vector is the remaining part of the
+        subspace closest to a coordinate axis (the lowest-numbered axis on a tie), i.e. P's column
+        for that axis, normalised, so its entry on that axis is positive. P, unlike V, is the same
+        for every basis of the subspace, so the result is too.
+    """
+    R = V.T @ V
+    basis = []
+    for _ in range(k):
+        reach = np.linalg.norm(R, axis=0)  # ‖R e_j‖: how much of axis j is left in the subspace
+        # reaches equal up to rounding (e.g. several empty pixels, each wholly in the subspace) are
+        # a tie, broken by the axis number, never by which one rounding happened to make larger
+        j = int(np.flatnonzero(reach >= (1.0 - 1e-6) * reach.max())[0])
+        q = R[:, j] / reach[j]
+        basis.append(q)
+        R = R - np.outer(q, q)
+    return np.array(basis)
+
+
 def _least_covered_directions(X):
-    """Unit vectors along which X has the least energy (last right singular vectors)."""
+    """Two orthonormal unit vectors along which X has the least energy, the same on every machine.
+
+    The smallest singular values' right singular vectors, made canonical: an SVD's singular
+    vectors have arbitrary signs, and when several singular values are equal (e.g. every
+    feature that is 0 in all rows, such as the constant border pixels of the digits, gives a
+    singular value 0) any orthonormal basis of their subspace is an equally valid answer. Which
+    one LAPACK returns depends on the BLAS kernels, and the records built from it (and so every
+    loss measured on them) would change from machine to machine. Tied singular values are grouped
+    and each group's subspace is given a basis by :func:`_canonical_basis`; this picks one of the
+    directions that were all least covered, so the meaning is unchanged.
+
+    Returns
+    -------
+    first, second : ndarrays of shape (p,)
+        ``first`` covered least; ``second`` the least covered direction orthogonal to it
+        (``second`` is ``first`` when p = 1).
+    """
     X = np.asarray(X, dtype=float)
-    _, _, Vt = np.linalg.svd(X, full_matrices=True)
-    return Vt[-1], Vt[-2] if Vt.shape[0] > 1 else Vt[-1]
+    p = X.shape[1]
+    _, s, Vt = np.linalg.svd(X, full_matrices=True)
+    s = np.r_[s, np.zeros(p - s.size)]  # with fewer rows than columns the last p − n directions are uncovered
+    tol = _TIE_RTOL * s.max()
+    tied = np.flatnonzero(s <= s[-1] + tol)
+    if tied.size >= 2 or p == 1:
+        basis = _canonical_basis(Vt[tied], min(2, tied.size))
+        return basis[0], basis[-1]
+    first = _canonical_basis(Vt[tied], 1)[0]
+    second = _canonical_basis(Vt[np.flatnonzero(np.abs(s - s[-2]) <= tol)], 1)[0]
+    return first, second
 
 
 def _record(X, bound, groups, importance, which):

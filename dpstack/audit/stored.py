@@ -4,9 +4,10 @@ The audit's law test needs at least 1,000 real fits per case; the tables of
 :func:`~dpstack.audit.audit_mechanisms`, :func:`~dpstack.audit.audit_mutants` and
 :func:`~dpstack.audit.power_table` at that size take minutes, too long for a chapter that is
 re-executed with the book. They are computed once (``python -m dpstack.audit.stored``) and
-written as CSV files next to a JSON provenance record: the parameters and seed, a sha256 of
-the code of every source file the numbers depend on (a Python file's syntax tree without docstrings,
-so an edit of the documentation does not make the numbers stale; the compiled pass's C source whole), the date, the machine, the wall time, and a sha256 of
+written as CSV files next to a JSON provenance record: the parameters and seed, the code hash of
+every source file the numbers depend on (:func:`dpstack.provenance.code_hash`: a Python file's
+syntax tree without docstrings, so an edit of the documentation does not make the numbers stale;
+the compiled pass's C source whole), the date, the machine and its numerical platform, the wall time, and a sha256 of
 each CSV. Nothing stored can execute when read (CSV and JSON only, no pickle).
 
 :func:`load_tables` refuses a CSV whose sha256 differs from the record (:class:`StoredTablesError`)
@@ -18,7 +19,6 @@ computed — then they must be recomputed before they are shown as the current c
 from __future__ import annotations
 
 import argparse
-import ast
 import datetime
 import hashlib
 import io
@@ -33,6 +33,8 @@ import numpy as np
 import pandas as pd
 
 from dpstack import solvers
+from dpstack.provenance import code_hashes as code_hashes_of
+from dpstack.provenance import numerical_platform
 
 __all__ = [
     "TABLES",
@@ -86,31 +88,9 @@ def code_files():
     return sorted(files)
 
 
-def _code_of(source):
-    """The file's syntax tree without docstrings: comments, layout and docstrings do not count."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (
-            isinstance(body, list)
-            and body
-            and isinstance(body[0], ast.Expr)
-            and isinstance(body[0].value, ast.Constant)
-            and isinstance(body[0].value.value, str)
-        ):
-            node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree, annotate_fields=False)
-
-
 def code_hashes():
-    """sha256 of the code of every file of :func:`code_files` (see :func:`_code_text`)."""
-    return {name: hashlib.sha256(_code_text(_PACKAGE / name).encode()).hexdigest() for name in code_files()}
-
-
-def _code_text(path):
-    """What of a source file counts: a Python file's :func:`_code_of`, a C file's whole text."""
-    text = path.read_text()
-    return _code_of(text) if path.suffix == ".py" else text
+    """The code hash (:func:`dpstack.provenance.code_hash`) of every file of :func:`code_files`."""
+    return code_hashes_of([_PACKAGE / name for name in code_files()], _PACKAGE)
 
 
 def _csv(table):
@@ -160,6 +140,7 @@ def save_tables(tables, parameters, wall_time, directory=DEFAULT_DIR):
             "numpy": np.__version__,
             "pandas": pd.__version__,
             "fused_pass": bool(solvers.FUSED),
+            "numerical_platform": numerical_platform(),
         },
         "dpstack_version": __version__,
         "wall_time_seconds": round(float(wall_time), 1),

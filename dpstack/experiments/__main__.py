@@ -24,13 +24,16 @@ import ast
 import hashlib
 import json
 import math
+import os
 import sys
+import tempfile
 from pathlib import Path
 
+from .._files import remove_orphans, temp_suffix
 from . import live, results
 from .parameters import ParameterError
 
-__all__ = ["main", "run_command"]
+__all__ = ["main", "run_command", "output_paths", "write_pair", "OutputPathError"]
 
 ALIASES = {"n_repeats": "--repeats"}
 
@@ -111,12 +114,83 @@ def _summary(frame, cells):
     return frame.groupby(keys, sort=False, dropna=False)[metrics[:2]].mean()
 
 
+class OutputPathError(ValueError):
+    """``--out`` names a file the run cannot write, or one it must not write over."""
+
+
+def output_paths(out):
+    """The (CSV, JSON) pair ``--out`` names, checked before any work.
+
+    The CSV must end in ``.csv`` (its provenance goes beside it, with ``.json``: a ``.json`` CSV
+    would be overwritten by its own provenance), neither may be a folder, and the folder must
+    exist or be creatable and be writable.
+
+    Raises
+    ------
+    OutputPathError
+        Naming the path and what is wrong with it.
+    """
+    out = Path(out)
+    if out.suffix.lower() != ".csv":
+        raise OutputPathError(
+            f"--out {out}: the table is written as CSV and its provenance beside it as "
+            f"{out.with_suffix('.json').name}; name a file ending in .csv"
+        )
+    json_path = out.with_suffix(".json")
+    for path in (out, json_path):
+        if path.is_dir():
+            raise OutputPathError(f"--out {out}: {path} is a folder")
+    folder = out.parent if str(out.parent) else Path(".")
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise OutputPathError(f"--out {out}: {existing} is not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise OutputPathError(f"--out {out}: the folder {existing} is not writable")
+    return out, json_path
+
+
+def write_pair(pairs):
+    """Write several files so that each is either wholly old or wholly new.
+
+    Every file is first written in full to a temporary file in its own folder (unique name with
+    host and pid, flushed to disk); only when all are written are they renamed into place. A
+    failure while writing (a full disk, a kill) leaves the earlier files untouched and no
+    temporary file behind (a killed writer's are removed by the next run's orphan cleaner).
+
+    Parameters
+    ----------
+    pairs : list of (Path, bytes)
+    """
+    temps = []
+    for path, _ in pairs:  # a killed earlier writer's temporary files (this naming only, never others)
+        remove_orphans(path.parent, f".{path.name}.*.tmp")
+    try:
+        for path, data in pairs:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=temp_suffix())
+            temps.append(tmp)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, 0o644)
+        for (path, _), tmp in zip(pairs, temps):
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp in temps:
+            Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def run_command(args):
     """``run NAME …``: check, compute (cache on), write CSV + JSON; returns the exit code."""
     name = args.name
     values = {k: v for k, v in vars(args).items() if k in live.knobs(name)}
     values = {k: v for k, v in values.items() if v is not None}
     live.check_knobs(name, {"profile": args.profile, "seed": args.seed, "n_jobs": args.n_jobs, **values})
+    out, json_path = output_paths(args.out or Path(f"{name}.csv"))  # before any work
     exp = results.get(name)
     if exp.status is not None and (message := exp.status()):
         print(f"{name}: its data is absent here: {message}", file=sys.stderr)
@@ -127,7 +201,6 @@ def run_command(args):
         name, args.profile, seed=args.seed, n_jobs=args.n_jobs, cache=not args.no_cache, **overrides
     )
     prov = dict(frame.attrs["provenance"])
-    out = args.out or Path(f"{name}.csv")
     text, dtypes = results.write_csv(frame)
     data = text.encode("utf-8")
     prov.update(
@@ -138,10 +211,16 @@ def run_command(args):
         n_rows=int(len(frame)),
         csv_sha256=hashlib.sha256(data).hexdigest(),
     )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(data)
-    json_path = out.with_suffix(".json")
-    json_path.write_text(json.dumps(prov, indent=1, ensure_ascii=False, allow_nan=True) + "\n", encoding="utf-8")
+    doc = (json.dumps(prov, indent=1, ensure_ascii=False, allow_nan=True) + "\n").encode("utf-8")
+    try:
+        write_pair([(json_path, doc), (out, data)])
+    except OSError as err:
+        print(
+            f"error: could not write {out} and {json_path} ({err.strerror or err}); "
+            "any earlier pair there is unchanged (the cells are cached: the same command resumes)",
+            file=sys.stderr,
+        )
+        return 1
     result = live.LiveResult(frame, name, "live", values, diff, prov["wall_time_s"], args.n_jobs)
     print(result.description.replace("**", "").split(" The verdicts")[0])
     summary = _summary(frame, prov["cells"])
@@ -178,7 +257,7 @@ def main(argv=None):
         return 2
     try:
         return run_command(args)
-    except ParameterError as err:
+    except (ParameterError, OutputPathError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
 

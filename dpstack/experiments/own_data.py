@@ -39,6 +39,7 @@ import pandas as pd
 from ..base import PrivacyLeakWarning
 from ..metrics import roc_auc_score
 from ..plotting import mean_interval
+from .shared import select_on_scores
 
 __all__ = ["OwnDataResult", "load_table", "run_own_data", "summarize", "method_label", "plot_own_data", "METHODS"]
 
@@ -230,7 +231,8 @@ def _one_repeat(repeat, X, y, source, settings, importance_spec):
                 )
                 score = _auc(model, X[val], (y[val] == classes[1]).astype(int)) if val is not None else 0.0
                 candidates.append((score, lam, model))
-            best = max(range(len(candidates)), key=lambda i: candidates[i][0])  # first of the ties
+            # the first candidate within the stated resolution of the best validation AUC
+            best = select_on_scores([c[0] for c in candidates])[0] or 0
             _, lam, model = candidates[best]
             rows.append(
                 dict(

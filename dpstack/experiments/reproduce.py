@@ -6,6 +6,7 @@ Usage::
     python -m dpstack.experiments.reproduce mpl_kdd mpl_mnist10 --profile paper --n-jobs 2
     python -m dpstack.experiments.reproduce --list                 # pages, data and committed results
     python -m dpstack.experiments.reproduce --check                # verify every committed result
+    python -m dpstack.experiments.reproduce --replay 2 --seed 7    # recompute 2 random cells of each, compare
     python -m dpstack.experiments.reproduce pst_fig2_groups --dask tcp://scheduler:8786   # on a cluster
 
 Each experiment runs through :func:`dpstack.experiments.runner.run_cells` with the disk cache
@@ -24,6 +25,7 @@ import argparse
 import contextlib
 import sys
 import time
+import zlib
 
 from . import results
 
@@ -59,6 +61,33 @@ def _check(profile):
     return 1 if bad else 0
 
 
+def _replay(names, profile, n_cells, seed, n_jobs):
+    """Replay ``n_cells`` random cells of each committed result; one line each, what it proved."""
+    from ..provenance import numerical_platform, platform_summary
+
+    print(f"replaying {n_cells} cell(s) of each committed result on {platform_summary(numerical_platform())}")
+    bad = 0
+    for name in names:
+        exp = results.get(name)
+        if exp.status is not None and exp.status() is not None:
+            print(f"{name}/{profile}: data absent, not replayed")
+            continue
+        try:
+            out = results.replay(name, profile, n_cells=n_cells, rng=[seed, zlib.crc32(name.encode())], n_jobs=n_jobs)
+        except results.MissingResultError:
+            continue
+        except results.ResultError as err:
+            bad += 1
+            print(f"FAILED  {name}/{profile}: {err}")
+            continue
+        print(results.replay_summary(name, profile, out), flush=True)
+        for r in out:
+            if not r["ok"]:
+                bad += 1
+                print(f"    cell {r['index']}: {r['first_difference']}")
+    return 1 if bad else 0
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="pages to recompute (default: every registered one)")
@@ -74,6 +103,14 @@ def main(argv=None):
     )
     parser.add_argument("--list", action="store_true", help="list the registered pages and exit")
     parser.add_argument("--check", action="store_true", help="verify the committed results and exit")
+    parser.add_argument(
+        "--replay",
+        type=int,
+        metavar="N",
+        help="recompute N random cells (drawn from --seed) of each named (default: every) committed result, "
+        "compare them by the replay's rules (bit for bit on the same numerical platform, within the stated "
+        "tolerance on another) and print what each proved; exit 1 if any cell is outside the rules",
+    )
     parser.add_argument(
         "--pages",
         action="store_true",
@@ -95,6 +132,10 @@ def main(argv=None):
     if unknown:
         parser.error(f"unknown page(s) {', '.join(unknown)}; registered: {', '.join(known)}")
     names = args.names or known
+    if args.replay is not None:
+        if args.replay < 1:
+            parser.error(f"--replay must be a number of cells >= 1, got {args.replay}")
+        return _replay(names, args.profile, args.replay, args.seed, args.n_jobs)
     with _backend(args.dask, args.n_jobs):
         return _run(names, args)
 

@@ -51,6 +51,8 @@ import numpy as np
 import pandas as pd
 
 from .._files import temp_suffix
+from ..provenance import code_hashes as code_hashes_of
+from ..provenance import numerical_platform, platform_summary
 from .runner import _dependency_sources, run_cells
 
 __all__ = [
@@ -74,6 +76,14 @@ __all__ = [
     "is_committed",
     "compute",
     "replay",
+    "replay_summary",
+    "replay_rules",
+    "replay_atol",
+    "REPLAY_RTOL",
+    "REPLAY_ATOL",
+    "REPLAY_SOLVER_TOL",
+    "REPLAY_MAX_FEATURES",
+    "NEAR_TIE_FACTOR",
     "check",
     "reproduce_command",
     "committed_table",
@@ -714,7 +724,7 @@ def module_dependencies(*modules):
 
 
 def code_hashes(exp):
-    """sha256 of every source file the result of ``exp`` depends on.
+    """The code hash (:func:`dpstack.provenance.code_hash`) of every source file the result of ``exp`` depends on.
 
     Keys are paths relative to the project (``dpstack/experiments/multiparty.py``) for the
     dpstack modules of :func:`module_dependencies` of the experiment's functions; functions
@@ -724,10 +734,7 @@ def code_hashes(exp):
     funcs = [f for f in (exp.cells, exp.cell, exp.finish) if f is not None]
     funcs = [getattr(f, "func", f) for f in funcs]  # functools.partial
     modules = {getattr(f, "__module__", "") or "" for f in funcs}
-    out = {}
-    for mod in module_dependencies(*modules):
-        path = _module_file(mod)
-        out[path.relative_to(_PROJECT_ROOT).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    out = code_hashes_of([_module_file(mod) for mod in module_dependencies(*modules)], _PROJECT_ROOT)
     for f in funcs:
         for key, value in sorted(_dependency_sources(f).items()):
             out[f"external:{key}"] = value
@@ -865,9 +872,14 @@ def _machine():
         "python": platform.python_version(),
         "blas": blas,
         "load_average_at_start": load,
-        "threads_env": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")},
+        "threads_env": {
+            k: os.environ.get(k)
+            for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE")
+        },
         # the solver's value-and-gradient pass: the compiled one (dpstack/_fused.c) or numpy's
         "fused_pass": _fused_pass(),
+        # what decides the bits besides code and inputs: a replay on the same platform is bit for bit
+        "numerical_platform": numerical_platform(),
     }
 
 
@@ -1206,16 +1218,168 @@ def _missing_alike(stored, again):
     return again
 
 
+#: Replay on another numerical platform (:mod:`dpstack.provenance`). Every private fit stops at
+#: ‖∇J‖∞ ≤ :data:`REPLAY_SOLVER_TOL` (the solver's tolerance), so by (λ + Δ)-strong convexity the
+#: solutions two platforms return lie within B = 2·√d·tol / λ of each other (d ≤
+#: :data:`REPLAY_MAX_FEATURES` in every task), and with rows in the unit ball so does every score.
+#: A rank statistic (an AUC, an accuracy) moves only through the pairs or rows whose scores lie
+#: within 2B of each other or of zero; a float of a row may therefore differ by
+#: ``max(REPLAY_ATOL, B) + REPLAY_RTOL · |value|``, B taken at the row's smallest λ (its ``lam`` and
+#: ``lam_high`` columns; without them, the floor alone). The floor :data:`REPLAY_ATOL` allows a
+#: handful of swapped pairs or rows at the smallest test parts (a few hundred rows); the relative
+#: part covers continuous quantities (norms, noise draws scaled by the data), which rounding moves
+#: by far less.
+REPLAY_SOLVER_TOL = 1e-10
+REPLAY_MAX_FEATURES = 1000
+REPLAY_ATOL = 1e-4
+REPLAY_RTOL = 1e-6
+
+
+def replay_atol(row):
+    """The absolute tolerance of one committed row on another platform (see :data:`REPLAY_ATOL`)."""
+    lams = [float(row[c]) for c in ("lam", "lam_high") if c in row and isinstance(row[c], (int, float, np.number))]
+    lams = [v for v in lams if math.isfinite(v) and v > 0]
+    if not lams:
+        return REPLAY_ATOL
+    bound = 2 * math.sqrt(REPLAY_MAX_FEATURES) * REPLAY_SOLVER_TOL / min(lams)
+    return max(REPLAY_ATOL, bound)
+
+
+#: A row whose choice (λ, η, λ_h, chosen on validation by
+#: :func:`dpstack.experiments.shared.select_on_scores`) was nearer than twice its tolerance
+#: (:func:`replay_atol`) to changing (its ``choice_margin``) may pick another candidate on another
+#: platform: the largest change of a validation AUC that rounding can cause, on either side. Such a
+#: row is a *near tie*: counted and reported, its other columns (they follow from the other choice)
+#: not compared.
+NEAR_TIE_FACTOR = 2
+
+
+def replay_rules():
+    """The replay's rules as a table for a reader: what is compared, how, and why (one row each)."""
+    from .shared import SELECTION_RESOLUTION
+
+    return pd.DataFrame(
+        [
+            ("same numerical platform", "bit for bit", "the same code, inputs, seed and platform give the same bytes"),
+            (
+                "another platform: any float",
+                f"|a − b| ≤ max({REPLAY_ATOL:g}, B) + {REPLAY_RTOL:g}·max(|a|, |b|)",
+                "B = 2·√d·tol/λ: how far two solutions exact to the solver's tolerance can lie apart",
+            ),
+            (
+                "B",
+                f"tol = {REPLAY_SOLVER_TOL:g}, d ≤ {REPLAY_MAX_FEATURES:,}, λ: the row's smallest",
+                "the solver stops at ‖∇J‖∞ ≤ tol and J is λ-strongly convex; rows lie in the unit ball",
+            ),
+            (
+                "another platform: text, counts",
+                "equal",
+                "a method, a dataset or a number of candidates does not round",
+            ),
+            (
+                "choice of λ, η, λ_h on validation",
+                f"the first candidate within {SELECTION_RESOLUTION:g} of the best validation AUC",
+                "far below what a validation part can tell apart, far above what rounding moves",
+            ),
+            (
+                "a different choice on another platform",
+                f"accepted when the row's choice_margin < {NEAR_TIE_FACTOR} × its tolerance (a near tie, counted)",
+                "only a score that close to the rule's threshold can cross it",
+            ),
+        ],
+        columns=["what", "rule", "why"],
+    )
+
+
+def _replay_platform(prov):
+    """The numerical platform a result was computed on (None: not recorded, i.e. unknown)."""
+    return (prov.get("machine") or {}).get("numerical_platform")
+
+
+def _compare_cell(stored, again, same_platform):
+    """Compare one cell's committed rows with its recomputed rows.
+
+    Returns a dict: ``status`` (``"bit-identical"``, ``"within tolerance"``, ``"near tie"`` or
+    ``"differs"``), ``max_rel_diff`` (largest |a − b| / max(|a|, |b|) over the float columns),
+    ``near_ties`` (rows whose choice changed at a near tie) and ``first_difference``.
+    """
+    out = dict(status="differs", max_rel_diff=0.0, near_ties=0, first_difference=None)
+    try:
+        again = _missing_alike(stored, again)[list(stored.columns)]
+        again = again.astype({c: stored[c].dtype for c in stored.columns if stored[c].dtype != object})
+        text_stored, dtypes = write_csv(stored)
+        text_again, _ = write_csv(again)
+    except (KeyError, TypeError, ValueError) as err:
+        out["first_difference"] = f"columns differ: {err}"
+        return out
+    if len(stored) != len(again):
+        out["first_difference"] = f"{len(stored)} committed rows, {len(again)} recomputed"
+        return out
+    if text_stored == text_again:
+        out["status"] = "bit-identical"
+        return out
+    a_lines, b_lines = text_stored.splitlines(), text_again.splitlines()
+    if same_platform:
+        line = next((k for k, (x, y) in enumerate(zip(a_lines, b_lines)) if x != y), min(len(a_lines), len(b_lines)))
+        out["first_difference"] = (
+            f"row {line - 1} of the cell, same numerical platform: committed {a_lines[line]!r}, "
+            f"recomputed {b_lines[line]!r}"
+        )
+        return out
+    worst, ties = 0.0, 0
+    for i in range(len(stored)):
+        bad = []
+        atol = replay_atol(stored.iloc[i].to_dict())
+        for c, dtype in dtypes.items():
+            a, b = stored[c].iloc[i], again[c].iloc[i]
+            if dtype == "float64":
+                a, b = float(a), float(b)
+                if math.isnan(a) or math.isnan(b):
+                    if not (math.isnan(a) and math.isnan(b)):
+                        bad.append(f"{c}: committed {a!r}, recomputed {b!r}")
+                    continue
+                if a == b:
+                    continue
+                diff = abs(a - b)
+                scale = max(abs(a), abs(b))
+                worst = max(worst, diff / scale if scale > 0 else math.inf)
+                if not diff <= atol + REPLAY_RTOL * scale:
+                    bad.append(f"{c}: committed {a!r}, recomputed {b!r}")
+            elif a != b:
+                bad.append(f"{c}: committed {a!r}, recomputed {b!r}")
+        if not bad:
+            continue
+        margin = float(stored["choice_margin"].iloc[i]) if "choice_margin" in stored else math.nan
+        if margin < NEAR_TIE_FACTOR * atol:
+            ties += 1
+            continue
+        out["first_difference"] = f"row {i} of the cell: " + "; ".join(bad[:3])
+        out["max_rel_diff"] = worst
+        return out
+    out.update(status="near tie" if ties else "within tolerance", max_rel_diff=worst, near_ties=ties)
+    return out
+
+
 def replay(name, profile="paper", n_cells=2, rng=None, n_jobs=1, root=None, cells=None):
-    """Recompute ``n_cells`` cells of a committed result, drawn at random, and compare bit for bit.
+    """Recompute ``n_cells`` cells of a committed result, drawn at random, and compare them.
+
+    On the numerical platform the result was computed on (:func:`dpstack.provenance.numerical_platform`,
+    recorded in its provenance) every value must be bit-identical. On another platform (other BLAS
+    kernels, the other solver pass, other library versions), or when the provenance does not
+    record one, every float must lie within :func:`replay_atol` + :data:`REPLAY_RTOL` · |value|,
+    every other value must be equal, and a row whose validation choice was nearer than
+    :data:`NEAR_TIE_FACTOR` times that tolerance to changing may differ (a *near tie*, counted).
 
     ``cells`` (indices into the committed grid) replays those cells instead of a random draw.
 
     Returns
     -------
     list of dict
-        One per replayed cell: ``index``, ``cell``, ``identical`` (bool) and ``first_difference``
-        (``None`` or a description of the first differing value).
+        One per replayed cell: ``index``, ``cell``, ``same_platform`` (bool), ``status``
+        (``"bit-identical"``, ``"within tolerance"``, ``"near tie"`` or ``"differs"``),
+        ``identical`` (bool: bit-identical), ``ok`` (bool: the status is acceptable on this
+        platform), ``max_rel_diff``, ``near_ties`` and ``first_difference`` (``None`` or a
+        description of the first value outside the rule).
     """
     frame = load(name, profile, root)
     prov = frame.attrs["provenance"]
@@ -1229,6 +1393,8 @@ def replay(name, profile="paper", n_cells=2, rng=None, n_jobs=1, root=None, cell
             raise ValueError(f"cells must be indices into the {len(prov['cells'])} cells of {name!r}, got {cells!r}")
     else:
         chosen = sorted(rng.choice(len(prov["cells"]), size=min(n_cells, len(prov["cells"])), replace=False).tolist())
+    recorded = _replay_platform(prov)
+    same_platform = recorded is not None and _canonical(recorded) == _canonical(numerical_platform())
     out = []
     grid = prov["cells"]
     raw = run_cells(exp.cell, [grid[i] for i in chosen], seed=prov["seed"], n_jobs=n_jobs, desc=f"replay {name}")
@@ -1239,30 +1405,43 @@ def replay(name, profile="paper", n_cells=2, rng=None, n_jobs=1, root=None, cell
         stored = frame.iloc[offsets[i] : offsets[i + 1]].reset_index(drop=True)
         again = fresh.iloc[start : start + counts[i]].reset_index(drop=True)
         start += counts[i]
-        out.append(dict(index=i, cell=grid[i], identical=False, first_difference=None))
-        try:
-            again = _missing_alike(stored, again)[list(stored.columns)]
-            text_stored, _ = write_csv(stored)
-            text_again, _ = write_csv(
-                again.astype({c: stored[c].dtype for c in stored.columns if stored[c].dtype != object})
+        verdict = _compare_cell(stored, again, same_platform)
+        out.append(
+            dict(
+                index=i,
+                cell=grid[i],
+                same_platform=same_platform,
+                identical=verdict["status"] == "bit-identical",
+                ok=verdict["status"] != "differs",
+                **verdict,
             )
-        except (KeyError, TypeError, ValueError) as err:
-            out[-1]["first_difference"] = f"columns differ: {err}"
-            continue
-        if text_stored == text_again:
-            out[-1]["identical"] = True
-        else:
-            a, b = text_stored.splitlines(), text_again.splitlines()
-            line = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-            out[-1]["first_difference"] = (
-                f"row {line - 1} of the cell: committed {a[line] if line < len(a) else None!r}, "
-                f"recomputed {b[line] if line < len(b) else None!r}"
-            )
+        )
     return out
 
 
+def replay_summary(name, profile, out):
+    """One line per result for a test or a log: what a replay proved.
+
+    E.g. ``pst_fig1_epsilon/paper, other platform: 3 cells: 1 bit-identical, 2 within tolerance
+    (max relative difference 3.1e-12), 0 near-tie choices``.
+    """
+    if not out:
+        return f"{name}/{profile}: no cell replayed"
+    where = "same platform" if out[0]["same_platform"] else "other platform"
+    n = {s: sum(r["status"] == s for r in out) for s in ("bit-identical", "within tolerance", "near tie", "differs")}
+    worst = max(r["max_rel_diff"] for r in out)
+    ties = sum(r["near_ties"] for r in out)
+    return (
+        f"{name}/{profile}, {where}: {len(out)} cell{'s' if len(out) != 1 else ''}: "
+        f"{n['bit-identical']} bit-identical, {n['within tolerance'] + n['near tie']} within tolerance "
+        f"(max relative difference {worst:.2g}), {ties} near-tie choice{'s' if ties != 1 else ''}"
+        + (f", {n['differs']} DIFFER" if n["differs"] else "")
+    )
+
+
 def committed_table(profile="paper", root=None):
-    """One row per committed result at ``profile``: its page, size, ``n_jobs``, wall time, date and machine.
+    """One row per committed result at ``profile``: its page, size, ``n_jobs``, wall time, date, machine
+    and numerical platform (:func:`dpstack.provenance.platform_summary`; "not recorded" before it was).
 
     Read from the provenance files (nothing is computed); a registered result without a committed
     file is listed with ``committed`` False.
@@ -1287,6 +1466,7 @@ def committed_table(profile="paper", root=None):
                 **{"cells from cache": prov.get("cells_from_cache")},
                 date=prov["date"][:10],
                 machine=prov["machine"].get("cpu", ""),
+                **{"numerical platform": platform_summary(_replay_platform(prov))},
             )
         )
     table = pd.DataFrame(rows)

@@ -25,9 +25,13 @@ Design choices, and why:
 * **Cache key = everything the result depends on**: the function's qualified
   name (and, when it lives outside dpstack, its source and that of the helpers,
   modules and constants it refers to, with the values of its constants and arrays), the cell, the seed, the versions of
-  dpstack, numpy, scipy, scikit-learn and Python, and :func:`code_version` (a
-  hash of every ``.py`` file of the installed dpstack). Editing any dpstack
-  module therefore invalidates the whole cache.
+  dpstack, numpy, scipy, scikit-learn and Python, :func:`code_version` (a
+  hash of the code of every source file of the installed dpstack, the compiled
+  pass's C file included) and the numerical platform
+  (:func:`dpstack.provenance.current_platform_key`: the BLAS kernels, the solver's
+  compiled or numpy pass, the CPU's vector extensions). Editing the code of any dpstack
+  module therefore invalidates the whole cache, and a run on another platform
+  (``OPENBLAS_CORETYPE``, ``DPSTACK_FUSED=0``) never reads another platform's cells.
 * **Cache entries cannot run code and cannot be forged.** An entry is JSON with a
   closed set of value types, never a pickle, and carries its full key and an
   HMAC-SHA256 of its content under a per-user secret kept outside the cache
@@ -66,6 +70,7 @@ from threadpoolctl import ThreadpoolController
 from tqdm import tqdm  # not tqdm.auto: without ipywidgets it warns into notebook outputs
 
 from .._files import CacheKeyError, cache_key, mac, mac_ok, remove_orphans, temp_suffix, user_cache_dir
+from ..provenance import code_hash, current_platform_key
 
 __all__ = [
     "CacheIntegrityWarning",
@@ -111,14 +116,22 @@ def cell_seed(seed, cell):
     return np.random.SeedSequence(int(seed), spawn_key=(int(repeat),))
 
 
-def code_version():
-    """SHA-256 (hex, 16 chars) of the source of every ``.py`` file in dpstack.
+#: The source files of dpstack whose code the cache key covers: every Python module and the C
+#: source of the compiled solver pass.
+SOURCE_PATTERNS = ("*.py", "*.c")
 
-    Re-hashed whenever a file's size or modification time changes (an edit in a running
-    session counts), so a cache written by other code is never returned.
+
+def code_version():
+    """SHA-256 (hex, 16 chars) of the code of every source file in dpstack (``.py`` and ``.c``).
+
+    Each file counts by :func:`dpstack.provenance.code_hash` (the one hasher of source files:
+    a Python file's code without docstrings, the C file whole). Re-hashed whenever a file's
+    size or modification time changes (an edit in a running session counts), so a cache
+    written by other code is never returned.
     """
     fingerprint = []
-    for path in sorted(_PACKAGE_ROOT.rglob("*.py")):
+    paths = sorted({p for pattern in SOURCE_PATTERNS for p in _PACKAGE_ROOT.rglob(pattern)})
+    for path in paths:
         try:
             st = path.stat()
         except OSError:
@@ -133,7 +146,7 @@ def _hash_sources(root, fingerprint):
     for rel, _, _ in fingerprint:
         digest.update(rel.encode())
         digest.update(b"\0")
-        digest.update((root / rel).read_bytes())
+        digest.update(code_hash(root / rel).encode())
         digest.update(b"\0")
     return digest.hexdigest()[:16]
 
@@ -365,7 +378,7 @@ def _dependency_sources(func):
         if isinstance(obj, types.ModuleType):
             path = _local_module_file(obj)
             if path is not None:
-                out[f"module:{obj.__name__}"] = hashlib.sha256(path.read_bytes()).hexdigest()
+                out[f"module:{obj.__name__}"] = code_hash(path)
             return
         if isinstance(obj, (types.FunctionType, type)):
             module = getattr(obj, "__module__", "") or ""
@@ -465,7 +478,7 @@ def _versions():
 # ---------------------------------------------------------------------------------------------
 # The on-disk entries: JSON that cannot run code, with a sha256 over everything after line 1.
 # ---------------------------------------------------------------------------------------------
-_FORMAT = "dpstack-cells/3"
+_FORMAT = "dpstack-cells/4"
 #: Largest cache entry read (bytes); a cell's rows are a few kB. Larger files are refused unread.
 MAX_ENTRY_BYTES = 16 << 20
 #: Largest array rebuilt from an entry (bytes, from its declared dtype and shape, before allocating)
@@ -555,6 +568,7 @@ class _CellStore:
             "seed": int(seed),
             "code": code_version(),
             "versions": _versions(),
+            "platform": current_platform_key(),
         }
         self._warned = False
         try:

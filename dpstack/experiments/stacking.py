@@ -55,6 +55,7 @@ from .shared import (
     lam_high_start,
     low_grid,
     resolve_grid_points,
+    select_on_scores,
     synthetic_task,
     tuning_budget,
 )
@@ -211,7 +212,12 @@ def _auc(y, s):
 
 
 def _best(val_aucs):
-    return int(np.nanargmax(np.where(np.isnan(val_aucs), -np.inf, val_aucs)))
+    """(index, margin) of the candidate chosen on validation AUC (:func:`~.shared.select_on_scores`).
+
+    No finite AUC (every candidate failed): the first candidate, margin NaN.
+    """
+    index, margin = select_on_scores(val_aucs)
+    return (0 if index is None else index), margin
 
 
 def stacking_cell(
@@ -371,7 +377,7 @@ def select_on_validation(
     def row(name, cands, lam_of, lam_high_of):
         val_aucs = np.array([_auc(y[val], t[2][name]) for t in cands])
         test_aucs = np.array([_auc(y_test, t[3][name]) for t in cands])
-        best = _best(val_aucs)
+        best, margin = _best(val_aucs)
         return dict(
             combiner=name,
             auc=test_aucs[best],
@@ -381,6 +387,7 @@ def select_on_validation(
             n_candidates=len(cands),
             auc_oracle=float(np.nanmax(test_aucs)) if np.any(np.isfinite(test_aucs)) else np.nan,
             auc_sd_over_lam=float(np.nanstd(test_aucs)),
+            choice_margin=margin,
         )
 
     rows = []
@@ -403,6 +410,8 @@ def select_on_validation(
                 n_candidates=len(trials) + len(high),
                 auc_oracle=float(np.nanmax(tests)),
                 auc_sd_over_lam=float(np.nanstd(tests)),
+                # the two stages' choices: the nearer of them to changing
+                choice_margin=float(np.fmin(first["choice_margin"], r["choice_margin"])),
             )
             rows.append(r)
     if refit:  # the chosen setting of each row, refitted on fit + validation (same noise seed), scored

@@ -51,6 +51,7 @@ from .shared import (
     lam_high_start,
     low_grid,
     resolve_grid_points,
+    select_on_scores,
     synthetic_task,
     synthetic_weights,
     tuning_budget,
@@ -402,11 +403,14 @@ def transfer_cell(
         kind = {"model": "source"} if method == "SourceD" else {}
         return _auc(yt[rows], model.decision_function(Xt[rows], **kind))
 
+    margins = []  # of every choice made (one, or two for the per-level rule): the row keeps the nearest to changing
+
     def best_of(trials):
-        vals = np.array([t["val"] for t in trials])
-        if not np.any(np.isfinite(vals)):
+        index, margin = select_on_scores([t["val"] for t in trials])
+        if index is None:
             return None
-        return trials[int(np.nanargmax(np.where(np.isfinite(vals), vals, -np.inf)))]
+        margins.append(margin)
+        return trials[index]
 
     with warnings.catch_warnings():
         # the private_max variant warns at every fit; its name says it is not private. Only that
@@ -437,6 +441,7 @@ def transfer_cell(
                 n_candidates=len(trials),
                 auc_fit=np.nan,
                 auc_oracle=np.nan,
+                choice_margin=np.nan,
             )
         if stacked and rule == "per_level":
             second = []
@@ -462,6 +467,7 @@ def transfer_cell(
         n_candidates=len(trials),
         auc_fit=chosen["test"],
         auc_oracle=float(np.nanmax(tests)) if np.any(np.isfinite(tests)) else np.nan,
+        choice_margin=float(min(margins)) if margins else np.nan,
     )
 
 

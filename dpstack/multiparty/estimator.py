@@ -152,7 +152,9 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
 
     * ``"vote"`` (Algorithm 1): the ensemble's majority vote labels the
       auxiliary data (ties → ``classes_[1]``, eq. 6; multiclass ties → lowest
-      class index); a λ-regularised logistic regression is fitted and
+      class index, in every local vote as well: a party's classes that it never saw
+      have equal weight vectors, and a vote among them goes to the lowest of them
+      on every BLAS kernel); a λ-regularised logistic regression is fitted and
       released with output perturbation, sensitivity 2/λ (√2/λ multiclass).
     * ``"soft"`` (Algorithm 2): the fraction of votes α(x) per class is used as
       soft target of the weighted loss (eq. 14; softmax eq. 55); sensitivity
@@ -717,8 +719,48 @@ def _local_predict_index(local_coefs, local_estimators, X, ids):
         return np.stack([_predict_index(local_estimators[m], X) for m in ids])
     W = local_coefs[ids]
     Z = (X @ W.reshape(-1, W.shape[-1]).T).reshape(X.shape[0], len(ids), W.shape[1])
-    idx = (Z[..., 0] >= 0).astype(int) if W.shape[1] == 1 else np.argmax(Z, axis=-1)
+    idx = (Z[..., 0] >= 0).astype(int) if W.shape[1] == 1 else _tied_argmax(Z, _tie_representatives(W))
     return idx.T
+
+
+def _tie_representatives(local_coefs):
+    """For each party m and class k, the lowest class j whose weight vector equals w_mk bit for bit.
+
+    Equal weight vectors within a party are the classes it did not see (made equal by
+    :func:`~dpstack.multiparty.logistic.fit_local_logistic`, as they are in the exact
+    minimiser). ``None`` when no party has two equal vectors (K_out = 1 always).
+
+    Parameters
+    ----------
+    local_coefs : ndarray of shape (M, K_out, d)
+
+    Returns
+    -------
+    ndarray of int, shape (M, K_out), or None
+    """
+    M, K, _ = local_coefs.shape
+    rep = np.broadcast_to(np.arange(K), (M, K)).copy()
+    for k in range(1, K):
+        for j in range(k - 1, -1, -1):  # the lowest equal j wins: it is visited last
+            same = np.all(local_coefs[:, j] == local_coefs[:, k], axis=1)
+            rep[same, k] = rep[same, j]
+    return None if np.all(rep == np.arange(K)) else rep
+
+
+def _tied_argmax(Z, rep):
+    """Class index of the largest margin, shape Z.shape[:-1], ties to the lowest index.
+
+    ``Z`` has shape (n, M, K) (margins of M local models); ``rep`` is
+    :func:`_tie_representatives` of the models. Why: two bitwise-equal weight vectors
+    need not get bitwise-equal margins from a matrix product (a BLAS kernel may sum the
+    columns of a tile edge in another order), and on a tie of that kind the vote would go
+    to whichever class the rounding favoured, a different one under each kernel. Every
+    class therefore takes the margin of its representative, so that exact ties stay exact
+    and ``argmax`` gives them to the lowest class index (the documented rule).
+    """
+    if rep is not None:
+        Z = np.take_along_axis(Z, np.broadcast_to(rep, Z.shape), axis=-1)
+    return np.argmax(Z, axis=-1)
 
 
 def _vote_counts(local_coefs, local_estimators, X_aux, K, chunk=256):
@@ -735,6 +777,7 @@ def _vote_counts(local_coefs, local_estimators, X_aux, K, chunk=256):
         return counts
     M = local_coefs.shape[0]
     Wflat = local_coefs.reshape(-1, local_coefs.shape[-1])  # (M·K_out, d)
+    rep = None if local_coefs.shape[1] == 1 else _tie_representatives(local_coefs)
     for start in range(0, X_aux.shape[0], chunk):
         Z = X_aux[start : start + chunk] @ Wflat.T
         if local_coefs.shape[1] == 1:
@@ -742,7 +785,7 @@ def _vote_counts(local_coefs, local_estimators, X_aux, K, chunk=256):
             counts[start : start + chunk, 1] = pos
             counts[start : start + chunk, 0] = M - pos
         else:
-            idx = np.argmax(Z.reshape(Z.shape[0], M, K), axis=2)
+            idx = _tied_argmax(Z.reshape(Z.shape[0], M, K), rep)  # exact ties → lowest class
             for k in range(K):
                 counts[start : start + chunk, k] = (idx == k).sum(axis=1)
     return counts
