@@ -32,9 +32,6 @@ except ImportError:  # hypothesis is a dev dependency; tests/test_properties.py 
     pass
 
 _STATE = {}
-#: One line per replayed committed result (tests/test_results.py, tests/test_protocols.py): what the
-#: replay proved on this numerical platform, printed at the end of the session.
-REPLAY_REPORT = []
 
 
 def _snapshot(root):
@@ -86,12 +83,22 @@ def pytest_sessionfinish(session, exitstatus):
         os.environ["DPSTACK_CACHE"] = _STATE["previous_cache"]
 
 
+@pytest.fixture
+def replay_report(request):
+    """A list the replay tests append one line to per committed result (what the replay proved on
+    this numerical platform); the lines are printed at the end of the session."""
+    if not hasattr(request.config, "_dpstack_replay_report"):
+        request.config._dpstack_replay_report = []
+    return request.config._dpstack_replay_report
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    if REPLAY_REPORT:
+    report = getattr(config, "_dpstack_replay_report", None)
+    if report:
         from dpstack.provenance import numerical_platform, platform_summary
 
         terminalreporter.section(f"replay of the committed results on {platform_summary(numerical_platform())}")
-        for line in sorted(REPLAY_REPORT):
+        for line in sorted(report):
             terminalreporter.write_line(line)
     changed = getattr(config, "_dpstack_data_home_changed", None)
     if changed:

@@ -5,7 +5,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import REPLAY_REPORT
 from numpy.random import SeedSequence
 
 from dpstack.experiments import protocols, results
@@ -46,14 +45,14 @@ def test_the_default_options_spelled_out_give_the_same_rows_as_none(method):
     ("name", "indices", "needs"),
     [("pst_fig1_epsilon", [0, 300, 639], ("MNIST", "NEWS20")), ("pptl_table1_mnist", [0, 249], ("MNIST transfer",))],
 )
-def test_committed_cells_at_the_default_protocol_are_recomputed(name, indices, needs):
+def test_committed_cells_at_the_default_protocol_are_recomputed(name, indices, needs, replay_report):
     """Bit for bit on the platform that computed them, within the replay's stated tolerance elsewhere."""
     if not (ROOT / "results" / name / "paper.json").is_file():
         pytest.skip("no committed result")
     if _data_absent(*needs):
         pytest.skip("data absent here")
     out = results.replay(name, "paper", cells=indices)
-    REPLAY_REPORT.append(results.replay_summary(name, "paper", out) + f" (cells {indices})")
+    replay_report.append(results.replay_summary(name, "paper", out) + f" (cells {indices})")
     for r in out:
         assert r["ok"], f"{name} cell {r['index']}: {r['first_difference']}"
         assert r["identical"] or not r["same_platform"]

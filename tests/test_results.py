@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import REPLAY_REPORT
 
 from dpstack.experiments import reproduce, results
 from dpstack.provenance import numerical_platform
@@ -255,7 +254,7 @@ def test_replay_detects_a_changed_cell(toy):
 
 
 @pytest.mark.parametrize("name,profile", COMMITTED)
-def test_replay_random_committed_cells(name, profile):
+def test_replay_random_committed_cells(name, profile, replay_report):
     """Recompute one cell, drawn afresh on every run, of each committed result.
 
     On the numerical platform that computed it: bit for bit. On another (other BLAS kernels, the
@@ -272,11 +271,11 @@ def test_replay_random_committed_cells(name, profile):
         # the tolerance covers other kernels, CPUs and solver passes with the same libraries; another
         # release may change a result beyond rounding (e.g. a decomposition's sign convention)
         why = f"computed with {recorded}, this process has {current}: recompute with make reproduce"
-        REPLAY_REPORT.append(f"{name}/{profile}: not replayed, other library versions ({why})")
+        replay_report.append(f"{name}/{profile}: not replayed, other library versions ({why})")
         pytest.skip(why)
     seed = secrets.randbits(32)
     out = results.replay(name, profile, n_cells=1, rng=seed)
-    REPLAY_REPORT.append(f"{results.replay_summary(name, profile, out)} (replay seed {seed})")
+    replay_report.append(f"{results.replay_summary(name, profile, out)} (replay seed {seed})")
     for r in out:
         assert r["ok"], f"{name}/{profile} cell {r['index']} (replay seed {seed}): {r['first_difference']}"
         if r["same_platform"]:
