@@ -214,7 +214,7 @@ def test_the_csv_and_its_provenance_are_written_as_a_pair(tmp_path, monkeypatch)
     from dpstack.experiments import __main__ as main_module
 
     csv_path, json_path = main_module.output_paths(tmp_path / "t.csv")
-    main_module.write_pair([(json_path, b"old json"), (csv_path, b"old csv")])
+    results.write_files([(json_path, b"old json"), (csv_path, b"old csv")])
     calls = []
     real_fsync = os.fsync
 
@@ -224,9 +224,9 @@ def test_the_csv_and_its_provenance_are_written_as_a_pair(tmp_path, monkeypatch)
             raise OSError(errno.ENOSPC, "No space left on device")
         real_fsync(fd)
 
-    monkeypatch.setattr(main_module.os, "fsync", disk_full_on_the_second_file)
+    monkeypatch.setattr(results.os, "fsync", disk_full_on_the_second_file)
     with pytest.raises(OSError, match="No space left"):
-        main_module.write_pair([(json_path, b"new json"), (csv_path, b"new csv")])
+        results.write_files([(json_path, b"new json"), (csv_path, b"new csv")])
     # both old, and no temporary file left behind
     assert (json_path.read_bytes(), csv_path.read_bytes()) == (b"old json", b"old csv")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv", "t.json"]
@@ -237,7 +237,7 @@ def test_the_csv_and_its_provenance_are_written_as_a_pair(tmp_path, monkeypatch)
     other = tmp_path / ".unrelated.nohost.1.abcd.tmp"
     other.write_text("not ours")
     os.utime(other, (0, 0))
-    monkeypatch.setattr(main_module.os, "fsync", real_fsync)
-    main_module.write_pair([(json_path, b"new json"), (csv_path, b"new csv")])
+    monkeypatch.setattr(results.os, "fsync", real_fsync)
+    results.write_files([(json_path, b"new json"), (csv_path, b"new csv")])
     assert (json_path.read_bytes(), csv_path.read_bytes()) == (b"new json", b"new csv")
     assert not orphan.exists() and other.exists()

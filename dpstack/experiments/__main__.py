@@ -26,14 +26,12 @@ import json
 import math
 import os
 import sys
-import tempfile
 from pathlib import Path
 
-from .._files import remove_orphans, temp_suffix
 from . import live, results
 from .parameters import ParameterError
 
-__all__ = ["main", "run_command", "output_paths", "write_pair", "OutputPathError"]
+__all__ = ["main", "run_command", "output_paths", "OutputPathError"]
 
 ALIASES = {"n_repeats": "--repeats"}
 
@@ -151,39 +149,6 @@ def output_paths(out):
     return out, json_path
 
 
-def write_pair(pairs):
-    """Write several files so that each is either wholly old or wholly new.
-
-    Every file is first written in full to a temporary file in its own folder (unique name with
-    host and pid, flushed to disk); only when all are written are they renamed into place. A
-    failure while writing (a full disk, a kill) leaves the earlier files untouched and no
-    temporary file behind (a killed writer's are removed by the next run's orphan cleaner).
-
-    Parameters
-    ----------
-    pairs : list of (Path, bytes)
-    """
-    temps = []
-    for path, _ in pairs:  # a killed earlier writer's temporary files (this naming only, never others)
-        remove_orphans(path.parent, f".{path.name}.*.tmp")
-    try:
-        for path, data in pairs:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=temp_suffix())
-            temps.append(tmp)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, 0o644)
-        for (path, _), tmp in zip(pairs, temps):
-            os.replace(tmp, path)
-    except BaseException:
-        for tmp in temps:
-            Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def run_command(args):
     """``run NAME …``: check, compute (cache on), write CSV + JSON; returns the exit code."""
     name = args.name
@@ -213,7 +178,7 @@ def run_command(args):
     )
     doc = (json.dumps(prov, indent=1, ensure_ascii=False, allow_nan=True) + "\n").encode("utf-8")
     try:
-        write_pair([(json_path, doc), (out, data)])
+        results.write_files([(json_path, doc), (out, data)])
     except OSError as err:
         print(
             f"error: could not write {out} and {json_path} ({err.strerror or err}); "

@@ -50,7 +50,7 @@ from typing import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from .._files import temp_suffix
+from .._files import remove_orphans, temp_suffix
 from ..provenance import code_hashes as code_hashes_of
 from ..provenance import numerical_platform, platform_summary
 from .runner import _dependency_sources, run_cells
@@ -1020,16 +1020,37 @@ def wall_time_text(prov, digits=1):
     return f"{wall} ({int(cached):,} of {total:,} cells read from the cache)"
 
 
-def _write_atomic(path, data):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=temp_suffix())
+def write_files(pairs):
+    """Write several files so that each is either wholly old or wholly new.
+
+    Every file is first written in full to a temporary file in its own folder (the project's
+    naming: host, pid, random), flushed to disk; only when all are written are they renamed into
+    place, in the order given. A failure while writing (a full disk, a kill) leaves the earlier
+    files untouched and no temporary file behind; a killed writer's are removed here by the next
+    write of the same name (that naming only, nothing else).
+
+    Parameters
+    ----------
+    pairs : list of (Path, bytes)
+    """
+    temps = []
+    for path, _ in pairs:
+        remove_orphans(path.parent, f".{path.name}.*.tmp")
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would make committed results private to one user
-        os.replace(tmp, path)
+        for path, data in pairs:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=temp_suffix())
+            temps.append(tmp)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, 0o644)  # mkstemp's 0600 would make committed results private to one user
+        for (path, _), tmp in zip(pairs, temps):
+            os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        for tmp in temps:
+            Path(tmp).unlink(missing_ok=True)
         raise
 
 
@@ -1047,8 +1068,8 @@ def save(frame, root=None):
     data = text.encode("utf-8")
     prov.update(columns=dtypes, n_rows=int(len(frame)), csv_sha256=hashlib.sha256(data).hexdigest())
     csv_path, json_path = result_paths(prov["name"], prov["profile"], root)
-    _write_atomic(csv_path, data)
-    _write_atomic(json_path, (json.dumps(prov, indent=1, ensure_ascii=False, allow_nan=True) + "\n").encode())
+    doc = (json.dumps(prov, indent=1, ensure_ascii=False, allow_nan=True) + "\n").encode()
+    write_files([(csv_path, data), (json_path, doc)])
     return csv_path, json_path
 
 
