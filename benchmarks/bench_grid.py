@@ -1,6 +1,6 @@
 """The PST Figure 1 grid (AUC vs ε; PLR, PST-S, PST-F(U), PST-F(W); MNIST and NEWS20) with n_jobs = 1 and 2.
 
-Runs :func:`dpstack.experiments.stacking.fig1_epsilon` in the paper profile
+Runs :func:`dpstack.companion.papers.pst.grids.fig1_epsilon` in the paper profile
 (``DPSTACK_BENCH_PROFILE=quick`` for a short run) once with one job and once
 with two loky workers (twice: "cold" fresh workers that must first load and
 preprocess the datasets, as a real first run does, then "warm" the same
@@ -21,7 +21,8 @@ from benchmarks import print_table
 
 
 def main(profile=None):
-    from dpstack.experiments import code_version, stacking
+    from dpstack.companion import code_version
+    from dpstack.companion.papers.pst import grids as stacking
 
     profile = profile or os.environ.get("DPSTACK_BENCH_PROFILE", "paper")
     os.environ.setdefault("DPSTACK_QUIET", "1")

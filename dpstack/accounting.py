@@ -16,7 +16,7 @@ import math
 import numbers
 from dataclasses import dataclass, field
 
-__all__ = ["Spend", "PrivacyLedger"]
+__all__ = ["Spend", "PrivacyLedger", "part_name"]
 
 
 @dataclass(frozen=True)
@@ -136,3 +136,15 @@ class PrivacyLedger:
             for e in self.entries
         )
         return f"PrivacyLedger(total ε={self.total():g}; {rows})"
+
+
+def part_name(root, g, part):
+    """Where candidate ``g``'s ledger part ``part`` lies inside a selection's input ``root``.
+
+    A private selection among G candidates fits candidate g on its own part ``root/T_g``; a
+    part of that candidate's ledger is renamed into it (``"D"`` → ``"D/T_2"``,
+    ``"D/S_1"`` → ``"D/T_2/S_1"``, ``"D_l"`` → ``"D/T_2/D_l"``).
+    """
+    if part == root or part.startswith(root + "/"):
+        return f"{root}/T_{g}{part[len(root) :]}"
+    return f"{root}/T_{g}/{part}"

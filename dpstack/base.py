@@ -32,10 +32,10 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import column_or_1d
 
 try:  # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data as _sklearn_validate_data
+    from sklearn.utils.validation import validate_data as sklearn_validate_data
 except ImportError:  # pragma: no cover - older scikit-learn
 
-    def _sklearn_validate_data(est, X, y="no_validation", reset=True, **kw):
+    def sklearn_validate_data(est, X, y="no_validation", reset=True, **kw):
         return est._validate_data(X, y, reset=reset, **kw)
 
 
@@ -47,6 +47,10 @@ __all__ = [
     "record_classes",
     "record_diagnostics",
     "released_attributes",
+    "ReleaseFormatError",
+    "released_labels",
+    "require_released",
+    "check_released_block_max",
     "release_only",
     "resolve_classes",
     "signed_labels",
@@ -103,7 +107,7 @@ def validate_data(estimator, X, y="no_validation", reset=True, ensure_min_sample
                 if reset:
                     estimator.n_features_in_ = X.shape[1]
                 return X, y
-    return _sklearn_validate_data(estimator, X, y, reset=reset, dtype=float, ensure_min_samples=ensure_min_samples)
+    return sklearn_validate_data(estimator, X, y, reset=reset, dtype=float, ensure_min_samples=ensure_min_samples)
 
 
 def check_class_labels(y):
@@ -279,6 +283,50 @@ def released_attributes(estimator):
     if names is None:
         raise TypeError(f"{type(estimator).__name__} does not declare _release_attributes")
     return tuple(names)
+
+
+class ReleaseFormatError(ValueError):
+    """A release file is not a dpstack release, is of another version, is malformed, fails its
+    checksum or its authentication."""
+
+
+# The release protocol (dpstack.release writes and reads the files; each estimator class says
+# what it releases and rebuilds itself): ``_release_attributes`` (the fitted attributes a
+# release holds), ``_release_source`` (those written to the file; the others are recomputed),
+# ``_from_release(self)`` (recompute them, and the ledger, from the source, raising
+# ReleaseFormatError when the parts do not fit together) and, for the classes whose ledger
+# follows from their parameters alone, ``_release_ledger(self)``. The checks below are shared.
+
+
+def released_labels(estimator):
+    """The label set ``classes_`` of a loaded release, checked against the ``classes`` parameter."""
+    classes = np.asarray(estimator.classes_)
+    name = type(estimator).__name__
+    if classes.ndim != 1 or classes.size < 2 or np.unique(classes).size != classes.size:
+        raise ReleaseFormatError(f"{name}: classes_ must be distinct labels, got {classes!r}")
+    if estimator.get_params().get("classes") is not None:
+        # the binary estimators keep the order given (classes[1] is the positive class), the
+        # multiclass one sorts it; a release written before the order was kept has it sorted
+        given = np.asarray(estimator.get_params()["classes"])
+        if given.shape != classes.shape or not (
+            np.array_equal(given, classes) or np.array_equal(np.unique(given), classes)
+        ):
+            raise ReleaseFormatError(f"{name}: classes_ differs from the classes parameter")
+    return classes
+
+
+def require_released(estimator, *names):
+    """Raise :class:`ReleaseFormatError` unless the loaded release holds every attribute in ``names``."""
+    for n in names:
+        if getattr(estimator, n, None) is None:
+            raise ReleaseFormatError(f"{type(estimator).__name__}: the release lacks {n!r}")
+
+
+def check_released_block_max(estimator, attr):
+    """A private maximum norm ``attr`` is in the release exactly when ``row_bound='private_max'``."""
+    value = getattr(estimator, attr, None)
+    if (estimator.row_bound == "private_max") != (value is not None):
+        raise ReleaseFormatError(f"{type(estimator).__name__}: {attr} is given exactly when row_bound='private_max'")
 
 
 def release_only(estimator):

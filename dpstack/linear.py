@@ -34,13 +34,16 @@ from ._validation import (
 from .accounting import PrivacyLedger
 from .base import (
     BinaryClassifierMixin,
+    ReleaseFormatError,
     atomic_fit,
     record_classes,
     record_diagnostics,
+    released_labels,
+    require_released,
     validate_data,
 )
 from .mechanisms import (
-    _UNSAFE,
+    NORM_OVERFLOW,
     check_importance,
     clip_rows,
     clipped_rows,
@@ -156,6 +159,8 @@ class PrivateLogisticRegression(BinaryClassifierMixin, BaseEstimator):
         "delta_",
         "privacy_",
     )
+    #: what a release file holds (the rest of ``_release_attributes`` is recomputed on load)
+    _release_source = ("classes_", "coef_", "intercept_", "n_samples")
 
     _parameter_constraints = {
         "epsilon": EPSILON,
@@ -233,7 +238,7 @@ class PrivateLogisticRegression(BinaryClassifierMixin, BaseEstimator):
             return self._design_matrix(X), None, None
         X = np.asarray(X, dtype=float)
         found = self._clipped(X)
-        if found is _UNSAFE:
+        if found is NORM_OVERFLOW:
             return self._design_matrix(X), None, None
         return X, found, (self._scaling()[1] if self.fit_intercept else None)
 
@@ -242,7 +247,7 @@ class PrivateLogisticRegression(BinaryClassifierMixin, BaseEstimator):
         bound, s = self._scaling()
         bound = np.sqrt(bound**2 - s**2) if self.fit_intercept else bound
         if X.ndim != 2 or bound < 1e-150:
-            return _UNSAFE
+            return NORM_OVERFLOW
         return clipped_rows(X, bound)
 
     @atomic_fit
@@ -293,11 +298,42 @@ class PrivateLogisticRegression(BinaryClassifierMixin, BaseEstimator):
         self.calibration_ = cal
         self.epsilon_noise_ = cal.epsilon_noise
         self.delta_ = cal.delta
-        self.privacy_ = PrivacyLedger()
-        self.privacy_.add("PLR (objective perturbation)", "D", epsilon, "one sample")
-        record_classes(self.privacy_, from_data)
+        self.privacy_ = self._release_ledger()
         record_diagnostics(self, self.privacy_, noise=b, noise_norm=float(np.linalg.norm(b)), n_iter=n_iter)
         return self
+
+    def _release_ledger(self):
+        """The ledger of a fit: ε on the whole training set D, per sample (and the label set's source)."""
+        ledger = PrivacyLedger()
+        ledger.add("PLR (objective perturbation)", "D", float(self.epsilon), "one sample")
+        record_classes(ledger, self.classes is None)
+        return ledger
+
+    def _from_release(self):
+        """Recompute ``w_``, the calibration and the ledger from a loaded release (see :mod:`dpstack.release`)."""
+        require_released(self, "classes_", "coef_", "intercept_", "n_samples")
+        if released_labels(self).size != 2:
+            raise ReleaseFormatError("PrivateLogisticRegression: classes_ must hold two labels")
+        coef, intercept = self.coef_, self.intercept_
+        if coef.dtype.kind != "f" or coef.ndim != 2 or coef.shape[0] != 1 or coef.shape[1] < 1:
+            raise ReleaseFormatError(
+                f"PrivateLogisticRegression: coef_ must be a float array of shape (1, p), got {coef.shape}"
+            )
+        if intercept.dtype.kind != "f" or intercept.shape != (1,):
+            raise ReleaseFormatError(
+                f"PrivateLogisticRegression: intercept_ must have shape (1,), got {intercept.shape}"
+            )
+        if not self.fit_intercept and intercept[0] != 0.0:
+            raise ReleaseFormatError("PrivateLogisticRegression: intercept_ must be 0 when fit_intercept=False")
+        self.n_features_in_ = coef.shape[1]
+        self.w_ = self._weights(coef, intercept)
+        if self.w0 is not None and np.ravel(self.w0).shape != self.w_.shape:
+            raise ReleaseFormatError("PrivateLogisticRegression: w0 does not match the coefficients")
+        n = self.n_samples
+        del self.n_samples
+        cal = objective_perturbation_calibration(self.epsilon, n, self.lam, self._scaling()[0])
+        self.calibration_, self.epsilon_noise_, self.delta_ = cal, cal.epsilon_noise, cal.delta
+        self.privacy_ = self._release_ledger()
 
     def _weights(self, coef, intercept):
         """``w_`` from ``coef_`` and ``intercept_``: one definition for ``fit`` and a loaded release.
@@ -411,6 +447,8 @@ class FeatureSplitLogisticRegression(BinaryClassifierMixin, BaseEstimator):
         "delta_k_",
         "privacy_",
     )
+    #: what a release file holds (the rest of ``_release_attributes`` is recomputed on load)
+    _release_source = ("classes_", "coef_", "n_samples")
 
     _parameter_constraints = {
         "epsilon": EPSILON,
@@ -511,9 +549,7 @@ class FeatureSplitLogisticRegression(BinaryClassifierMixin, BaseEstimator):
         self.calibration_ = cal
         self.epsilon_k_ = cal.epsilon_k
         self.delta_k_ = cal.delta_k
-        self.privacy_ = PrivacyLedger()
-        self.privacy_.add(f"PLR-FS (K={K})", "D", epsilon, "one sample")
-        record_classes(self.privacy_, from_data)
+        self.privacy_ = self._release_ledger()
         record_diagnostics(
             self,
             self.privacy_,
@@ -522,6 +558,37 @@ class FeatureSplitLogisticRegression(BinaryClassifierMixin, BaseEstimator):
             n_iter=np.array(n_iter),
         )
         return self
+
+    def _release_ledger(self):
+        """The ledger of a fit: ε on the whole training set D (each block's model on its own features)."""
+        ledger = PrivacyLedger()
+        ledger.add(f"PLR-FS (K={len(self.groups_)})", "D", float(self.epsilon), "one sample")
+        record_classes(ledger, self.classes is None)
+        return ledger
+
+    def _from_release(self):
+        """Recompute the blocks, the calibration and the ledger from a loaded release (see :mod:`dpstack.release`)."""
+        require_released(self, "classes_", "coef_", "n_samples")
+        if released_labels(self).size != 2:
+            raise ReleaseFormatError("FeatureSplitLogisticRegression: classes_ must hold two labels")
+        coef = self.coef_
+        if coef.dtype.kind != "f" or coef.ndim != 2 or coef.shape[0] != 1 or coef.shape[1] < 1:
+            raise ReleaseFormatError(f"FeatureSplitLogisticRegression: coef_ must have shape (1, p), got {coef.shape}")
+        p = coef.shape[1]
+        self.n_features_in_ = p
+        groups, importance = self._check_groups(p)
+        grouped = np.zeros(p, dtype=bool)
+        for g in groups:
+            grouped[g] = True
+        if np.any(coef[0, ~grouped] != 0.0):
+            raise ReleaseFormatError("FeatureSplitLogisticRegression: coef_ is not 0 on features outside the groups")
+        self.groups_, self.importance_ = groups, importance
+        self.block_coefs_ = [coef[0, g].copy() for g in groups]
+        n = self.n_samples
+        del self.n_samples
+        cal = feature_split_calibration(self.epsilon, n, self.lam, importance)
+        self.calibration_, self.epsilon_k_, self.delta_k_ = cal, cal.epsilon_k, cal.delta_k
+        self.privacy_ = self._release_ledger()
 
     def decision_function_blocks(self, X):
         """Per-block margins x_(k)ᵀ w_k on clipped blocks, shape (n, K)."""

@@ -106,7 +106,7 @@ def clip_rows(X, bound):
         factor = _clip_factors(X, bound)
         if factor is None:
             return X
-        if factor is not _UNSAFE:
+        if factor is not NORM_OVERFLOW:
             return np.multiply(X, factor[:, None])
     norms = np.sqrt(row_norms_squared(X))
     # Rows whose squared norm overflowed (or is NaN), and, under a tiny bound, rows whose
@@ -138,7 +138,7 @@ def clip_rows(X, bound):
     return out
 
 
-_UNSAFE = object()
+NORM_OVERFLOW = object()
 #: Rows per block of the clipping scan: its squared norms (two blocks' worth live at once) take
 #: 128 KiB, whatever n.
 _CLIP_BLOCK_ROWS = 2**13
@@ -148,11 +148,11 @@ def _clip_factors(X, bound):
     """The common case of :func:`clip_rows`, with no overflow or underflow to guard against.
 
     ``None`` when no row is longer than ``bound``, else the per-row factors (1 inside the
-    bound; the same norms and factors as the guarded path), or ``_UNSAFE`` when a squared
+    bound; the same norms and factors as the guarded path), or ``NORM_OVERFLOW`` when a squared
     norm is not finite (the guarded path measures again). See :func:`clipped_rows`.
     """
     found = clipped_rows(X, bound)
-    if found is None or found is _UNSAFE:
+    if found is None or found is NORM_OVERFLOW:
         return found
     rows, factors = found
     factor = np.ones(X.shape[0])
@@ -183,9 +183,9 @@ def clipped_rows(X, bound):
 
     Returns
     -------
-    None, or (rows, factors), or the private sentinel ``_UNSAFE``
+    None, or (rows, factors), or the private sentinel ``NORM_OVERFLOW``
         ``None`` when no row is longer than ``bound``; else ``rows`` (int64, increasing)
-        and ``factors`` (float64, each < 1); ``_UNSAFE`` when a squared norm overflows or
+        and ``factors`` (float64, each < 1); ``NORM_OVERFLOW`` when a squared norm overflows or
         is NaN (entries beyond about 1e154, or NaN or infinity): :func:`clip_rows` measures
         such rows again on a rescaled copy, which no factor reproduces.
 
@@ -202,7 +202,7 @@ def clipped_rows(X, bound):
         squared = row_norms_squared(X[start:stop])
         largest = squared.max(initial=0.0)  # NaN if any squared norm is NaN
         if not np.isfinite(largest):
-            return _UNSAFE
+            return NORM_OVERFLOW
         if np.sqrt(largest) <= bound:
             continue
         norms = np.sqrt(squared)

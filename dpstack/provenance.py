@@ -6,7 +6,10 @@ the audit's stored tables all record:
 * **Code.** :func:`code_hash` is the one hasher of source files: a Python file counts by its
   syntax tree without docstrings (so an edit of the documentation, a comment or the layout does
   not change what it computes), a C file (the compiled solver pass, ``dpstack/_fused.c``) by its
-  whole text. :func:`code_hashes` hashes a set of files.
+  whole text. :func:`code_hashes` hashes a set of files; :func:`module_closure` finds, from the
+  source alone (nothing is imported), the dpstack modules a module imports, transitively, and
+  :func:`closure_hashes` hashes them. The committed results record these hashes (their
+  staleness check compares them) and the runner's cell cache keys on them.
 * **Numerical platform.** The same code and inputs give the same bits only on the same
   *numerical platform*: the BLAS libraries and the kernels they picked for this CPU (OpenBLAS
   chooses, e.g., Haswell or SkylakeX kernels at load time, or what ``OPENBLAS_CORETYPE`` says),
@@ -15,7 +18,7 @@ the audit's stored tables all record:
   code), the CPU architecture and the versions of Python, numpy, scipy and scikit-learn.
   :func:`numerical_platform` records these; :func:`platform_key` is a short hash of them.
   On the same platform a result is reproduced bit for bit; on another, within the stated
-  tolerances of :mod:`dpstack.experiments.results` (its replay).
+  tolerances of :mod:`dpstack.companion.results` (its replay).
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ from pathlib import Path
 __all__ = [
     "code_hash",
     "code_hashes",
+    "module_file",
+    "module_closure",
+    "closure_hashes",
     "numerical_platform",
     "platform_key",
     "current_platform_key",
@@ -83,6 +89,87 @@ def code_hashes(paths, root):
     """``{path relative to root (posix): code_hash(path)}`` for ``paths``, sorted by name."""
     root = Path(root)
     return {Path(p).relative_to(root).as_posix(): code_hash(p) for p in sorted(map(Path, paths))}
+
+
+#: The folder of the dpstack package and the project folder that holds it.
+PACKAGE_ROOT = Path(__file__).resolve().parent
+PROJECT_ROOT = PACKAGE_ROOT.parent
+
+
+def module_file(name, package_root=None):
+    """The source file of dpstack module ``name`` (a package's ``__init__.py``; a C file for a compiled one), or None."""
+    parts = name.split(".")
+    if parts[0] != "dpstack":
+        return None
+    base = Path(package_root or PACKAGE_ROOT).joinpath(*parts[1:])
+    if (base / "__init__.py").is_file():
+        return base / "__init__.py"
+    for suffix in (".py", ".c"):  # dpstack._fused is built from dpstack/_fused.c
+        path = base.with_suffix(suffix)
+        if path.is_file():
+            return path
+    return None
+
+
+def _imports_of(name, path, package_root):
+    """dpstack modules imported anywhere in ``path`` (module level or inside functions)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            # a bare `import dpstack` reads the version (recorded apart), not the API it re-exports
+            found.extend(alias.name for alias in node.names if alias.name != "dpstack")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base_parts = package.split(".")
+                base_parts = base_parts[: len(base_parts) - (node.level - 1)]
+                base = ".".join(base_parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            for alias in node.names:  # `from pkg import mod` imports mod (pkg only as its parent)
+                sub = f"{base}.{alias.name}"
+                found.append(sub if module_file(sub, package_root) is not None else base)
+    return [m for m in found if m.split(".")[0] == "dpstack" and module_file(m, package_root) is not None]
+
+
+def module_closure(*modules, package_root=None):
+    """The dpstack modules that ``modules`` import, transitively, including themselves.
+
+    Imports are read from the source (module level and inside functions), so a module
+    imported lazily counts, and nothing is imported. Parent packages imported only implicitly
+    (``dpstack``, ``dpstack.companion``) do not count, unless a module imports a name from
+    them; a bare ``import dpstack`` (read for its version, which provenance records apart)
+    does not either.
+
+    Parameters
+    ----------
+    *modules : str
+        Dotted module names (names outside dpstack are ignored).
+    package_root : path, optional
+        The dpstack folder to read (default: this one).
+
+    Returns
+    -------
+    list of str
+        Module names, sorted.
+    """
+    seen, todo = set(), [m for m in modules if module_file(m, package_root) is not None]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        path = module_file(name, package_root)
+        if path.suffix == ".py":
+            todo.extend(_imports_of(name, path, package_root))
+    return sorted(seen)
+
+
+def closure_hashes(*modules, package_root=None):
+    """``{path relative to the project: code_hash}`` of every file in :func:`module_closure` of ``modules``."""
+    root = Path(package_root or PACKAGE_ROOT)
+    files = [module_file(m, root) for m in module_closure(*modules, package_root=root)]
+    return code_hashes(files, root.parent)
 
 
 def _blas():

@@ -66,7 +66,6 @@ is computed from the values of a record. The export checks that they are exactly
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import hmac
 import json
@@ -78,11 +77,9 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
-from .accounting import PrivacyLedger
-from .base import record_classes, released_attributes
+from .base import ReleaseFormatError, released_attributes
 
 __all__ = [
     "release_dict",
@@ -119,11 +116,6 @@ _DTYPE = re.compile(r"[<>|=]?(b1|[iu][1248]|f[48]|U[0-9]{1,4})")
 MIN_KEY_BYTES = 16
 
 
-class ReleaseFormatError(ValueError):
-    """A release file is not a dpstack release, is of another version, is malformed, fails its
-    checksum or its authentication."""
-
-
 class UnauthenticatedReleaseWarning(UserWarning):
     """A release claims an HMAC, but no key was given to check it: the file is unauthenticated."""
 
@@ -150,35 +142,10 @@ def _estimator_classes():
 
 
 # ---------------------------------------------------------------- what a release holds
-#: per class: the fitted attributes written to the file (the minimal source); every other
-#: released attribute is recomputed on load by ``_REBUILD[name]``
-SOURCE = {
-    "PrivateLogisticRegression": ("classes_", "coef_", "intercept_", "n_samples"),
-    "FeatureSplitLogisticRegression": ("classes_", "coef_", "n_samples"),
-    "PrivateStackingClassifier": (
-        "classes_",
-        "n_features_in_",
-        "groups_",
-        "importance_",
-        "block_max_",
-        "low_level_",
-        "high_level_",
-    ),
-    "PrivateTransferStacking": (
-        "classes_",
-        "n_features_in_",
-        "groups_",
-        "importance_",
-        "source_block_max_",
-        "source_",
-        "low_level_",
-        "high_level_",
-        "block_max_",
-    ),
-    "SimComb": ("classes_", "n_features_in_", "source_block_max_", "source_", "target_", "block_max_"),
-    "MultipartyPrivateClassifier": ("classes_", "n_features_in_", "n_parties_", "coef_", "local_coefs_", "n_aux"),
-    "PrivateParameterTuning": ("best_estimator_", "best_index_"),
-}
+#: per class: the fitted attributes written to the file (the minimal source, the class's
+#: ``_release_source``); every other released attribute is recomputed on load by the class's
+#: ``_from_release``
+SOURCE = {name: tuple(cls._release_source) for name, cls in _estimator_classes().items()}
 #: the classes a nested release may name, per attribute
 NESTED = {
     "low_level_": ("FeatureSplitLogisticRegression", "PrivateLogisticRegression"),
@@ -203,44 +170,11 @@ def _source_value(estimator, name):
     if name == "n_samples":
         return int(estimator.calibration_.n_samples)
     if name == "n_aux":
-        return _mpl_n_aux(estimator)
+        return estimator._released_n_aux()
     return getattr(estimator, name, _MISSING)
 
 
 _MISSING = object()
-
-
-def _mpl_needs_n_aux(method, n_parties, n_classes):
-    """Whether the MPL sensitivity with protected auxiliary rows depends on their number N."""
-    from .multiparty.estimator import mpl_sensitivity
-
-    s = mpl_sensitivity(method, n_parties, n_classes, 1.0)
-    s_x = 2.0 if n_classes == 2 else 2.0 * math.sqrt(2.0)
-    return not math.isclose(s, s_x, rel_tol=1e-12)
-
-
-def _mpl_n_aux(est):
-    """The public number N of auxiliary rows of an MPL fit with ``protect_aux`` (else None).
-
-    The fitted object keeps the sensitivity ((N − 1)·s + s_x)/(N·λ), not N; N is solved from it
-    and checked by recomputing the sensitivity. Where s = s_x (two-class vote) the sensitivity is
-    s/λ whatever N is: N is not needed to rebuild the release, and None is recorded.
-    """
-    from .multiparty.estimator import mpl_sensitivity
-
-    if not (est.protect_aux and est.method in ("vote", "soft")):
-        return None
-    K, M = np.asarray(est.classes_).size, int(est.n_parties_)
-    if not _mpl_needs_n_aux(est.method, M, K):
-        return None
-    s = mpl_sensitivity(est.method, M, K, 1.0)  # the per-label term (λ = 1)
-    s_x = 2.0 if K == 2 else 2.0 * math.sqrt(2.0)
-    n_aux = int(round((s_x - s) / (est.sensitivity_ * est.lam - s)))
-    if n_aux < 1 or not math.isclose(
-        mpl_sensitivity(est.method, M, K, est.lam, True, n_aux), est.sensitivity_, rel_tol=1e-9
-    ):
-        raise TypeError("MultipartyPrivateClassifier: the number of auxiliary rows cannot be read from sensitivity_")
-    return n_aux
 
 
 # ---------------------------------------------------------------- encoding
@@ -483,7 +417,7 @@ def _from_release_dict(payload, where, depth):
                 raise ReleaseFormatError(f"{where}: {name}.{attr} must be a positive integer, got {decoded!r}")
         setattr(est, attr, decoded)
     try:
-        _REBUILD[name](est)
+        est._from_release()
         _check_predicts(est)
     except ReleaseFormatError:
         raise
@@ -522,378 +456,6 @@ def _require(est, *names):
     for n in names:
         if getattr(est, n, None) is None:
             raise ReleaseFormatError(f"{type(est).__name__}: the release lacks {n!r}")
-
-
-# ---------------------------------------------------------------- rebuilding (one definition each)
-def _labels(est):
-    classes = np.asarray(est.classes_)
-    if classes.ndim != 1 or classes.size < 2 or np.unique(classes).size != classes.size:
-        raise ReleaseFormatError(f"{type(est).__name__}: classes_ must be distinct labels, got {classes!r}")
-    if est.get_params().get("classes") is not None:
-        # the binary estimators keep the order given (classes[1] is the positive class), the
-        # multiclass one sorts it; a release written before the order was kept has it sorted
-        given = np.asarray(est.get_params()["classes"])
-        if given.shape != classes.shape or not (
-            np.array_equal(given, classes) or np.array_equal(np.unique(given), classes)
-        ):
-            raise ReleaseFormatError(f"{type(est).__name__}: classes_ differs from the classes parameter")
-    return classes
-
-
-def _rebuild_plr(est):
-    from .mechanisms import objective_perturbation_calibration
-
-    _require(est, "classes_", "coef_", "intercept_", "n_samples")
-    if _labels(est).size != 2:
-        raise ReleaseFormatError("PrivateLogisticRegression: classes_ must hold two labels")
-    coef, intercept = est.coef_, est.intercept_
-    if coef.dtype.kind != "f" or coef.ndim != 2 or coef.shape[0] != 1 or coef.shape[1] < 1:
-        raise ReleaseFormatError(
-            f"PrivateLogisticRegression: coef_ must be a float array of shape (1, p), got {coef.shape}"
-        )
-    if intercept.dtype.kind != "f" or intercept.shape != (1,):
-        raise ReleaseFormatError(f"PrivateLogisticRegression: intercept_ must have shape (1,), got {intercept.shape}")
-    if not est.fit_intercept and intercept[0] != 0.0:
-        raise ReleaseFormatError("PrivateLogisticRegression: intercept_ must be 0 when fit_intercept=False")
-    est.n_features_in_ = coef.shape[1]
-    est.w_ = est._weights(coef, intercept)
-    if est.w0 is not None and np.ravel(est.w0).shape != est.w_.shape:
-        raise ReleaseFormatError("PrivateLogisticRegression: w0 does not match the coefficients")
-    n = est.n_samples
-    del est.n_samples
-    cal = objective_perturbation_calibration(est.epsilon, n, est.lam, est._scaling()[0])
-    est.calibration_, est.epsilon_noise_, est.delta_ = cal, cal.epsilon_noise, cal.delta
-    est.privacy_ = _ledger_plr(est)
-
-
-def _ledger_plr(est):
-    ledger = PrivacyLedger()
-    ledger.add("PLR (objective perturbation)", "D", float(est.epsilon), "one sample")
-    record_classes(ledger, est.classes is None)
-    return ledger
-
-
-def _rebuild_plrfs(est):
-    from .mechanisms import feature_split_calibration
-
-    _require(est, "classes_", "coef_", "n_samples")
-    if _labels(est).size != 2:
-        raise ReleaseFormatError("FeatureSplitLogisticRegression: classes_ must hold two labels")
-    coef = est.coef_
-    if coef.dtype.kind != "f" or coef.ndim != 2 or coef.shape[0] != 1 or coef.shape[1] < 1:
-        raise ReleaseFormatError(f"FeatureSplitLogisticRegression: coef_ must have shape (1, p), got {coef.shape}")
-    p = coef.shape[1]
-    est.n_features_in_ = p
-    groups, importance = est._check_groups(p)
-    grouped = np.zeros(p, dtype=bool)
-    for g in groups:
-        grouped[g] = True
-    if np.any(coef[0, ~grouped] != 0.0):
-        raise ReleaseFormatError("FeatureSplitLogisticRegression: coef_ is not 0 on features outside the groups")
-    est.groups_, est.importance_ = groups, importance
-    est.block_coefs_ = [coef[0, g].copy() for g in groups]
-    n = est.n_samples
-    del est.n_samples
-    cal = feature_split_calibration(est.epsilon, n, est.lam, importance)
-    est.calibration_, est.epsilon_k_, est.delta_k_ = cal, cal.epsilon_k, cal.delta_k
-    est.privacy_ = _ledger_plrfs(est)
-
-
-def _ledger_plrfs(est):
-    ledger = PrivacyLedger()
-    ledger.add(f"PLR-FS (K={len(est.groups_)})", "D", float(est.epsilon), "one sample")
-    record_classes(ledger, est.classes is None)
-    return ledger
-
-
-def _private_max(ledger, part):
-    from .stacking import PRIVATE_MAX_STEP
-
-    ledger.add_outside(
-        PRIVATE_MAX_STEP, part, "the largest norm in the private data scales every row: outside the DP guarantee"
-    )
-
-
-def _check_structure(est, groups, importance):
-    from ._validation import check_feature_groups
-    from .mechanisms import check_importance
-
-    groups = check_feature_groups(groups, int(est.n_features_in_))
-    importance = check_importance(importance)
-    if importance.size != len(groups):
-        raise ReleaseFormatError(
-            f"{type(est).__name__}: importance_ has {importance.size} entries, groups_ {len(groups)}"
-        )
-    return groups, importance
-
-
-def _check_block_max(est, attr):
-    value = getattr(est, attr, None)
-    if (est.row_bound == "private_max") != (value is not None):
-        raise ReleaseFormatError(f"{type(est).__name__}: {attr} is given exactly when row_bound='private_max'")
-
-
-def _rebuild_pst(est):
-    _require(est, "classes_", "n_features_in_", "groups_", "importance_", "low_level_", "high_level_")
-    _labels(est)
-    if est.partition == "features":
-        est.groups_, est.importance_ = _check_structure(est, est.groups_, est.importance_)
-    else:  # PST-S: one group of all features, K sample sets of weight 1/K
-        K = np.asarray(est.importance_).size
-        if len(est.groups_) != 1 or not np.array_equal(est.groups_[0], np.arange(int(est.n_features_in_))):
-            raise ReleaseFormatError("PrivateStackingClassifier: PST-S has one group of all features")
-        if K < 1 or not np.array_equal(est.importance_, np.full(K, 1.0 / K)):
-            raise ReleaseFormatError("PrivateStackingClassifier: PST-S has importance_ 1/K for each of K sets")
-        est.groups_ = [np.asarray(est.groups_[0], dtype=int)]
-    _check_block_max(est, "block_max_")
-    K = len(est.importance_)
-    if est.partition == "features":
-        est.block_bounds_ = est.importance_
-        n_design = int(sum(g.size for g in est._z_groups()))
-        est._check_low_level_release(est.low_level_, "features", n_design, est._z_groups(), est.importance_)
-    else:
-        est.block_bounds_ = np.ones(1)
-        n_design = int(est.n_features_in_) + bool(est._blockwise_intercept())
-        est.low_level_ = est._check_low_level_release(est.low_level_, "samples", n_design, n_models=K)
-    _check_high_level(est, K)
-    est.privacy_ = _ledger_pst(est)
-
-
-def _check_high_level(est, K):
-    high = est.high_level_
-    if not isinstance(high, _estimator_classes()["PrivateLogisticRegression"]) or high.n_features_in_ != K:
-        raise ReleaseFormatError(f"{type(est).__name__}: high_level_ must be a PLR on the K = {K} meta-features")
-    if not np.array_equal(high.classes_, [-1, 1]):
-        raise ReleaseFormatError(f"{type(est).__name__}: high_level_ must have been fitted on the signed labels")
-
-
-def _ledger_pst(est):
-    eps = float(est.epsilon)
-    ledger = PrivacyLedger()
-    if est.partition == "features":
-        ledger.add(f"PLR-FS (low level, K={len(est.groups_)})", "D_l", eps)
-    else:
-        for k in range(len(est.importance_)):
-            ledger.add("PLR (low level)", f"D_l/S_{k + 1}", eps)
-    ledger.add("PLR (high level)", "D_h", eps)
-    record_classes(ledger, est.classes is None)
-    if est.row_bound == "private_max":
-        _private_max(ledger, "D")
-    return ledger
-
-
-def _rebuild_pptl(est):
-    _require(est, "classes_", "n_features_in_", "groups_", "importance_", "source_")
-    _labels(est)
-    est.groups_, est.importance_ = _check_structure(est, est.groups_, est.importance_)
-    est.block_bounds_ = est.importance_
-    _check_block_max(est, "source_block_max_")
-    z_groups = est._z_groups()
-    n_design = int(sum(g.size for g in z_groups))
-    est._check_low_level_release(est.source_, "features", n_design, z_groups, est.importance_)
-    est.source_privacy_ = _ledger_pptl_source(est)
-    target = [a for a in ("low_level_", "high_level_") if getattr(est, a, None) is not None]
-    if target:
-        _require(est, "low_level_", "high_level_")
-        _check_block_max(est, "block_max_")
-        est._check_low_level_release(est.low_level_, "features", n_design, z_groups, est.importance_)
-        _check_high_level(est, len(est.importance_))
-        est.privacy_ = _ledger_pptl(est)
-    elif getattr(est, "block_max_", None) is not None:
-        raise ReleaseFormatError("PrivateTransferStacking: block_max_ without a target")
-
-
-def _ledger_pptl_source(est):
-    ledger = PrivacyLedger()
-    ledger.add(f"PLR-FS (source, K={len(est.groups_)})", "D_s", float(est.epsilon_source))
-    record_classes(ledger, est.classes is None, "D_s")
-    if est.row_bound == "private_max":
-        _private_max(ledger, "D_s")
-    return ledger
-
-
-def _ledger_pptl(est):
-    ledger = PrivacyLedger()
-    ledger.extend(_ledger_pptl_source(est))
-    eps_t = float(est.epsilon_target)
-    ledger.add(f"PLR-FS (target level 0, K={len(est.groups_)}, centred at (1-eta) w_s)", "D_t/D_t0", eps_t)
-    ledger.add("PLR (target level 1)", "D_t/D_t1", eps_t)
-    if est.row_bound == "private_max":
-        _private_max(ledger, "D_t")
-    return ledger
-
-
-def _check_simcomb_level(est, level, attr):
-    plr = _estimator_classes()["PrivateLogisticRegression"]
-    if not isinstance(level, plr) or level.n_features_in_ != int(est.n_features_in_):
-        raise ReleaseFormatError(f"SimComb: {attr} must be a PLR on the {est.n_features_in_} features")
-    if not np.array_equal(level.classes_, [-1, 1]) or bool(level.fit_intercept) != bool(est.fit_intercept):
-        raise ReleaseFormatError(f"SimComb: {attr} does not match the estimator's parameters")
-
-
-def _rebuild_simcomb(est):
-    _require(est, "classes_", "n_features_in_", "source_")
-    if _labels(est).size != 2:
-        raise ReleaseFormatError("SimComb: classes_ must hold two labels")
-    _check_block_max(est, "source_block_max_")
-    _check_simcomb_level(est, est.source_, "source_")
-    est.source_privacy_ = _ledger_simcomb_source(est)
-    if getattr(est, "target_", None) is not None:
-        _check_block_max(est, "block_max_")
-        _check_simcomb_level(est, est.target_, "target_")
-        est.privacy_ = _ledger_simcomb(est)
-    elif getattr(est, "block_max_", None) is not None:
-        raise ReleaseFormatError("SimComb: block_max_ without a target")
-
-
-def _ledger_simcomb_source(est):
-    ledger = PrivacyLedger()
-    ledger.add("PLR (source)", "D_s", float(est.epsilon_source))
-    record_classes(ledger, est.classes is None, "D_s")
-    if est.row_bound == "private_max":
-        _private_max(ledger, "D_s")
-    return ledger
-
-
-def _ledger_simcomb(est):
-    ledger = PrivacyLedger()
-    ledger.extend(_ledger_simcomb_source(est))
-    ledger.add(f"PLR (target, centred at (1-eta) w_s, eta={est.eta:g})", "D_t", float(est.epsilon_target))
-    if est.row_bound == "private_max":
-        _private_max(ledger, "D_t")
-    return ledger
-
-
-def _rebuild_mpl(est):
-    from .mechanisms import output_perturbation_scale
-    from .multiparty.estimator import mpl_sensitivity
-
-    _require(est, "classes_", "n_features_in_", "n_parties_")
-    classes = _labels(est)
-    K, d, M = classes.size, int(est.n_features_in_), int(est.n_parties_)
-    n_aux = getattr(est, "n_aux", None)
-    vars(est).pop("n_aux", None)
-    private = est.method in ("vote", "soft", "avg")
-    if est.method != "indiv":
-        _require(est, "coef_")
-        expected = (1, d) if K == 2 else (K, d)
-        if est.coef_.dtype.kind != "f" or est.coef_.shape != expected:
-            raise ReleaseFormatError(
-                f"MultipartyPrivateClassifier: coef_ must have shape {expected}, got {est.coef_.shape}"
-            )
-    if est.protect_aux and est.method in ("vote", "soft") and n_aux is None:
-        if _mpl_needs_n_aux(est.method, M, K):
-            raise ReleaseFormatError("MultipartyPrivateClassifier: protect_aux needs the public n_aux in the release")
-        n_aux = 1  # the sensitivity does not depend on N here (s = s_x): any N gives the same value
-    if private:
-        lam = est.lam if est.method != "avg" else (est.lam if est.local_lam is None else est.local_lam)
-        sensitivity = mpl_sensitivity(est.method, M, K, lam, est.protect_aux, n_aux)
-    else:
-        sensitivity = 0.0
-    est.sensitivity_ = float(sensitivity)
-    est.noise_scale_ = float(output_perturbation_scale(sensitivity, est.epsilon))
-    est.privacy_ = _ledger_mpl(est, private)
-
-
-def _ledger_mpl(est, private):
-    unit = "one party + one auxiliary sample" if est.protect_aux and est.method != "avg" else "one party"
-    part = "all parties' private data" + (" + X_aux" if unit != "one party" else "")
-    ledger = PrivacyLedger()
-    if private:
-        ledger.add(f"MPL {est.method} (output perturbation)", part, float(est.epsilon), unit)
-    else:
-        ledger.add_outside(
-            f"{est.method} (non-private reference)",
-            part,
-            "one model trained on all parties' rows pooled"
-            if est.method == "batch"
-            else "the parties' local models themselves, which in this setting never leave their parties",
-            unit=unit,
-        )
-    record_classes(ledger, est.classes is None, part, unit)
-    return ledger
-
-
-_LEDGERS = {
-    "PrivateLogisticRegression": _ledger_plr,
-    "FeatureSplitLogisticRegression": _ledger_plrfs,
-    "PrivateStackingClassifier": _ledger_pst,
-    "PrivateTransferStacking": _ledger_pptl,
-    "SimComb": _ledger_simcomb,
-}
-
-
-def _rebuild_tuning(est):
-    from .tuning import _part_name
-
-    _require(est, "best_estimator_", "best_index_")
-    settings = list(ParameterGrid(est.param_grid))
-    if not 0 <= est.best_index_ < len(settings):
-        raise ReleaseFormatError(f"PrivateParameterTuning: best_index_ {est.best_index_} is not in the grid")
-    best = est.best_estimator_
-    setting = settings[est.best_index_]
-    params = best.get_params(deep=False)
-    template = est.estimator.get_params(deep=False)
-    for k, v in template.items():
-        expected = setting.get(k, v)
-        if k in ("random_state", "diagnostics") or type(v).__name__ in _estimator_classes():
-            continue
-        if not _same_param(params.get(k), expected):
-            raise ReleaseFormatError(
-                f"PrivateParameterTuning: best_estimator_ has {k}={params.get(k)!r}, the grid gives {expected!r}"
-            )
-    est.best_params_ = dict(setting)
-    est.classes_ = best.classes_
-    est.n_features_in_ = best.n_features_in_
-    transfer = callable(getattr(best, "fit_source", None))
-    root = "D_t" if transfer else "D"
-    ledger = PrivacyLedger()
-    external = set()
-    if transfer:
-        ledger.extend(best.source_privacy_)
-        external = {e.part for e in best.source_privacy_.entries}
-    for g, s in enumerate(settings):
-        if g == est.best_index_:
-            cand_ledger = best.privacy_
-        else:
-            other = copy.copy(best)
-            for k, v in s.items():
-                setattr(other, k, v)
-            cand_ledger = _LEDGERS[type(best).__name__](other) if type(best).__name__ in _LEDGERS else best.privacy_
-        for e in cand_ledger.entries:
-            if e.part in external:
-                continue
-            part = _part_name(root, g, e.part)
-            if e.outside:
-                ledger.add_outside(e.mechanism, part, e.note, unit=e.unit)
-            else:
-                ledger.add(e.mechanism, part, e.epsilon, unit=e.unit, note=e.note)
-    ledger.add(
-        "exponential mechanism (utility = -errors on V, sensitivity 1)",
-        f"{root}/V",
-        float(est.epsilon_select),
-        "one sample",
-        note=f"G = {len(settings)} candidates, each fitted on its own part {root}/T_g",
-    )
-    est.privacy_ = ledger
-
-
-def _same_param(a, b):
-    try:
-        return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object))) if a is not b else True
-    except (TypeError, ValueError):
-        return a == b
-
-
-_REBUILD = {
-    "PrivateLogisticRegression": _rebuild_plr,
-    "FeatureSplitLogisticRegression": _rebuild_plrfs,
-    "PrivateStackingClassifier": _rebuild_pst,
-    "PrivateTransferStacking": _rebuild_pptl,
-    "SimComb": _rebuild_simcomb,
-    "MultipartyPrivateClassifier": _rebuild_mpl,
-    "PrivateParameterTuning": _rebuild_tuning,
-}
 
 
 # ---------------------------------------------------------------- the file

@@ -73,11 +73,15 @@ from .accounting import PrivacyLedger
 from .base import (
     BinaryClassifierMixin,
     PrivacyLeakWarning,
+    ReleaseFormatError,
     atomic_fit,
     check_diagnostics,
+    check_released_block_max,
     record_classes,
     record_diagnostics,
     release_only,
+    released_labels,
+    require_released,
     validate_data,
 )
 from .linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
@@ -155,7 +159,7 @@ def resolve_groups(
     return groups, q
 
 
-def _block_norm_max(X, groups):
+def block_norm_max(X, groups):
     return np.array([np.sqrt(np.einsum("ij,ij->i", X[:, g], X[:, g])).max() for g in groups])
 
 
@@ -251,7 +255,7 @@ def bound_rows(X, method="clip", row_scale=1.0, row_max=None):
     validate_function_params(_BOUND_ROWS_CONSTRAINTS, "bound_rows", method=method, row_scale=row_scale, row_max=row_max)
     X = np.asarray(X, dtype=float)
     if method == "private_max" and row_max is None:
-        row_max = _block_norm_max(X / check_positive(row_scale, "row_scale"), [np.arange(X.shape[1])])[0]
+        row_max = block_norm_max(X / check_positive(row_scale, "row_scale"), [np.arange(X.shape[1])])[0]
     return bound_blocks(X, [np.arange(X.shape[1])], np.ones(1), method, row_scale, block_max=[row_max])[0]
 
 
@@ -337,6 +341,11 @@ def note_private_max(ledger, part, stacklevel=3):
         PrivacyLeakWarning,
         stacklevel=stacklevel,
     )
+    record_private_max(ledger, part)
+
+
+def record_private_max(ledger, part):
+    """Record the data-dependent scaling of ``row_bound='private_max'`` on ``part`` (outside the guarantee)."""
     ledger.add_outside(
         PRIVATE_MAX_STEP, part, "the largest norm in the private data scales every row: outside the DP guarantee"
     )
@@ -378,7 +387,7 @@ STACKING_CONSTRAINTS = {
 }
 
 
-class _StackingMixin(BinaryClassifierMixin):
+class StackingMixin(BinaryClassifierMixin):
     """Combiners, prediction, input checks and the high level shared by PST and PPTL-FS.
 
     Subclasses fit in two phases: every parameter and input is checked and every random
@@ -583,8 +592,26 @@ class _StackingMixin(BinaryClassifierMixin):
             raise ValueError("low_level's blocks (groups_, importance_) differ from this model's")
         return list(low_level) if kind == "samples" else low_level
 
+    def _check_released_structure(self, groups, importance):
+        """The feature groups and importances of a loaded release, checked against each other."""
+        groups = check_feature_groups(groups, int(self.n_features_in_))
+        importance = check_importance(importance)
+        if importance.size != len(groups):
+            raise ReleaseFormatError(
+                f"{type(self).__name__}: importance_ has {importance.size} entries, groups_ {len(groups)}"
+            )
+        return groups, importance
 
-class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
+    def _check_released_high_level(self, K):
+        """The released high level is a PLR on the K meta-features, fitted on the signed labels."""
+        high = self.high_level_
+        if not isinstance(high, PrivateLogisticRegression) or high.n_features_in_ != K:
+            raise ReleaseFormatError(f"{type(self).__name__}: high_level_ must be a PLR on the K = {K} meta-features")
+        if not np.array_equal(high.classes_, [-1, 1]):
+            raise ReleaseFormatError(f"{type(self).__name__}: high_level_ must have been fitted on the signed labels")
+
+
+class PrivateStackingClassifier(StackingMixin, BaseEstimator):
     """Privacy-preserving stacking: PST-S (``partition="samples"``) or PST-F (``"features"``).
 
     PST-F variants: **U** (default) random equal feature groups with q_k = 1/K;
@@ -623,7 +650,7 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         λ of the high-level PLR; ``None``: same as ``lam``. Tune it apart from ``lam``: the high
         level is a K-feature problem on meta-features, not the low level's problem, and on MNIST
         0 vs 8 choosing λ per level on validation data (λ_l, then λ_h with the low level fixed)
-        beats one tied λ (the book's ablation page; :func:`dpstack.experiments.stacking.stacking_cell`
+        beats one tied λ (the book's ablation page; :func:`dpstack.companion.papers.pst.grids.stacking_cell`
         does it).
     low_fraction : float, default=0.5
         |D_l| / |D| (the papers use 50/50).
@@ -723,6 +750,16 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
         "low_level_",
         "high_level_",
         "privacy_",
+    )
+    #: what a release file holds (the rest of ``_release_attributes`` is recomputed on load)
+    _release_source = (
+        "classes_",
+        "n_features_in_",
+        "groups_",
+        "importance_",
+        "block_max_",
+        "low_level_",
+        "high_level_",
     )
 
     _parameter_constraints = {
@@ -838,7 +875,7 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
             low_level = self._check_low_level_release(
                 low_level, self.partition, n_design, z_groups, importance, len(importance)
             )
-        block_max = _block_norm_max(X / self.row_scale, groups) if self.row_bound == "private_max" else None
+        block_max = block_norm_max(X / self.row_scale, groups) if self.row_bound == "private_max" else None
         # --- phase 2: fit the levels
         ledger = PrivacyLedger()
         handed_in = "release handed in to fit(low_level=...), D_l not read"
@@ -909,6 +946,47 @@ class PrivateStackingClassifier(_StackingMixin, BaseEstimator):
             high_level=getattr(high_level, "diagnostics_", None),
         )
         return self
+
+    def _release_ledger(self):
+        """The ledger a release's parameters give: ε on D_l (per sample set for PST-S), ε on D_h."""
+        eps = float(self.epsilon)
+        ledger = PrivacyLedger()
+        if self.partition == "features":
+            ledger.add(f"PLR-FS (low level, K={len(self.groups_)})", "D_l", eps)
+        else:
+            for k in range(len(self.importance_)):
+                ledger.add("PLR (low level)", f"D_l/S_{k + 1}", eps)
+        ledger.add("PLR (high level)", "D_h", eps)
+        record_classes(ledger, self.classes is None)
+        if self.row_bound == "private_max":
+            record_private_max(ledger, "D")
+        return ledger
+
+    def _from_release(self):
+        """Check a loaded release's levels against its structure and recompute the ledger (see :mod:`dpstack.release`)."""
+        require_released(self, "classes_", "n_features_in_", "groups_", "importance_", "low_level_", "high_level_")
+        released_labels(self)
+        if self.partition == "features":
+            self.groups_, self.importance_ = self._check_released_structure(self.groups_, self.importance_)
+        else:  # PST-S: one group of all features, K sample sets of weight 1/K
+            K = np.asarray(self.importance_).size
+            if len(self.groups_) != 1 or not np.array_equal(self.groups_[0], np.arange(int(self.n_features_in_))):
+                raise ReleaseFormatError("PrivateStackingClassifier: PST-S has one group of all features")
+            if K < 1 or not np.array_equal(self.importance_, np.full(K, 1.0 / K)):
+                raise ReleaseFormatError("PrivateStackingClassifier: PST-S has importance_ 1/K for each of K sets")
+            self.groups_ = [np.asarray(self.groups_[0], dtype=int)]
+        check_released_block_max(self, "block_max_")
+        K = len(self.importance_)
+        if self.partition == "features":
+            self.block_bounds_ = self.importance_
+            n_design = int(sum(g.size for g in self._z_groups()))
+            self._check_low_level_release(self.low_level_, "features", n_design, self._z_groups(), self.importance_)
+        else:
+            self.block_bounds_ = np.ones(1)
+            n_design = int(self.n_features_in_) + bool(self._blockwise_intercept())
+            self.low_level_ = self._check_low_level_release(self.low_level_, "samples", n_design, n_models=K)
+        self._check_released_high_level(K)
+        self.privacy_ = self._release_ledger()
 
     @property
     def low_coefs_(self):

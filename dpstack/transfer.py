@@ -55,12 +55,16 @@ from ._validation import (
 from .accounting import PrivacyLedger
 from .base import (
     DIAGNOSTICS,
+    ReleaseFormatError,
     atomic_fit,
     check_class_labels,
     check_diagnostics,
+    check_released_block_max,
     record_classes,
     record_diagnostics,
     release_only,
+    released_labels,
+    require_released,
     resolve_classes,
     signed_labels,
     validate_data,
@@ -73,12 +77,13 @@ from .stacking import (
     ROW_BOUNDS,
     SIGNED,
     STACKING_CONSTRAINTS,
-    _block_norm_max,
-    _StackingMixin,
+    StackingMixin,
     block_lambdas,
+    block_norm_max,
     bound_blocks,
     check_block_lam,
     note_private_max,
+    record_private_max,
     resolve_groups,
 )
 
@@ -162,7 +167,7 @@ def _domain_streams(random_state):
     return spawn_streams(random_state, 2)
 
 
-class PrivateTransferStacking(_StackingMixin, BaseEstimator):
+class PrivateTransferStacking(StackingMixin, BaseEstimator):
     """PPTL-FS / PST-H: feature-split private transfer with a stacked target model.
 
     Call :meth:`fit_source` on the source data, then :meth:`fit` on the target
@@ -190,7 +195,7 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         How λ_s^(k) and λ_t^(k) follow q_k: see :func:`~dpstack.stacking.block_lambdas`.
     lam_high : float or None, default=None
         μ_t of the target's level-1 PLR (``None``: ``lam``). Tune it apart from ``lam``, as
-        :func:`dpstack.experiments.transfer.transfer_cell` does (λ and η first, then μ_t with
+        :func:`dpstack.companion.papers.pptl.grids.transfer_cell` does (λ and η first, then μ_t with
         level 0 fixed).
     eta : float or array-like of shape (K,), default=0.5
         η ∈ [0, 1]: 1 ignores the source, 0 shrinks towards it only.
@@ -275,6 +280,18 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
         "block_max_",
         "privacy_",
     )
+    #: what a release file holds (the rest of ``_release_attributes`` is recomputed on load)
+    _release_source = (
+        "classes_",
+        "n_features_in_",
+        "groups_",
+        "importance_",
+        "source_block_max_",
+        "source_",
+        "low_level_",
+        "high_level_",
+        "block_max_",
+    )
     #: what a target fit adds; a new source fit drops them (they were fitted on the old source)
     _target_attributes = ("low_level_", "high_level_", "block_max_", "privacy_", "diagnostics_")
 
@@ -358,7 +375,7 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
             check_block_lam(self.lam_source, len(groups), "lam_source"), importance, self.lam_blocks
         )
         # each domain scales its own data; only "private_max" looks at the data to do so
-        block_max = _block_norm_max(X / self.row_scale, groups) if self.row_bound == "private_max" else None
+        block_max = block_norm_max(X / self.row_scale, groups) if self.row_bound == "private_max" else None
         Z = self._design(X, block_max, groups, importance)
         source = FeatureSplitLogisticRegression(
             epsilon=eps_s,
@@ -421,7 +438,7 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
             low_level = self._check_low_level_release(
                 low_level, "features", int(sum(g.size for g in z_groups)), z_groups, self.importance_
             )
-        block_max = _block_norm_max(X / self.row_scale, self.groups_) if self.row_bound == "private_max" else None
+        block_max = block_norm_max(X / self.row_scale, self.groups_) if self.row_bound == "private_max" else None
         # --- phase 2: fit
         ledger = PrivacyLedger()
         ledger.extend(self.source_privacy_)
@@ -464,6 +481,47 @@ class PrivateTransferStacking(_StackingMixin, BaseEstimator):
             high_level=getattr(high_level, "diagnostics_", None),
         )
         return self
+
+    def _release_source_ledger(self):
+        """The source fit's ledger a release's parameters give: ε_s on D_s."""
+        ledger = PrivacyLedger()
+        ledger.add(f"PLR-FS (source, K={len(self.groups_)})", "D_s", float(self.epsilon_source))
+        record_classes(ledger, self.classes is None, "D_s")
+        if self.row_bound == "private_max":
+            record_private_max(ledger, "D_s")
+        return ledger
+
+    def _release_ledger(self):
+        """The ledger a release's parameters give: the source's, then ε_t on each target part."""
+        ledger = PrivacyLedger()
+        ledger.extend(self._release_source_ledger())
+        eps_t = float(self.epsilon_target)
+        ledger.add(f"PLR-FS (target level 0, K={len(self.groups_)}, centred at (1-eta) w_s)", "D_t/D_t0", eps_t)
+        ledger.add("PLR (target level 1)", "D_t/D_t1", eps_t)
+        if self.row_bound == "private_max":
+            record_private_max(ledger, "D_t")
+        return ledger
+
+    def _from_release(self):
+        """Check a loaded release's models against its structure and recompute the ledgers (see :mod:`dpstack.release`)."""
+        require_released(self, "classes_", "n_features_in_", "groups_", "importance_", "source_")
+        released_labels(self)
+        self.groups_, self.importance_ = self._check_released_structure(self.groups_, self.importance_)
+        self.block_bounds_ = self.importance_
+        check_released_block_max(self, "source_block_max_")
+        z_groups = self._z_groups()
+        n_design = int(sum(g.size for g in z_groups))
+        self._check_low_level_release(self.source_, "features", n_design, z_groups, self.importance_)
+        self.source_privacy_ = self._release_source_ledger()
+        target = [a for a in ("low_level_", "high_level_") if getattr(self, a, None) is not None]
+        if target:
+            require_released(self, "low_level_", "high_level_")
+            check_released_block_max(self, "block_max_")
+            self._check_low_level_release(self.low_level_, "features", n_design, z_groups, self.importance_)
+            self._check_released_high_level(len(self.importance_))
+            self.privacy_ = self._release_ledger()
+        elif getattr(self, "block_max_", None) is not None:
+            raise ReleaseFormatError("PrivateTransferStacking: block_max_ without a target")
 
     def decision_function_source(self, X):
         """Sum of the source blocks' margins on X (the PLR-FS source used directly)."""
@@ -547,6 +605,8 @@ class SimComb(ClassifierMixin, BaseEstimator):
         "block_max_",
         "privacy_",
     )
+    #: what a release file holds (the rest of ``_release_attributes`` is recomputed on load)
+    _release_source = ("classes_", "n_features_in_", "source_block_max_", "source_", "target_", "block_max_")
     _target_attributes = ("target_", "block_max_", "privacy_", "diagnostics_")
 
     _parameter_constraints = {
@@ -627,7 +687,7 @@ class SimComb(ClassifierMixin, BaseEstimator):
 
     def _max(self, X):
         """Largest row norm (only for ``row_bound="private_max"``, outside the guarantee)."""
-        return _block_norm_max(X / self.row_scale, [np.arange(X.shape[1])]) if self.row_bound == "private_max" else None
+        return block_norm_max(X / self.row_scale, [np.arange(X.shape[1])]) if self.row_bound == "private_max" else None
 
     @atomic_fit
     def fit_source(self, X, y):
@@ -681,6 +741,45 @@ class SimComb(ClassifierMixin, BaseEstimator):
             target=getattr(target, "diagnostics_", None),
         )
         return self
+
+    def _check_released_level(self, level, attr):
+        if not isinstance(level, PrivateLogisticRegression) or level.n_features_in_ != int(self.n_features_in_):
+            raise ReleaseFormatError(f"SimComb: {attr} must be a PLR on the {self.n_features_in_} features")
+        if not np.array_equal(level.classes_, [-1, 1]) or bool(level.fit_intercept) != bool(self.fit_intercept):
+            raise ReleaseFormatError(f"SimComb: {attr} does not match the estimator's parameters")
+
+    def _release_source_ledger(self):
+        """The source fit's ledger a release's parameters give: ε_s on D_s."""
+        ledger = PrivacyLedger()
+        ledger.add("PLR (source)", "D_s", float(self.epsilon_source))
+        record_classes(ledger, self.classes is None, "D_s")
+        if self.row_bound == "private_max":
+            record_private_max(ledger, "D_s")
+        return ledger
+
+    def _release_ledger(self):
+        """The ledger a release's parameters give: the source's, then ε_t on D_t."""
+        ledger = PrivacyLedger()
+        ledger.extend(self._release_source_ledger())
+        ledger.add(f"PLR (target, centred at (1-eta) w_s, eta={self.eta:g})", "D_t", float(self.epsilon_target))
+        if self.row_bound == "private_max":
+            record_private_max(ledger, "D_t")
+        return ledger
+
+    def _from_release(self):
+        """Check a loaded release's models and recompute the ledgers (see :mod:`dpstack.release`)."""
+        require_released(self, "classes_", "n_features_in_", "source_")
+        if released_labels(self).size != 2:
+            raise ReleaseFormatError("SimComb: classes_ must hold two labels")
+        check_released_block_max(self, "source_block_max_")
+        self._check_released_level(self.source_, "source_")
+        self.source_privacy_ = self._release_source_ledger()
+        if getattr(self, "target_", None) is not None:
+            check_released_block_max(self, "block_max_")
+            self._check_released_level(self.target_, "target_")
+            self.privacy_ = self._release_ledger()
+        elif getattr(self, "block_max_", None) is not None:
+            raise ReleaseFormatError("SimComb: block_max_ without a target")
 
     def decision_function(self, X, model="target"):
         """Margins of the target model (SimComb) or of the source model (``model="source"``: SourceD)."""

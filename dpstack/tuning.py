@@ -51,16 +51,18 @@ from ._validation import (
     spawn_streams,
     validate_params,
 )
-from .accounting import PrivacyLedger
+from .accounting import PrivacyLedger, part_name
 from .base import (
-    _sklearn_validate_data,
+    ReleaseFormatError,
     atomic_fit,
     check_class_labels,
     check_diagnostics,
     record_classes,
     record_diagnostics,
     release_only,
+    require_released,
     resolve_classes,
+    sklearn_validate_data,
 )
 
 __all__ = ["PrivateParameterTuning", "exponential_mechanism", "selection_probabilities"]
@@ -124,13 +126,6 @@ def exponential_mechanism(utilities, epsilon, sensitivity=1.0, random_state=None
     """Draw an index g with probability :func:`selection_probabilities` (ε-DP for Δ-sensitive u)."""
     p = selection_probabilities(utilities, epsilon, sensitivity)
     return int(check_random_state(random_state).choice(p.size, p=p))
-
-
-def _part_name(root, g, part):
-    """Where candidate g's ledger part ``part`` lies inside the selection's input ``root``."""
-    if part == root or part.startswith(root + "/"):
-        return f"{root}/T_{g}{part[len(root) :]}"
-    return f"{root}/T_{g}/{part}"
 
 
 class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
@@ -217,6 +212,8 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
     """
 
     _release_attributes = ("best_estimator_", "best_index_", "best_params_", "classes_", "n_features_in_", "privacy_")
+    #: what a release file holds (the rest of ``_release_attributes`` is recomputed on load)
+    _release_source = ("best_estimator_", "best_index_")
 
     _parameter_constraints = {
         "estimator": [HasMethods(["get_params", "set_params", "fit", "predict"])],
@@ -278,7 +275,7 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
         settings, eps_select, transfer = self._check_params()
         # dense rows, one label per row (scikit-learn's checks and messages); the values are
         # left as they are (no dtype conversion): each candidate validates its part itself
-        X, y = _sklearn_validate_data(
+        X, y = sklearn_validate_data(
             self, X, y, dtype=None, ensure_all_finite=False, ensure_min_samples=2, accept_sparse=False
         )
         y = check_class_labels(y)
@@ -327,7 +324,7 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
             for e in cand.privacy_.entries:
                 if e.part in external:
                     continue  # the shared source release, recorded once above
-                entry_part = _part_name(root_part, g, e.part)
+                entry_part = part_name(root_part, g, e.part)
                 if e.outside:
                     ledger.add_outside(e.mechanism, entry_part, e.note, unit=e.unit)
                 else:
@@ -359,6 +356,65 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
         )
         return self
 
+    def _from_release(self):
+        """Check a loaded release's chosen model against the grid and recompute the ledger (see :mod:`dpstack.release`).
+
+        Each candidate's ledger follows from its parameters (``_release_ledger``), the chosen
+        one's from its own release; the selection's spend is recomputed from ``epsilon_select``.
+        """
+        require_released(self, "best_estimator_", "best_index_")
+        settings = list(ParameterGrid(self.param_grid))
+        if not 0 <= self.best_index_ < len(settings):
+            raise ReleaseFormatError(f"PrivateParameterTuning: best_index_ {self.best_index_} is not in the grid")
+        best = self.best_estimator_
+        setting = settings[self.best_index_]
+        params = best.get_params(deep=False)
+        template = self.estimator.get_params(deep=False)
+        for k, v in template.items():
+            expected = setting.get(k, v)
+            if k in ("random_state", "diagnostics") or isinstance(v, BaseEstimator):
+                continue
+            if not _same_param(params.get(k), expected):
+                raise ReleaseFormatError(
+                    f"PrivateParameterTuning: best_estimator_ has {k}={params.get(k)!r}, the grid gives {expected!r}"
+                )
+        self.best_params_ = dict(setting)
+        self.classes_ = best.classes_
+        self.n_features_in_ = best.n_features_in_
+        transfer = callable(getattr(best, "fit_source", None))
+        root = "D_t" if transfer else "D"
+        ledger = PrivacyLedger()
+        external = set()
+        if transfer:
+            ledger.extend(best.source_privacy_)
+            external = {e.part for e in best.source_privacy_.entries}
+        for g, s in enumerate(settings):
+            if g == self.best_index_:
+                cand_ledger = best.privacy_
+            elif hasattr(best, "_release_ledger"):
+                other = copy.copy(best)
+                for k, v in s.items():
+                    setattr(other, k, v)
+                cand_ledger = other._release_ledger()
+            else:
+                cand_ledger = best.privacy_
+            for e in cand_ledger.entries:
+                if e.part in external:
+                    continue
+                part = part_name(root, g, e.part)
+                if e.outside:
+                    ledger.add_outside(e.mechanism, part, e.note, unit=e.unit)
+                else:
+                    ledger.add(e.mechanism, part, e.epsilon, unit=e.unit, note=e.note)
+        ledger.add(
+            "exponential mechanism (utility = -errors on V, sensitivity 1)",
+            f"{root}/V",
+            float(self.epsilon_select),
+            "one sample",
+            note=f"G = {len(settings)} candidates, each fitted on its own part {root}/T_g",
+        )
+        self.privacy_ = ledger
+
     # ------------------------------------------------------------------ prediction
     def decision_function(self, X, *args, **kwargs):
         """The chosen model's ``decision_function``."""
@@ -380,3 +436,10 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
         tags.classifier_tags.multi_class = False
         tags.input_tags.sparse = False
         return tags
+
+
+def _same_param(a, b):
+    try:
+        return bool(np.array_equal(np.asarray(a, dtype=object), np.asarray(b, dtype=object))) if a is not b else True
+    except (TypeError, ValueError):
+        return a == b

@@ -24,7 +24,7 @@ does not show it. A notebook that raises makes the run exit non-zero.
 A ``-p`` name that a notebook's ``parameters`` cell does not assign stops the run before
 any kernel starts (exit code 2), listing the notebook's parameters: papermill itself only
 warns ("Passed unknown parameter") and would run the page with its defaults. Inside the
-kernel, ``dpstack.experiments.parameters.check_parameters`` refuses such a name likewise,
+kernel, ``dpstack.companion.parameters.check_parameters`` refuses such a name likewise,
 for plain ``papermill`` runs.
 
 The executed notebook is written to a uniquely named temporary file beside the

@@ -1,4 +1,4 @@
-"""The tuning-protocol page's prose and tables (dpstack.experiments.ablation_report): generated, in a reader's words."""
+"""The tuning-protocol page's prose and tables (dpstack.companion.chapters.ablation): generated, in a reader's words."""
 
 import json
 from pathlib import Path
@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpstack.experiments import ablation_report as A
-from dpstack.experiments import shared
+from dpstack.companion.chapters import ablation as A
+from dpstack.companion.papers import open_choices as shared
 
 ROOT = Path(__file__).resolve().parents[1]
 # Words of the project's history, not of the reader's question.

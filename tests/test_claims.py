@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpstack import papers as P
-from dpstack.experiments import verdicts as V
+from dpstack.companion import rule as V
+from dpstack.companion import verdicts as P
 
 _SNAPSHOT = json.loads((Path(__file__).parent / "claim_encodings.json").read_text(encoding="utf-8"))
 _IDS = [c.id for c in P.claims()]

@@ -652,7 +652,7 @@ def test_no_writable_cache_anywhere_still_loads(news_home, tmp_path, monkeypatch
 
 def test_file_summary_ignores_files_the_experiments_do_not_read(home):
     """Extra files in the data home (e.g. URL days no experiment uses) leave the datasets page's table as is."""
-    from dpstack.datasets.overview import file_summary
+    from dpstack.companion.chapters.datasets import file_summary
 
     before = file_summary(home)
     url = home / "url_svmlight"
@@ -696,7 +696,7 @@ def test_a_corrupt_file_read_without_verification_is_named(tmp_path, loader, fil
 # ----------------------------------------------------------------------------- the datasets page without data
 def test_the_datasets_page_note_names_what_is_missing_and_how_to_fetch_it(home):
     """What the datasets page calls after its first table: a note (no KeyError) when the files are missing."""
-    from dpstack.datasets import overview
+    from dpstack.companion.chapters import datasets as overview
 
     note = overview.stop_if_data_absent(home)
     assert note is not None and str(home) in note and "Data absent" in note
@@ -707,7 +707,7 @@ def test_the_datasets_page_note_names_what_is_missing_and_how_to_fetch_it(home):
 @pytest.mark.realdata
 @need_real
 def test_the_datasets_page_with_its_files_shows_no_note():
-    from dpstack.datasets import overview
+    from dpstack.companion.chapters import datasets as overview
 
     assert overview.absent_data_note(REAL) is None and overview.stop_if_data_absent(REAL) is None
 

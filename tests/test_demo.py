@@ -4,8 +4,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import dpstack.demo as demo
-from dpstack.demo import DIGITS_METHODS, TRANSFER_METHODS, digits_table, format_table, main, mean_ci, transfer_table
+import dpstack.companion.chapters.demo as demo
+from dpstack.companion.chapters.demo import (
+    DIGITS_METHODS,
+    TRANSFER_METHODS,
+    digits_table,
+    format_table,
+    main,
+    mean_ci,
+    transfer_table,
+)
 
 
 def test_mean_ci_is_the_student_t_interval_clipped_to_the_metric():

@@ -7,14 +7,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpstack.experiments import paper_values as pv
-from dpstack.experiments import pptl_report as pptlr
-from dpstack.experiments import pst_report as pstr
-from dpstack.experiments import report as rep
-from dpstack.experiments import shared
-from dpstack.experiments import stacking as est
-from dpstack.experiments import transfer as etr
-from dpstack.experiments import verdicts as verd
+from dpstack.companion import paper_values as pv
+from dpstack.companion import rule as verd
+from dpstack.companion.papers import open_choices as shared
+from dpstack.companion.papers import stacked_pages as rep
+from dpstack.companion.papers.pptl import grids as etr
+from dpstack.companion.papers.pptl import pages as pptlr
+from dpstack.companion.papers.pst import grids as est
+from dpstack.companion.papers.pst import pages as pstr
 
 LAM = [1e-2, 1e-1]
 
@@ -348,7 +348,7 @@ def test_experiment_functions_pass_the_public_label_set(monkeypatch):
     import types
 
     import dpstack.base
-    from dpstack.experiments import plr as eplr
+    from dpstack.companion.chapters import plr as eplr
     from dpstack.theory import excess_loss_curve
 
     leaks = []
@@ -634,7 +634,7 @@ def test_target_fits_leave_the_cached_source_release_as_fitted(method):
     tuning and scoring the target on it must neither change it nor depend on the cache."""
     import copy
 
-    from dpstack.experiments import transfer as T
+    from dpstack.companion.papers.pptl import grids as T
 
     cell = dict(dataset="SYNTH", method=method, epsilon=1.0, repeat=0, lam_grid=[1e-2, 1e-1], eta_grid=[0.2, 0.8])
     T._SOURCE_CACHE.clear()

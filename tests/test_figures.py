@@ -2,12 +2,12 @@
 
 Three layers:
 
-* :func:`dpstack.plotting.check_figure` itself: a clean figure passes, and each way of breaking
+* :func:`dpstack.companion.plotting.check_figure` itself: a clean figure passes, and each way of breaking
   the style (a 6 pt font, a legend over the data, a colour outside the map or a method in another
   method's colour, a colour-coded panel without a key, a scientific tick label, no alt text or a
   file name as alt text) is reported;
 * the package's figure functions, drawn on small inputs, pass the check;
-* every figure of the book's notebooks is shown through :func:`dpstack.plotting.show_figure` (no
+* every figure of the book's notebooks is shown through :func:`dpstack.companion.plotting.show_figure` (no
   ``plt.show()``), no notebook sets its own colours, and each figure in the executed outputs carries
   its alt text, no recorded problem, and text of at least 9 px at the column widths of a 1400 px and
   a 400 px window (read from the SVG the page shows).
@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpstack import plotting as P
+from dpstack.companion import plotting as P
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -136,8 +136,8 @@ def test_scientific_and_offset_ticks_are_replaced():
 def test_colour_for_is_one_map():
     assert P.color_for("PST-S — papers' protocol") == P.COLORS["PST-S"]
     assert P.color_for("SimComb") == P.COLORS["SimComb"]
-    from dpstack.experiments.own_data import METHODS
-    from dpstack.experiments.transfer import TRANSFER_METHODS
+    from dpstack.companion.chapters.own_data import METHODS
+    from dpstack.companion.papers.pptl.grids import TRANSFER_METHODS
 
     # methods drawn together on one page never share a colour
     for together in (
@@ -179,7 +179,7 @@ def test_privacy_loss_histograms():
 
 
 def test_mpl_accuracy_panels():
-    from dpstack.experiments import mpl_report
+    from dpstack.companion.papers.mpl import pages as mpl_report
 
     rng = np.random.default_rng(2)
     rows = []
@@ -210,7 +210,7 @@ def test_mpl_accuracy_panels():
 def test_own_data_figure():
     from types import SimpleNamespace
 
-    from dpstack.experiments.own_data import plot_own_data
+    from dpstack.companion.chapters.own_data import plot_own_data
 
     rng = np.random.default_rng(3)
     frame = pd.DataFrame(
@@ -226,7 +226,7 @@ def test_own_data_figure():
 
 
 def test_protocol_sensitivity_figure():
-    from dpstack.experiments import protocols
+    from dpstack.companion import variants as protocols
 
     effects = pd.DataFrame(
         [

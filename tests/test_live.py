@@ -10,9 +10,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from dpstack.experiments import live, results
-from dpstack.experiments.__main__ import main as cli
-from dpstack.experiments.parameters import ParameterError, check_parameters
+from dpstack.companion import live, results
+from dpstack.companion.__main__ import main as cli
+from dpstack.companion.parameters import ParameterError, check_parameters
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("run_notebooks", ROOT / "scripts" / "run_notebooks.py")
@@ -211,7 +211,7 @@ def test_an_unusable_out_path_is_refused_before_any_work(tmp_path, capsys, monke
 def test_the_csv_and_its_provenance_are_written_as_a_pair(tmp_path, monkeypatch):
     import errno
 
-    from dpstack.experiments import __main__ as main_module
+    from dpstack.companion import __main__ as main_module
 
     csv_path, json_path = main_module.output_paths(tmp_path / "t.csv")
     results.write_files([(json_path, b"old json"), (csv_path, b"old csv")])

@@ -8,8 +8,8 @@ import nbformat
 import papermill
 import pytest
 
-from dpstack.experiments import live
-from dpstack.experiments.parameters import ParameterError
+from dpstack.companion import live
+from dpstack.companion.parameters import ParameterError
 
 ROOT = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("run_notebooks", ROOT / "scripts" / "run_notebooks.py")
@@ -19,7 +19,7 @@ FIG1 = ROOT / "notebooks" / "pst_fig1_epsilon.ipynb"
 
 
 def _mnist_present():
-    from dpstack.experiments import stacking
+    from dpstack.companion.papers.pst import grids as stacking
 
     try:
         stacking.require_data("MNIST")
@@ -150,7 +150,7 @@ def _page(name, **values):
 
 
 def test_the_protocol_parameters_are_those_of_the_pages_variants_and_bad_ones_are_named():
-    from dpstack.experiments.protocols import PRIMARY
+    from dpstack.companion.variants import PRIMARY
 
     assert live.page_protocols("pst_fig1_epsilon") == {
         "refit": {"pst_fig1_epsilon": "protocols_pst_fig1_refit"},
@@ -181,7 +181,8 @@ def test_the_protocol_parameters_are_those_of_the_pages_variants_and_bad_ones_ar
 
 
 def test_a_protocol_parameter_reads_the_stored_variant_with_the_pages_columns():
-    from dpstack.experiments import protocols, results
+    from dpstack.companion import results
+    from dpstack.companion import variants as protocols
 
     for page in ("pst_fig4_combiners", "pptl_table1_mnist"):
         if not all(results.is_committed(n, "paper") for n in live.page_protocols(page)["row_scale"].values()):

@@ -3,9 +3,9 @@
 import numpy as np
 import pandas as pd
 
-from dpstack.experiments import mpl_report
-from dpstack.experiments.multiparty import DP_NOISE, EXP_NOISE
-from dpstack.table_style import MISSING
+from dpstack.companion.papers.mpl import pages as mpl_report
+from dpstack.companion.papers.mpl.grids import DP_NOISE, EXP_NOISE
+from dpstack.companion.table_style import MISSING
 
 
 def _rows(n_repeats=3, Ms=(10,)):

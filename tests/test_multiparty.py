@@ -363,12 +363,12 @@ def test_fit_methods_shares_local_models_without_changing_results(synthetic):
 def test_experiment_helpers_accuracy_summary_claims_and_missing_data(tmp_path, monkeypatch):
     import pandas as pd
 
-    from dpstack.experiments import multiparty as ex
+    from dpstack.companion.papers.mpl import grids as ex
 
     X = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]])
     coefs = np.array([[[1.0, 0.0]], [[-1.0, 0.0]]])  # two binary models
     assert ex._accuracies(X, np.array([1, 0, 1]), coefs, np.array([0, 1])) == pytest.approx([1.0, 1 / 3])
-    from dpstack.experiments import mpl_report
+    from dpstack.companion.papers.mpl import pages as mpl_report
 
     rows = []
     for rep, jitter in enumerate((-0.005, 0.0, 0.005)):  # three splits: verdicts need an interval
@@ -672,7 +672,7 @@ def test_experiment_trial_analyses_diagnostics_and_its_non_private_points_are_th
     import pandas as pd
 
     from dpstack.base import PrivacyLeakWarning
-    from dpstack.experiments import multiparty as ex
+    from dpstack.companion.papers.mpl import grids as ex
 
     X, y = make_synthetic_multiparty(2000, 5, random_state=1)
     monkeypatch.setattr(ex, "load_mpl_dataset", lambda name: (X[:1000], y[:1000], X[1000:], y[1000:]))

@@ -2,8 +2,8 @@
 
 import pytest
 
-from dpstack.experiments import live
-from dpstack.experiments.parameters import ParameterError, check_parameters
+from dpstack.companion import live
+from dpstack.companion.parameters import ParameterError, check_parameters
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,9 @@ def code(source, tags=()):
 
 def test_prose_cells_lose_their_code_and_set_up_cells_fold():
     prose = code('n = df.repeat.nunique()\ndisplay(Markdown(f"With {n} repeats the gap is {gap:.3f}."))')
-    setup = code("import numpy as np\nfrom dpstack.tables import book_tables\n\nP = E.PROFILES[profile]\nbook_tables()")
+    setup = code(
+        "import numpy as np\nfrom dpstack.companion.tables import book_tables\n\nP = E.PROFILES[profile]\nbook_tables()"
+    )
     assert tag_cells.tag_for(prose) == "remove-input"
     assert tag_cells.tag_for(setup) == "hide-input"
     # A table, a figure or a computation stays visible.
@@ -60,6 +62,6 @@ def test_a_figure_shown_with_show_figure_keeps_its_code():
 
 
 def test_a_prose_cell_that_imports_and_loads_is_folded_not_removed():
-    cell = code("from dpstack.experiments import report\n\ndf = load()\ndisplay(Markdown(report.source_sentence(df)))")
+    cell = code("from dpstack.companion import report\n\ndf = load()\ndisplay(Markdown(report.source_sentence(df)))")
     assert tag_cells.tag_for(cell) == "hide-input"
     assert tag_cells.tag_for(code(cell.source, ["hide-input"])) is None

@@ -1,4 +1,4 @@
-"""One numbering of the papers' figures and tables across the book (dpstack.numbering).
+"""One numbering of the papers' figures and tables across the book (dpstack.companion.numbering).
 
 The book numbers PST figures as the arXiv version does and gives the IJCAI number in brackets
 where it differs ("Figure 4 [IJCAI Fig. 3]"). These tests read every page's text (Markdown and
@@ -17,7 +17,7 @@ import nbformat
 import pytest
 import yaml
 
-from dpstack.numbering import (
+from dpstack.companion.numbering import (
     HOW,
     MPL_FIGURES,
     PAPER_ITEMS,
@@ -86,10 +86,10 @@ def page_texts():
             text = text.replace(pst_figure_table(), "")
         yield path.name, text, path.stem.startswith("pst_")
     for path in (
-        ROOT / "dpstack" / "experiments" / "stacking.py",
-        ROOT / "dpstack" / "experiments" / "paper_values.py",
-        ROOT / "dpstack" / "experiments" / "pst_report.py",
-        ROOT / "dpstack" / "experiments" / "results.py",
+        ROOT / "dpstack" / "companion" / "papers" / "pst" / "grids.py",
+        ROOT / "dpstack" / "companion" / "paper_values.py",
+        ROOT / "dpstack" / "companion" / "papers" / "pst" / "pages.py",
+        ROOT / "dpstack" / "companion" / "results.py",
     ):
         yield path.name, path.read_text(encoding="utf-8"), False  # docstrings say "PST Figure N"
 
@@ -156,7 +156,7 @@ def test_mpl_page_titles_name_the_papers_figure():
         assert named in ([], [str(number)]), (stem, title(stem))
 
 
-# --- every table and figure of the papers, mapped to a page (dpstack.numbering.PAPER_ITEMS) ------------
+# --- every table and figure of the papers, mapped to a page (dpstack.companion.numbering.PAPER_ITEMS) ------------
 
 
 def toc_pages():
@@ -259,8 +259,8 @@ def test_the_coverage_table_has_one_row_per_item_and_a_status_for_each():
 
 
 def test_a_page_without_data_or_committed_result_is_said_to_be_so(monkeypatch, tmp_path):
-    from dpstack.experiments import results
-    from dpstack.numbering import item_status
+    from dpstack.companion import results
+    from dpstack.companion.numbering import item_status
 
     har = next(i for i in PAPER_ITEMS if i.page == "mpl_har")
     kdd = next(i for i in PAPER_ITEMS if i.page == "mpl_kdd")

@@ -243,7 +243,7 @@ def test_the_operations_pages_may_name_commands_but_not_machines():
 def test_the_browser_check_reads_prose_not_code_blocks():
     page = (
         "<main><p>Run <code>python -m dpstack.audit.stored</code>.</p>"
-        "<pre>python -m dpstack.experiments.reproduce pst_fig1_epsilon</pre></main>"
+        "<pre>python -m dpstack.companion.reproduce pst_fig1_epsilon</pre></main>"
     )
     problems = outside_words.page_problems(page)
     assert len(problems) == 1 and "developer command" in problems[0] and "audit.stored" in problems[0]

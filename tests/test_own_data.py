@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from dpstack.base import PrivacyLeakWarning
-from dpstack.experiments.own_data import load_table, run_own_data
+from dpstack.companion.chapters.own_data import load_table, run_own_data
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "data" / "own_data"

@@ -1,4 +1,4 @@
-"""The registry of pages that judge the papers' claims, and the counts per paper (dpstack.experiments.pages)."""
+"""The registry of pages that judge the papers' claims, and the counts per paper (dpstack.companion.pages)."""
 
 from pathlib import Path
 
@@ -8,10 +8,11 @@ import pytest
 import yaml
 from test_prose_numbers import _COUNTS as COUNTS  # the one pattern of a counts sentence
 
-from dpstack.experiments import mpl_report, pages, results
-from dpstack.experiments.multiparty import DP_NOISE, EXP_NOISE, data_status
-from dpstack.experiments.report import source_sentence
-from dpstack.experiments.verdicts import counts_sentence, directional_verdict, verdict_counts
+from dpstack.companion import pages, results
+from dpstack.companion.papers.mpl import pages as mpl_report
+from dpstack.companion.papers.mpl.grids import DP_NOISE, EXP_NOISE, data_status
+from dpstack.companion.papers.stacked_pages import source_sentence
+from dpstack.companion.rule import counts_sentence, directional_verdict, verdict_counts
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -165,7 +166,7 @@ def shown_counts(notebook):
 )
 def test_each_page_states_the_verdicts_of_its_committed_results(page, monkeypatch):
     """The verdict counts a page shows are those its committed paper-profile results give today."""
-    from dpstack.papers import show
+    from dpstack.companion import show
 
     monkeypatch.setattr(results, "compute", lambda *a, **k: pytest.fail("a committed result is missing"))
     rows = show.judged(page)

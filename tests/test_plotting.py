@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dpstack.plotting import color_for, mean_interval, plot_mean_with_spread
+from dpstack.companion.plotting import color_for, mean_interval, plot_mean_with_spread
 
 
 def test_band_is_the_clipped_confidence_interval_of_the_mean():
@@ -38,7 +38,7 @@ from IPython.core.interactiveshell import InteractiveShell
 shell = InteractiveShell.instance()
 import matplotlib.pyplot as plt
 import pandas as pd
-from dpstack.plotting import plot_mean_with_spread, style
+from dpstack.companion.plotting import plot_mean_with_spread, style
 style()
 df = pd.DataFrame({"eps": [0.1, 0.1, 1.0, 1.0], "auc": [0.6, 0.7, 0.8, 0.9], "method": "PLR"})
 fig, ax = plt.subplots()
@@ -76,7 +76,7 @@ def test_notebook_figures_are_svg_and_identical_from_run_to_run():
 
 
 def test_notebook_setup_applies_the_style_and_the_pandas_options():
-    from dpstack.plotting import PANDAS_DISPLAY, notebook_setup
+    from dpstack.companion.plotting import PANDAS_DISPLAY, notebook_setup
 
     with pd.option_context("display.precision", 9, "display.max_colwidth", 5), matplotlib.rc_context({"font.size": 20}):
         notebook_setup()

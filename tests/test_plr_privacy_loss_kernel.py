@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from dpstack.audit import worst_case_neighbours
-from dpstack.experiments.plr import load_digits_pair
+from dpstack.companion.chapters.plr import load_digits_pair
 
 
 def _digits_sample(n=300, seed=0):
@@ -102,7 +102,7 @@ def test_worst_case_records_ignore_rounding_level_changes_of_the_data():
 
 _RUN = """
 import json
-from dpstack.experiments.plr import privacy_loss_draws
+from dpstack.companion.chapters.plr import privacy_loss_draws
 print(json.dumps(privacy_loss_draws(1.0, 300, lam=0.01, n_draws=20, seed=0).loss.tolist()))
 """
 

@@ -40,7 +40,7 @@ A flagged number passes only if
 
 (a) the sentence attributes it to a paper (names PST, PPTL, MPL, *paper*, a table, figure or
     section, or cites) and, read as a float, it equals a numeric literal of
-    :mod:`dpstack.experiments.paper_values` (a percentage ``x %`` as ``x`` or ``x/100``) — the
+    :mod:`dpstack.companion.paper_values` (a percentage ``x %`` as ``x`` or ``x/100``) — the
     value as the paper prints it, so ``0.90`` may be quoted as ``0.9`` but ``0.7469`` not as
     ``0.747`` (unless the other paper prints that); or
 (b) it is on :data:`ALLOWED`, which gives the page, the number as printed, a pattern its sentence
@@ -51,9 +51,9 @@ Pages in :data:`PAGES_PENDING` are being rewritten elsewhere; their offenders ar
 pytest with ``-s``) but do not fail the test until the set is emptied.
 
 **Counts sentences.** :func:`counts_offenders` finds every output of the form "k of n claims
-supported, c contradicted, i inconclusive" (:func:`dpstack.experiments.verdicts.counts_sentence`)
+supported, c contradicted, i inconclusive" (:func:`dpstack.companion.rule.counts_sentence`)
 and checks it against the last HTML table with a ``verdict`` (or ``outcome``) column shown before
-it on the same page (:func:`dpstack.tables.as_table`'s rendering, or the verdict table whose HTML the
+it on the same page (:func:`dpstack.companion.tables.as_table`'s rendering, or the verdict table whose HTML the
 sentence closes): the counts must agree.
 
 Pure file parsing: nothing is executed.
@@ -71,7 +71,7 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAPER_VALUES = ROOT / "dpstack" / "experiments" / "paper_values.py"
+PAPER_VALUES = ROOT / "dpstack" / "companion" / "paper_values.py"
 
 #: Pages whose prose is being rewritten elsewhere: scanned and reported, not failed. Empty it when done.
 PAGES_PENDING: set = set()  # pages being rewritten elsewhere (none)
@@ -489,7 +489,7 @@ _EXTREME = re.compile(r"AUC\s*(?:≪|<<|<|\\ll)\s*0\.5|AUC (?:well |far )?below 
 
 
 def _page_results(page):
-    from dpstack.experiments import results
+    from dpstack.companion import results
 
     out = []
     for name in results.experiments():
@@ -573,8 +573,8 @@ def test_errata_agree_with_the_audits_numbers():
 
 def coverage_offenders(items=None):
     """Coverage rows whose "how" disagrees with the data status of the registry's claims on that item."""
-    from dpstack import papers
-    from dpstack.numbering import PAPER_ITEMS
+    from dpstack.companion import verdicts as papers
+    from dpstack.companion.numbering import PAPER_ITEMS
 
     expected = {"computed": {"paper"}, "synthetic": {"synthetic"}, "partly synthetic": {"paper", "synthetic"}}
     out = []
@@ -593,7 +593,7 @@ def coverage_offenders(items=None):
 
 
 def test_coverage_rows_agree_with_the_claim_registry():
-    from dpstack.numbering import PAPER_ITEMS
+    from dpstack.companion.numbering import PAPER_ITEMS
 
     assert coverage_offenders() == []
     fig4 = next(i for i in PAPER_ITEMS if i.paper == "PPTL" and i.kind == "Figure" and i.number == "4")
@@ -601,14 +601,14 @@ def test_coverage_rows_agree_with_the_claim_registry():
 
 
 def test_coverage_status_of_a_page_with_several_results():
-    from dpstack.numbering import PAPER_ITEMS, item_status
+    from dpstack.companion.numbering import PAPER_ITEMS, item_status
 
     fig4 = next(i for i in PAPER_ITEMS if i.paper == "PPTL" and i.kind == "Figure" and i.number == "4")
     assert "computed when the page runs" not in item_status(fig4)  # ruijin_transfer renders committed results
 
 
 def test_landing_page_summary_is_generated_from_the_results():
-    from dpstack.papers import show
+    from dpstack.companion import show
 
     for path, text in show.summary_files().items():
-        assert path.read_text(encoding="utf-8") == text, f"{path.name} is stale: run python -m dpstack.papers.show"
+        assert path.read_text(encoding="utf-8") == text, f"{path.name} is stale: run python -m dpstack.companion.show"

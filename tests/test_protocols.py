@@ -7,9 +7,10 @@ import pandas as pd
 import pytest
 from numpy.random import SeedSequence
 
-from dpstack.experiments import protocols, results
-from dpstack.experiments import stacking as pst
-from dpstack.experiments import transfer as pptl
+from dpstack.companion import results
+from dpstack.companion import variants as protocols
+from dpstack.companion.papers.pptl import grids as pptl
+from dpstack.companion.papers.pst import grids as pst
 from dpstack.linear import PrivateLogisticRegression
 from dpstack.stacking import PrivateStackingClassifier
 from dpstack.transfer import PrivateTransferStacking, SimComb
@@ -169,7 +170,7 @@ def test_every_variant_grid_covers_every_method_of_its_figure_with_its_setting_a
 
 def test_every_paper_data_claim_has_the_protocol_variants_or_says_why():
     """Every judged claim on the papers' data (HAR and URL: their data is absent, no primary result) has variants."""
-    from dpstack import papers as P
+    from dpstack.companion import verdicts as P
 
     absent = {"mpl_har", "mpl_url"}  # not computed here: no primary result to vary
     for c in P.claims(data="paper", judged=True):
@@ -184,7 +185,7 @@ def test_every_paper_data_claim_has_the_protocol_variants_or_says_why():
 
 def test_every_judged_result_states_what_a_repeat_draws():
     """Planted: a result left out of DRAWS fails here; the fixed draw is said where there is one."""
-    from dpstack import papers as P
+    from dpstack.companion import verdicts as P
 
     for c in P.claims(judged=True):
         assert protocols.draw_sentence(c.result, c.dataset), (c.result, c.dataset)
@@ -222,7 +223,7 @@ def test_a_variant_computed_with_its_setting_differs_from_the_primary_and_keeps_
 @pytest.mark.skipif(_data_absent("MNIST"), reason="MNIST absent here")
 def test_the_mpl_row_scale_divides_every_row_before_the_fits():
     """Planted: the division left out of mpl_trial fails here."""
-    from dpstack.experiments import multiparty as mpl
+    from dpstack.companion.papers.mpl import grids as mpl
 
     try:
         mpl.load_mpl_dataset("mnist10")
@@ -245,7 +246,7 @@ def test_the_mpl_row_scale_divides_every_row_before_the_fits():
 
 
 def test_row_scale_table_reads_the_scale_out_of_the_options():
-    from dpstack.experiments.shared import row_scale_table
+    from dpstack.companion.papers.open_choices import row_scale_table
 
     raw = pd.DataFrame({"options": [{"row_scale": 4.0}, {}, {"row_scale": 2}], "auc": [0.5, 0.6, 0.7]})
     out = row_scale_table(raw)

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpstack.experiments import reproduce, results
-from dpstack.provenance import numerical_platform
+from dpstack.companion import reproduce, results
+from dpstack.provenance import module_closure, numerical_platform
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = sorted((p.parent.name, p.stem) for p in (ROOT / "results").glob("*/*.json"))
@@ -194,7 +194,7 @@ def test_stale_toy_result_names_page_files_and_command(toy):
         results.load_or_run("toy_page", "quick")
     err = info.value
     assert err.name == "toy_page" and err.profile == "quick"
-    assert "python -m dpstack.experiments.reproduce toy_page --profile quick" in str(err)
+    assert "python -m dpstack.companion.reproduce toy_page --profile quick" in str(err)
     assert any("toy_cell" in c or "toy_results_module" in c for c in err.changed)
 
 
@@ -214,22 +214,22 @@ def test_planted_change_in_a_dpstack_module_makes_committed_results_stale(tmp_pa
     with pytest.raises(results.StaleResultError) as info:
         results.check(name, profile, root=ROOT / "results")
     assert info.value.changed == ["dpstack/mechanisms.py"]
-    assert f"python -m dpstack.experiments.reproduce {name} --profile {profile}" in str(info.value)
+    assert f"python -m dpstack.companion.reproduce {name} --profile {profile}" in str(info.value)
     assert name in str(info.value)
 
 
 def test_dependencies_follow_imports_transitively_but_not_the_re_exporting_root():
-    deps = results.module_dependencies("dpstack.experiments.multiparty")
+    deps = module_closure("dpstack.companion.papers.mpl.grids")
     # direct, inside-a-function (datasets) and transitive (solvers via multiparty.logistic) imports
     for module in (
-        "dpstack.experiments.runner",
+        "dpstack.companion.runner",
         "dpstack.datasets",
         "dpstack.datasets.kddcup99",
         "dpstack.multiparty.logistic",
         "dpstack.mechanisms",
     ):
         assert module in deps, module
-    for module in ("dpstack", "dpstack.stacking", "dpstack.transfer", "dpstack.experiments.results"):
+    for module in ("dpstack", "dpstack.stacking", "dpstack.transfer", "dpstack.companion.results"):
         assert module not in deps, module
 
 
@@ -337,7 +337,7 @@ def test_a_changed_choice_is_accepted_only_at_a_near_tie():
 
 
 def test_the_selection_rule_breaks_ties_by_order_and_reports_its_margin():
-    from dpstack.experiments.shared import SELECTION_RESOLUTION, select_on_scores
+    from dpstack.companion.papers.open_choices import SELECTION_RESOLUTION, select_on_scores
 
     r = SELECTION_RESOLUTION
     assert select_on_scores([0.90, 0.95, 0.95 - r / 2]) == (1, pytest.approx(r / 2))
@@ -438,7 +438,7 @@ def test_every_experiment_page_renders_its_registered_grids():
             for name in read:
                 loaded.setdefault(name, set()).add(nb.stem)
         if "protocols.sensitivity_page(" in text:  # the protocol page loads its grids through one call
-            from dpstack.experiments import protocols
+            from dpstack.companion import variants as protocols
 
             for name in [n for p in protocols.PRIMARY for n in protocols.protocol_results(p)]:
                 loaded.setdefault(name, set()).add(nb.stem)
@@ -452,7 +452,7 @@ def test_every_experiment_page_renders_its_registered_grids():
 
 
 def test_plain_table_keeps_rows_and_stores_only_plain_columns():
-    from dpstack.experiments.shared import plain_table
+    from dpstack.companion.papers.open_choices import plain_table
 
     raw = pd.DataFrame(
         {
@@ -530,7 +530,7 @@ def test_provenance_says_how_many_cells_came_from_the_cache(toy, tmp_path, monke
     results.save(again)
     summary = results.load_or_run("toy_page", "quick", seed=3).attrs["provenance"]
     assert summary["cells_from_cache"] == n
-    from dpstack.experiments.report import source_sentence
+    from dpstack.companion.papers.stacked_pages import source_sentence
 
     frame = results.load_or_run("toy_page", "quick", seed=3)
     assert source_sentence(frame, repeats=None).startswith("Numbers from the book's stored results")

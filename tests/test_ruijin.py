@@ -95,7 +95,7 @@ def test_centres_differ_but_a_small_branch_benefits_from_the_main_centre(cohort)
 
 def test_pptl_table3_sizes_are_the_cohort_sizes():
     """PPTL Table 3 as printed: centres 3-18 are the branches, centres 1 + 2 the main centre."""
-    from dpstack.experiments import paper_values as pv
+    from dpstack.companion import paper_values as pv
 
     table = pv.centre_sizes_frame()
     assert table["centre"].tolist() == list(range(1, 19)) and table["source"].str.contains("Table 3").all()

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from dpstack import PrivateLogisticRegression
-from dpstack.experiments import runner
-from dpstack.experiments.runner import cell_seed, clear_cache, code_version, progress_disabled, run_cells
+from dpstack.companion import runner
+from dpstack.companion.runner import cell_seed, clear_cache, code_version, progress_disabled, run_cells
 
 CALLS = []
 
@@ -127,7 +127,7 @@ def test_cache_misses_when_a_parameter_seed_or_code_changes(tmp_path, monkeypatc
     run_cells(private_fit_cell, GRID[:2], seed=2, cache=tmp_path)
     assert len(CALLS) == 2
     CALLS.clear()
-    monkeypatch.setattr(runner, "code_version", lambda: "edited-source")
+    monkeypatch.setattr(runner, "code_version", lambda func=None: "edited-source")
     run_cells(private_fit_cell, GRID[:2], seed=1, cache=tmp_path)
     assert len(CALLS) == 2
 

@@ -22,8 +22,8 @@ import pytest
 
 import dpstack
 from dpstack import _files
-from dpstack.experiments import runner
-from dpstack.experiments.runner import code_version, run_cells
+from dpstack.companion import runner
+from dpstack.companion.runner import code_version, run_cells
 
 ROOT = Path(__file__).resolve().parents[1]
 CALLS = []
@@ -243,6 +243,29 @@ def test_the_key_covers_the_package_version_and_every_source_file(tmp_path, monk
     assert code_version() != before
 
 
+def test_a_dpstack_cell_keys_on_its_import_closure_and_nothing_else(tmp_path, monkeypatch):
+    """The key of a cell defined in dpstack covers the files its module imports, transitively
+    (the files a committed result's staleness check compares): an edit of the estimator it fits
+    invalidates it, an edit of a page's presentation module does not."""
+    from dpstack.companion.papers.pst.grids import stacking_cell
+
+    copy = tmp_path / "pkg" / "dpstack"
+    shutil.copytree(runner._PACKAGE_ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(runner, "_PACKAGE_ROOT", copy)
+    before = code_version(stacking_cell)
+    assert before != code_version()  # not the whole package
+    show = copy / "companion" / "show.py"
+    show.write_text(show.read_text() + "\nEDITED = 1\n")
+    assert code_version(stacking_cell) == before
+    assert code_version() != code_version(stacking_cell)
+    for edited in (copy / "linear.py", copy / "_fused.c"):
+        edited.write_text(
+            edited.read_text() + "\n/* edited */\n" if edited.suffix == ".c" else edited.read_text() + "\nEDITED = 1\n"
+        )
+        assert code_version(stacking_cell) != before, edited.name
+        before = code_version(stacking_cell)
+
+
 def test_cells_of_another_solver_pass_or_another_compiled_source_do_not_share_an_entry(tmp_path, monkeypatch):
     """The numerical platform and the compiled pass's C source are part of the key (else a
     ``DPSTACK_FUSED=0`` run would return the compiled pass's cached numbers, and editing
@@ -277,7 +300,7 @@ def test_a_writer_killed_mid_write_leaves_no_temp_file_after_the_next_run(tmp_pa
     script = textwrap.dedent(f"""
         import os, signal, sys
         sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / "tests")!r}]
-        from dpstack.experiments import runner
+        from dpstack.companion import runner
         import test_runner_cache as t
         def die(*args, **kwargs):
             os.kill(os.getpid(), signal.SIGKILL)  # killed after writing the temp file, before the rename

@@ -6,8 +6,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from dpstack import papers as P
-from dpstack.papers import show
+from dpstack.companion import show
+from dpstack.companion import verdicts as P
 
 
 def _frame():

@@ -1,4 +1,4 @@
-"""The "Try it" boxes of the experiment and theorem pages (dpstack.experiments.pages.try_it)."""
+"""The "Try it" boxes of the experiment and theorem pages (dpstack.companion.pages.try_it)."""
 
 import ast
 import json
@@ -8,8 +8,8 @@ import pytest
 import yaml
 from papermill.cli import _resolve_type
 
-from dpstack.experiments import live, pages
-from dpstack.experiments.__main__ import _parser
+from dpstack.companion import live, pages
+from dpstack.companion.__main__ import _parser
 
 ROOT = Path(__file__).resolve().parents[1]
 THEOREM_PAGES = {
@@ -133,8 +133,8 @@ def test_the_box_shows_every_suggestion_and_an_unknown_page_fails_naming_it():
 
 
 def test_a_page_without_its_data_shows_the_papers_printed_numbers_and_statements_and_its_box():
-    from dpstack.experiments import mpl_report
-    from dpstack.experiments.paper_values import MPL_CLAIMS, MPL_HAR
+    from dpstack.companion.paper_values import MPL_CLAIMS, MPL_HAR
+    from dpstack.companion.papers.mpl import pages as mpl_report
 
     note = mpl_report.absent_data_note("har", "Data absent: uci_har/X_train.txt is missing.")
     for (method, _), value in MPL_HAR["values"].items():

@@ -17,7 +17,7 @@ from dpstack import (
 )
 from dpstack.accounting import PrivacyLedger
 from dpstack.base import PrivacyLeakWarning
-from dpstack.experiments import shared
+from dpstack.companion.papers import open_choices as shared
 from dpstack.release import load_release, save_release
 from dpstack.theory import domain_guarantees
 from dpstack.tuning import (
@@ -306,9 +306,9 @@ def test_the_template_is_not_modified_and_candidates_get_independent_seeds():
 # ---------------------------------------------------------------- the end-to-end experiment
 def _synthetic_experiments(monkeypatch):
     """Route both protocols to the offline SYNTH tasks (the papers' protocol reads them via its loaders)."""
-    from dpstack.experiments import end_to_end as EE
-    from dpstack.experiments import stacking as pst
-    from dpstack.experiments import transfer as pptl
+    from dpstack.companion.chapters import end_to_end as EE
+    from dpstack.companion.papers.pptl import grids as pptl
+    from dpstack.companion.papers.pst import grids as pst
 
     synth = shared.synthetic_task(0)
     synth_t = pptl.load_transfer_task("SYNTH")[:5]
@@ -377,7 +377,7 @@ def test_validation_tuning_reproduces_the_papers_protocol_on_the_same_features(m
     """tuning="validation" on the papers' own features gives the papers' protocol's numbers exactly
     (same split, same noise seeds): the middle curve differs from it by the PCA alone."""
     EE = _synthetic_experiments(monkeypatch)
-    from dpstack.experiments import stacking as pst
+    from dpstack.companion.papers.pst import grids as pst
 
     for method in ("PLR", "PST-F(W)"):
 

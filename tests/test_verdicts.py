@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpstack.experiments.verdicts import (
+from dpstack.companion.rule import (
     AUC_MARGIN,
     all_of,
     any_of,

@@ -32,7 +32,7 @@ MARKER = "{dpstack-api}"
 INDEX_MARKER = "{dpstack-api-index}"
 PACKAGE = "dpstack"
 # Subpackages too large for one page: each of their submodules gets its own.
-SPLIT = ("dpstack.experiments",)
+SPLIT = ("dpstack.companion", "dpstack.companion.papers", "dpstack.companion.chapters")
 # Where the pages live, relative to the book's root (the folder of _toc.yml).
 PAGE_DIR = "book/api"
 # Reading order; modules not named here follow alphabetically.
@@ -47,8 +47,7 @@ ORDER = [
     "audit",
     "theory",
     "datasets",
-    "experiments",
-    "plotting",
+    "companion",
 ]
 # Members of scikit-learn's base classes (get_params, score, ...) are documented there.
 SKLEARN_BASES = "BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin, object"
@@ -136,11 +135,11 @@ def module_section(module, entries, heading=True):
 
 
 def page_of(module_name):
-    """The slug of the page that documents a module: ``"audit"``, ``"experiments.live"``."""
+    """The slug of the page that documents a module: ``"audit"``, ``"companion.live"``, ``"companion.papers.pst"``."""
     parts = module_name.split(".")
     if len(parts) == 1:
         return PACKAGE
-    for split in SPLIT:
+    for split in sorted(SPLIT, key=len, reverse=True):  # the deepest split that holds the module
         if module_name == split or module_name.startswith(split + "."):
             depth = split.count(".") + 2
             return ".".join(parts[1:depth])

@@ -847,11 +847,12 @@ def ledger_view(fitted, part_name=lambda part: part, ledger=None):
     -------
     view, missing : the copy, and the parts the ledger has no entry for.
     """
+    from ..accounting import part_name as candidate_part
     from ..linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
     from ..multiparty.estimator import MultipartyPrivateClassifier
     from ..stacking import PrivateStackingClassifier
     from ..transfer import PrivateTransferStacking, SimComb
-    from ..tuning import PrivateParameterTuning, _part_name
+    from ..tuning import PrivateParameterTuning
 
     ledger = getattr(fitted, "privacy_", None) if ledger is None else ledger
     if ledger is None:
@@ -866,7 +867,7 @@ def ledger_view(fitted, part_name=lambda part: part, ledger=None):
         g = int(fitted.best_index_)
         root = "D_t" if any(p.startswith("D_t") for p in per) else "D"
         view = copy.copy(fitted)
-        view.best_estimator_, miss = ledger_view(fitted.best_estimator_, lambda p: _part_name(root, g, p), ledger)
+        view.best_estimator_, miss = ledger_view(fitted.best_estimator_, lambda p: candidate_part(root, g, p), ledger)
         return view, miss
     if isinstance(fitted, (PrivateLogisticRegression, FeatureSplitLogisticRegression, MultipartyPrivateClassifier)):
         parts = [p for p in per] if isinstance(fitted, MultipartyPrivateClassifier) else ["D"]

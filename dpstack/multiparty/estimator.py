@@ -38,7 +38,16 @@ from .._validation import (
     validate_params,
 )
 from ..accounting import PrivacyLedger
-from ..base import atomic_fit, check_diagnostics, record_classes, record_diagnostics, resolve_classes
+from ..base import (
+    ReleaseFormatError,
+    atomic_fit,
+    check_diagnostics,
+    record_classes,
+    record_diagnostics,
+    released_labels,
+    require_released,
+    resolve_classes,
+)
 from ..mechanisms import clip_rows, isotropic_noise, output_perturbation_scale
 from .logistic import fit_local_logistic, fit_soft_target_logistic
 
@@ -109,6 +118,13 @@ def mpl_sensitivity(method, n_parties, n_classes, lam, protect_aux=False, n_aux=
         s_feature = 2.0 if binary else 2.0 * math.sqrt(2.0)
         s = ((N - 1) * s + s_feature) / N
     return s / lam
+
+
+def _needs_n_aux(method, n_parties, n_classes):
+    """Whether the MPL sensitivity with protected auxiliary rows depends on their number N."""
+    s = mpl_sensitivity(method, n_parties, n_classes, 1.0)
+    s_x = 2.0 if n_classes == 2 else 2.0 * math.sqrt(2.0)
+    return not math.isclose(s, s_x, rel_tol=1e-12)
 
 
 def split_auxiliary_and_parties(n_samples, n_parties, party_size, n_aux, random_state=None):
@@ -284,6 +300,9 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
         "noise_scale_",
         "privacy_",
     )
+    #: what a release file holds (the rest of ``_release_attributes`` is recomputed on load);
+    #: ``n_aux``, the public number of auxiliary rows, where the sensitivity depends on it
+    _release_source = ("classes_", "n_features_in_", "n_parties_", "coef_", "local_coefs_", "n_aux")
 
     _parameter_constraints = {
         "method": [StrOptions(set(METHODS))],
@@ -499,6 +518,79 @@ class MultipartyPrivateClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     # ------------------------------------------------------------ releases
+    def _released_n_aux(self):
+        """The public number N of auxiliary rows of a fit with ``protect_aux`` (else None), for a release.
+
+        The fitted object keeps the sensitivity ((N − 1)·s + s_x)/(N·λ), not N; N is solved from it
+        and checked by recomputing the sensitivity. Where s = s_x (two-class vote) the sensitivity is
+        s/λ whatever N is: N is not needed to rebuild the release, and None is recorded.
+        """
+        if not (self.protect_aux and self.method in ("vote", "soft")):
+            return None
+        K, M = np.asarray(self.classes_).size, int(self.n_parties_)
+        if not _needs_n_aux(self.method, M, K):
+            return None
+        s = mpl_sensitivity(self.method, M, K, 1.0)  # the per-label term (λ = 1)
+        s_x = 2.0 if K == 2 else 2.0 * math.sqrt(2.0)
+        n_aux = int(round((s_x - s) / (self.sensitivity_ * self.lam - s)))
+        if n_aux < 1 or not math.isclose(
+            mpl_sensitivity(self.method, M, K, self.lam, True, n_aux), self.sensitivity_, rel_tol=1e-9
+        ):
+            raise TypeError(
+                "MultipartyPrivateClassifier: the number of auxiliary rows cannot be read from sensitivity_"
+            )
+        return n_aux
+
+    def _release_ledger(self):
+        """The ledger a release's parameters give (a noisy method, or a reference outside the guarantee)."""
+        private = self.method in ("vote", "soft", "avg")
+        unit = "one party + one auxiliary sample" if self.protect_aux and self.method != "avg" else "one party"
+        part = "all parties' private data" + (" + X_aux" if unit != "one party" else "")
+        ledger = PrivacyLedger()
+        if private:
+            ledger.add(f"MPL {self.method} (output perturbation)", part, float(self.epsilon), unit)
+        else:
+            ledger.add_outside(
+                f"{self.method} (non-private reference)",
+                part,
+                "one model trained on all parties' rows pooled"
+                if self.method == "batch"
+                else "the parties' local models themselves, which in this setting never leave their parties",
+                unit=unit,
+            )
+        record_classes(ledger, self.classes is None, part, unit)
+        return ledger
+
+    def _from_release(self):
+        """Check a loaded release and recompute the sensitivity, noise scale and ledger (see :mod:`dpstack.release`)."""
+        require_released(self, "classes_", "n_features_in_", "n_parties_")
+        classes = released_labels(self)
+        K, d, M = classes.size, int(self.n_features_in_), int(self.n_parties_)
+        n_aux = getattr(self, "n_aux", None)
+        vars(self).pop("n_aux", None)
+        private = self.method in ("vote", "soft", "avg")
+        if self.method != "indiv":
+            require_released(self, "coef_")
+            expected = (1, d) if K == 2 else (K, d)
+            if self.coef_.dtype.kind != "f" or self.coef_.shape != expected:
+                raise ReleaseFormatError(
+                    f"MultipartyPrivateClassifier: coef_ must have shape {expected}, got {self.coef_.shape}"
+                )
+        if self.protect_aux and self.method in ("vote", "soft") and n_aux is None:
+            if _needs_n_aux(self.method, M, K):
+                raise ReleaseFormatError(
+                    "MultipartyPrivateClassifier: protect_aux needs the public n_aux in the release"
+                )
+            n_aux = 1  # the sensitivity does not depend on N here (s = s_x): any N gives the same value
+        if private:
+            lam = self.lam if self.method != "avg" else (self.lam if self.local_lam is None else self.local_lam)
+            sensitivity = mpl_sensitivity(self.method, M, K, lam, self.protect_aux, n_aux)
+        else:
+            sensitivity = 0.0
+        self.sensitivity_ = float(sensitivity)
+        self.noise_scale_ = float(output_perturbation_scale(sensitivity, self.epsilon))
+        self.privacy_ = self._release_ledger()
+
     def release_noise(self, epsilon, random_state=None, size=None):
         """Output-perturbation noise for this fit's public sensitivity at another ε.
 

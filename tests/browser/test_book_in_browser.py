@@ -174,7 +174,7 @@ def make_broken_book(folder):
 
     fig = plt.figure(figsize=(3, 2), dpi=100)
     fig.savefig(folder / "small.png")
-    # What the book's figures should be: SVG (as dpstack.plotting.style() makes them) or a
+    # What the book's figures should be: SVG (as dpstack.companion.plotting.style() makes them) or a
     # raster at least 1,600 px wide. Neither is reported.
     import base64
     import io

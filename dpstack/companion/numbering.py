@@ -1,0 +1,285 @@
+"""Every table and figure of the three papers, how the book numbers it and which page reproduces it.
+
+The stacking paper (PST) exists in two versions that number their experiment figures
+differently: the arXiv version has four figures (ε, K, feature importance, combiners); the
+IJCAI 2019 version merges the K and importance figures into one Figure 2 with four panels, so
+its combiner figure is Figure 3. **The book numbers PST figures as in the arXiv version** (which
+is also how the pages, :mod:`dpstack.companion.papers.pst.grids`'s functions ``fig1_epsilon`` …
+``fig4_combiners`` and the notebooks ``pst_fig1_epsilon`` … ``pst_fig4_combiners`` are named),
+and gives the IJCAI number in brackets where it differs, e.g. "Figure 4 [IJCAI Fig. 3]". Both
+versions number their tables 1–4 alike.
+
+The transfer paper (PPTL) and the multiparty paper (MPL) have one version each; their numbers
+are used as printed.
+
+:data:`PAPER_ITEMS` is the one list of the papers' tables and figures: for each, what it shows,
+the book page that reproduces it and how (:data:`HOW`). Everything else here is derived from it:
+:data:`PST_FIGURES` (the mapping every PST page title and caption is checked against by the
+test suite), :data:`PPTL_NUMBERS`, :data:`MPL_FIGURES`, :func:`pst_figure` (a reference in the
+book's form) and :func:`coverage_table` (the table of the "Reproducing the results" page, whose
+status column is worked out from the committed results and the data present when it is called).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = [
+    "PAPERS",
+    "HOW",
+    "PaperItem",
+    "PAPER_ITEMS",
+    "PaperFigure",
+    "PST_VERSION",
+    "PST_FIGURES",
+    "PPTL_NUMBERS",
+    "MPL_FIGURES",
+    "item_label",
+    "item_status",
+    "coverage_table",
+    "pst_figure",
+    "ijcai_number",
+    "pst_figure_table",
+]
+
+#: The version of the stacking paper whose figure numbers the book uses.
+PST_VERSION = "arXiv"
+
+#: The three papers by the short name the book uses, with their full reference.
+PAPERS = {
+    "PST": "Yao et al., Privacy-preserving stacking with application to cross-organizational diabetes prediction",
+    "PPTL": "Guo et al., Privacy-preserving transfer learning for knowledge sharing",
+    "MPL": "Hamm, Cao & Belkin, Learning privately from multiparty data (ICML 2016)",
+}
+
+#: How a page reproduces a paper's item. ``"computed"`` and ``"synthetic"`` items are computed by
+#: the page; their status (committed paper-profile results, computed when the page runs, or data
+#: absent) is read from :mod:`dpstack.companion.results` by :func:`item_status`.
+HOW = {
+    "computed": "the page computes it from the paper's data",
+    "synthetic": "the page computes it on the synthetic RUIJIN-like cohort (RUIJIN is private)",
+    "partly synthetic": "the page computes its RUIJIN panel on the synthetic RUIJIN-like cohort and its MNIST "
+    "panel on the paper's data",
+    "diagram": "the page redraws the diagram",
+    "copied": "a description of the private RUIJIN data, copied into the synthetic cohort",
+}
+
+
+class PaperItem(NamedTuple):
+    """One table or figure of one paper, numbered as the book numbers it.
+
+    ``number`` is the book's number (PST: the arXiv version's; a panel as ``"3(a)"`` when the
+    panels of one figure are reproduced on different pages); ``ijcai`` is the IJCAI version's
+    number of a PST item (empty for PPTL and MPL); ``how`` is a key of :data:`HOW`.
+    """
+
+    paper: str
+    kind: str
+    number: str
+    shows: str
+    page: str
+    how: str
+    ijcai: str = ""
+
+
+#: Every table and figure of the three papers, in each paper's order of appearance.
+PAPER_ITEMS = (
+    PaperItem("PST", "Table", "1", "sizes of the MNIST and NEWS20 tasks", "datasets", "computed", "1"),
+    PaperItem("PST", "Figure", "1", "test AUC against ε", "pst_fig1_epsilon", "computed", "1"),
+    PaperItem(
+        "PST", "Figure", "2", "test AUC against the number of groups K", "pst_fig2_groups", "computed", "2(a)–(b)"
+    ),
+    PaperItem(
+        "PST",
+        "Figure",
+        "3",
+        "test AUC against the feature importances vᵢ = αⁱ",
+        "pst_fig3_importance",
+        "computed",
+        "2(c)–(d)",
+    ),
+    PaperItem(
+        "PST",
+        "Figure",
+        "4",
+        "the combiners C-0 … C-4, C-mv, C-wmv and C-hl",
+        "pst_fig4_combiners",
+        "computed",
+        "3",
+    ),
+    PaperItem(
+        "PST", "Table", "2", "test AUC on the 16 RUIJIN branches (= PPTL Table 4)", "ruijin_transfer", "synthetic", "2"
+    ),
+    PaperItem("PST", "Table", "3", "RUIJIN features with the doctors' importances", "ruijin_like", "copied", "3"),
+    PaperItem(
+        "PST", "Table", "4", "RUIJIN sample sizes of the main centre and 16 branches", "ruijin_like", "copied", "4"
+    ),
+    PaperItem("PPTL", "Figure", "1", "the knowledge-sharing problem between hospitals", "pptl_overview", "diagram"),
+    PaperItem("PPTL", "Figure", "2", "the framework of PPTL-FS", "pptl_overview", "diagram"),
+    PaperItem("PPTL", "Table", "1", "MNIST transfer: test AUC against ε", "pptl_table1_mnist", "computed"),
+    PaperItem("PPTL", "Table", "2", "RUIJIN centre 3: test AUC against ε", "ruijin_transfer", "synthetic"),
+    PaperItem("PPTL", "Table", "3", "RUIJIN sample sizes of the 18 centres", "ruijin_transfer", "copied"),
+    PaperItem("PPTL", "Table", "4", "test AUC on RUIJIN centres 3–18 (= PST Table 2)", "ruijin_transfer", "synthetic"),
+    PaperItem("PPTL", "Figure", "3(a)", "MNIST: test AUC against ε (Table 1 drawn)", "pptl_table1_mnist", "computed"),
+    PaperItem("PPTL", "Figure", "3(b)", "RUIJIN: test AUC against ε (Table 2 drawn)", "ruijin_transfer", "synthetic"),
+    PaperItem(
+        "PPTL",
+        "Figure",
+        "4",
+        "test AUC against the number of groups K (RUIJIN, MNIST)",
+        "ruijin_transfer",
+        "partly synthetic",
+    ),
+    PaperItem(
+        "MPL", "Figure", "1", "the workflow: parties, ensemble, auxiliary data, release", "mpl_overview", "diagram"
+    ),
+    PaperItem("MPL", "Figure", "2", "activity recognition (UCI HAR): accuracy against 1/ε", "mpl_har", "computed"),
+    PaperItem("MPL", "Figure", "3", "network intrusion (KDD Cup 99): accuracy against 1/ε", "mpl_kdd", "computed"),
+    PaperItem("MPL", "Figure", "4", "malicious URLs: accuracy against 1/ε", "mpl_url", "computed"),
+)
+
+
+class PaperFigure(NamedTuple):
+    """One PST experiment figure: its number in each version, what it shows and the book's page."""
+
+    arxiv: str
+    ijcai: str
+    shows: str
+    page: str
+
+
+#: PST experiment figures by their arXiv number (the book's number), from :data:`PAPER_ITEMS`.
+PST_FIGURES = {
+    int(item.number): PaperFigure(item.number, item.ijcai, item.shows, item.page)
+    for item in PAPER_ITEMS
+    if item.paper == "PST" and item.kind == "Figure"
+}
+
+#: PPTL's tables and figures as printed (one version), with the page that reproduces each.
+PPTL_NUMBERS = {f"{item.kind} {item.number}": item.page for item in PAPER_ITEMS if item.paper == "PPTL"}
+
+#: MPL's figures as printed (one version), with the page that reproduces each.
+MPL_FIGURES = {int(item.number): item.page for item in PAPER_ITEMS if item.paper == "MPL" and item.kind == "Figure"}
+
+
+def ijcai_number(number, panel=""):
+    """The IJCAI version's number of PST figure ``number`` (arXiv numbering), or of its ``panel``.
+
+    ``ijcai_number(4)`` → ``"3"``; ``ijcai_number(3, "a")`` → ``"2(c)"`` (the importance figure is
+    the second row of the IJCAI version's merged Figure 2).
+    """
+    if number not in PST_FIGURES:
+        raise ValueError(f"number must be one of {sorted(PST_FIGURES)} (PST's arXiv figures), got {number!r}")
+    if panel not in ("", "a", "b"):
+        raise ValueError(f"panel must be '', 'a' or 'b' (each PST figure has two panels), got {panel!r}")
+    ijcai = PST_FIGURES[number].ijcai
+    if not panel:
+        return ijcai
+    if "(" in ijcai:  # a merged figure: panel a/b of ours is the first/second panel of its pair
+        base, first, second = ijcai[: ijcai.index("(")], ijcai[ijcai.index("(") + 1], ijcai[ijcai.rindex("(") + 1]
+        return f"{base}({first if panel == 'a' else second})"
+    return f"{ijcai}({panel})"
+
+
+def pst_figure(number, panel=""):
+    """The book's reference to PST figure ``number`` (arXiv numbering), IJCAI number in brackets.
+
+    The bracket is added where the two versions differ: ``pst_figure(4)`` →
+    ``"Figure 4 [IJCAI Fig. 3]"``.
+
+    ``panel`` (``"a"`` or ``"b"``) names one panel of the arXiv figure; its IJCAI panel is
+    given too (``pst_figure(3, "a")`` → ``"Figure 3(a) [IJCAI Fig. 2(c)]"``).
+    """
+    ijcai = ijcai_number(number, panel)
+    ours = f"{PST_FIGURES[number].arxiv}" + (f"({panel})" if panel else "")
+    return f"Figure {ours}" if ijcai == ours else f"Figure {ours} [IJCAI Fig. {ijcai}]"
+
+
+def pst_figure_table():
+    """The mapping as a Markdown table (shown on the PST overview page)."""
+    rows = ["| this book (arXiv) | IJCAI 2019 version | what it shows | our page |", "|---|---|---|---|"]
+    for figure in PST_FIGURES.values():
+        rows.append(
+            f"| Figure {figure.arxiv} | Figure {figure.ijcai} | {figure.shows} | {{doc}}`../notebooks/{figure.page}` |"
+        )
+    return "\n".join(rows)
+
+
+def item_label(item):
+    """The book's name of ``item``: "Table 2", "Figure 3(b)", or "Figure 4 [IJCAI Fig. 3]" for PST."""
+    if item.paper == "PST" and item.kind == "Figure":
+        return pst_figure(int(item.number))
+    return f"{item.kind} {item.number}"
+
+
+def _computed_status(page):
+    """How the numbers of ``page`` come about: committed paper-profile results, live, or no data.
+
+    A page may render several registered results (e.g. one per grid); it renders committed
+    results when any of them is committed at the paper profile.
+    """
+    from dpstack.companion import results
+
+    names = [name for name in results.experiments() if (results.get(name).page or name) == page]
+    if not names:
+        return "computed when the page runs"
+    committed, absent = False, True
+    for name in names:
+        try:
+            results.provenance(name, "paper")
+            committed = True
+        except results.MissingResultError:
+            experiment = results.get(name)
+            if experiment.status is None or experiment.status() is None:
+                absent = False
+    if committed:
+        return "paper profile, committed results"
+    return None if absent else "computed when the page runs"
+
+
+def item_status(item):
+    """The status of ``item`` in the book, as the coverage table states it.
+
+    Computed items read the results registry (:mod:`dpstack.companion.results`): a page with a
+    committed paper-profile result renders it; a registered page whose data is absent says so and
+    shows no numbers; any other page computes its numbers when it runs.
+    """
+    if item.how not in HOW:
+        raise ValueError(f"how must be one of {sorted(HOW)}, got {item.how!r} for {item_label(item)}")
+    if item.how == "diagram":
+        return "diagram redrawn"
+    if item.how == "copied":
+        return "not reproduced: it describes the private RUIJIN data; the synthetic cohort copies it"
+    how = _computed_status(item.page)
+    if how is None:
+        return "data absent here (page explains)"
+    if item.how == "synthetic":
+        return f"reproduced on the synthetic RUIJIN-like cohort ({how})"
+    if item.how == "partly synthetic":
+        return f"reproduced: the RUIJIN panel on the synthetic cohort, the MNIST panel on the paper's data ({how})"
+    return f"reproduced ({how})"
+
+
+def coverage_table(items=PAPER_ITEMS):
+    """Every table and figure of the three papers, the book page that reproduces it, and its status.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``paper``, ``item`` (numbered as the book numbers it, see :func:`item_label`),
+        ``shows``, ``page`` (a notebook or Markdown page of the book) and ``status``
+        (:func:`item_status`), one row per item in the papers' order.
+    """
+    import pandas as pd
+
+    rows = [
+        {
+            "paper": item.paper,
+            "item": item_label(item),
+            "shows": item.shows,
+            "page": item.page,
+            "status": item_status(item),
+        }
+        for item in items
+    ]
+    return pd.DataFrame(rows, columns=["paper", "item", "shows", "page", "status"])

@@ -1,0 +1,647 @@
+"""The pages that judge the papers' claims, and how many claims of each paper hold.
+
+Every experiment page of the book ends with the paper's claims judged on our numbers
+(:mod:`dpstack.companion.rule`: supported, contradicted or inconclusive). This module is
+the registry of those pages: :data:`PAGE_CLAIMS` maps a page to its paper and to a function
+returning the page's verdicts, computed from the page's committed paper-profile results
+(:func:`dpstack.companion.results.load_or_run` with ``profile="paper"``), so the counts are
+those of the papers' scale, whatever profile the book was built with. :func:`claim_counts`
+adds them up per paper; :func:`page_counts` gives the per-page breakdown. Both are shown on
+the "Reproducing the results" page.
+
+Every experiment and theorem page also ends with a "Try it" box (:func:`try_it`): one or two
+parameter changes worth trying, each as a papermill command and as the equivalent Python call
+(:data:`TRY_IT` holds them, one entry per page).
+
+A page registers with one line, :func:`register_page`. A page whose data is absent here (its
+``status`` returns a message) contributes no verdicts and is listed as "data absent". Claims a
+page judges outside the reproduction proper (MPL: the paper's statements judged again on a
+release with noise that is *not* ε-DP, as a hypothesis about the paper's figures) are
+registered as ``uncounted``: the breakdown shows them, the per-paper counts leave them out.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import math
+from typing import Callable, NamedTuple
+
+import pandas as pd
+
+from dpstack.companion import results
+from dpstack.companion.numbering import PAPERS
+from dpstack.companion.rule import OUTCOMES, Verdict, counts_sentence
+
+__all__ = [
+    "ClaimPage",
+    "PAGE_CLAIMS",
+    "register_page",
+    "page_verdicts",
+    "page_counts",
+    "claim_counts",
+    "claims_sentences",
+    "Suggestion",
+    "TRY_IT",
+    "try_it_suggestions",
+    "try_it",
+]
+
+
+class ClaimPage(NamedTuple):
+    """One page that judges claims of ``paper``.
+
+    ``verdicts()`` returns the page's list of :class:`~dpstack.companion.rule.Verdict`;
+    ``status()`` (optional) returns ``None`` when the page's data is present, else a message;
+    ``label`` names what the counted verdicts are; ``uncounted`` holds ``(label, verdicts)``
+    pairs of further verdicts shown in the breakdown but not counted for the paper.
+    """
+
+    paper: str
+    verdicts: Callable[[], list]
+    status: Callable[[], str | None] | None = None
+    label: str = "the paper's claims"
+    uncounted: tuple = ()
+
+
+#: The registry: page name → :class:`ClaimPage`, in registration order (the papers' order).
+PAGE_CLAIMS: dict[str, ClaimPage] = {}
+
+
+def register_page(page, paper, verdicts, *, status=None, label="the paper's claims", uncounted=()):
+    """Register ``page`` as judging claims of ``paper`` (a key of :data:`dpstack.companion.numbering.PAPERS`).
+
+    Parameters
+    ----------
+    page : str
+        The page's name (a notebook or Markdown page of the book, without suffix).
+    paper : str
+        ``"PST"``, ``"PPTL"`` or ``"MPL"``.
+    verdicts : callable
+        ``verdicts()`` → list of :class:`~dpstack.companion.rule.Verdict` (or the page's
+        claims table, :func:`~dpstack.companion.rule.claims_frame`), judged on the
+        page's paper-profile results (use :func:`dpstack.companion.results.load_or_run` with
+        ``profile="paper"`` so that committed results are read, not recomputed).
+    status : callable, optional
+        ``status()`` → ``None`` when the data the page needs is present, else a message; a page
+        without its data contributes no verdicts.
+    label : str, default="the paper's claims"
+        What the counted verdicts are, as the breakdown names them.
+    uncounted : sequence of (str, callable), default=()
+        Further verdicts the page judges that are not the reproduction's (shown, not counted).
+
+    Returns
+    -------
+    ClaimPage
+        Registering a page twice replaces the first entry.
+    """
+    if not isinstance(page, str) or not page or "/" in page or "." in page:
+        raise ValueError(f"page must be a page name without folder or suffix, got {page!r}")
+    if paper not in PAPERS:
+        raise ValueError(f"paper must be one of {list(PAPERS)}, got {paper!r}")
+    if not callable(verdicts):
+        raise TypeError(f"verdicts must be callable (returning a list of Verdict) for page {page!r}")
+    if status is not None and not callable(status):
+        raise TypeError(f"status must be callable or None for page {page!r}")
+    uncounted = tuple((str(name), fn) for name, fn in uncounted)
+    if not all(callable(fn) for _, fn in uncounted):
+        raise TypeError(f"uncounted must hold (label, callable) pairs for page {page!r}")
+    entry = ClaimPage(paper, verdicts, status, label, uncounted)
+    PAGE_CLAIMS[page] = entry
+    return entry
+
+
+class _Outcome(NamedTuple):
+    """The outcome of one row of a claims table (all that counting needs)."""
+
+    outcome: str
+
+
+def _entry(page):
+    try:
+        return PAGE_CLAIMS[page]
+    except KeyError:
+        raise KeyError(f"page must be a registered page ({', '.join(PAGE_CLAIMS)}), got {page!r}") from None
+
+
+def _checked(verdicts, page):
+    if isinstance(verdicts, pd.DataFrame):  # a page's claims table (verdicts.claims_frame): its verdict column
+        if "verdict" not in verdicts:
+            raise TypeError(f"the claims table of page {page!r} has no 'verdict' column")
+        verdicts = [_Outcome(o) for o in verdicts["verdict"]]
+        if any(v.outcome not in OUTCOMES for v in verdicts):
+            raise TypeError(f"the verdicts of page {page!r} must have an outcome in {OUTCOMES}")
+        return verdicts
+    verdicts = list(verdicts)
+    wrong = [v for v in verdicts if not isinstance(v, (Verdict, _Outcome)) or v.outcome not in OUTCOMES]
+    if wrong:
+        raise TypeError(f"the verdicts of page {page!r} must be Verdict objects with an outcome in {OUTCOMES}")
+    return verdicts
+
+
+def page_verdicts(page):
+    """The counted verdicts of ``page``, or ``None`` when its data is absent here."""
+    entry = _entry(page)
+    if entry.status is not None and entry.status() is not None:
+        return None
+    return _checked(entry.verdicts(), page)
+
+
+def _row(paper, page, claims, counted, verdicts):
+    row = {"paper": paper, "page": page, "claims": claims, "counted": counted}
+    if verdicts is None:
+        row.update({o: pd.NA for o in OUTCOMES}, total=pd.NA, data="absent")
+        return row
+    counts = {o: sum(v.outcome == o for v in verdicts) for o in OUTCOMES}
+    row.update(counts, total=len(verdicts), data="present")
+    return row
+
+
+def page_counts(pages=None):
+    """The breakdown: one row per registered page, and one per set of uncounted verdicts of a page with data.
+
+    Parameters
+    ----------
+    pages : sequence of str, optional
+        Registered pages to count (default: all, in registration order).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``paper``, ``page``, ``claims`` (the verdicts' label), ``counted`` (whether the
+        row counts for the paper), ``supported``, ``contradicted``, ``inconclusive``, ``total``
+        (missing where the data is absent) and ``data`` (``"present"`` or ``"absent"``).
+    """
+    rows = []
+    for page in PAGE_CLAIMS if pages is None else pages:
+        entry = _entry(page)
+        verdicts = page_verdicts(page)
+        rows.append(_row(entry.paper, page, entry.label, True, verdicts))
+        if verdicts is not None:  # a page without its data has one row, "absent"
+            rows.extend(_row(entry.paper, page, label, False, _checked(fn(), page)) for label, fn in entry.uncounted)
+    columns = ["paper", "page", "claims", "counted", *OUTCOMES, "total", "data"]
+    frame = pd.DataFrame(rows, columns=columns)
+    for column in (*OUTCOMES, "total"):
+        frame[column] = frame[column].astype("Int64")
+    return frame
+
+
+def claim_counts(breakdown=None):
+    """How many claims of each paper are supported, contradicted and inconclusive.
+
+    Parameters
+    ----------
+    breakdown : pandas.DataFrame, optional
+        The output of :func:`page_counts` (computed when not given).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per paper with a registered page, in the order of
+        :data:`dpstack.companion.numbering.PAPERS`: ``paper``, ``pages`` (pages judged), ``data absent``
+        (the pages without their data, comma-separated), ``supported``, ``contradicted``,
+        ``inconclusive`` and ``total``, summed over the counted verdicts only.
+    """
+    if breakdown is None:
+        breakdown = page_counts()
+    counted = breakdown[breakdown["counted"]]
+    rows = []
+    for paper in PAPERS:
+        part = counted[counted["paper"] == paper]
+        if part.empty:
+            continue
+        present = part[part["data"] == "present"]
+        row = {
+            "paper": paper,
+            "pages": int(present["page"].nunique()),
+            "data absent": ", ".join(part.loc[part["data"] == "absent", "page"]),
+        }
+        row.update({column: int(present[column].sum()) for column in (*OUTCOMES, "total")})
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["paper", "pages", "data absent", *OUTCOMES, "total"])
+
+
+def claims_sentences(counts=None):
+    """One sentence per paper built from :func:`claim_counts`, e.g. "MPL: 9 of 15 claims supported, …"."""
+    if counts is None:
+        counts = claim_counts()
+    sentences = []
+    for row in counts.to_dict("records"):
+        sentence = f"{row['paper']}: " + counts_sentence({o: row[o] for o in OUTCOMES})
+        pages = "page" if row["pages"] == 1 else "pages"
+        sentence = sentence.removesuffix(".") + f", on {row['pages']} {pages}"
+        if row["data absent"]:
+            sentence += f" ({row['data absent']}: data absent here)"
+        sentences.append(sentence + ".")
+    return sentences
+
+
+# ------------------------------------------------------------------------------------- the pages
+def _committed(name):
+    """The committed paper-profile table of ``name`` (read, not computed, when it is committed)."""
+    return results.load_or_run(name, profile="paper")
+
+
+def _mpl_verdicts(dataset, noise):
+    """The MPL page's claims judged on its paper-profile results (committed, so read not computed)."""
+    from dpstack.companion.papers.mpl.pages import PAGES, judge_claims
+
+    return judge_claims(_committed(PAGES[dataset]["page"]), dataset, noise)
+
+
+def _register_mpl_pages():
+    from dpstack.companion.papers.mpl.grids import DP_NOISE, EXP_NOISE, data_status
+    from dpstack.companion.papers.mpl.pages import PAGES
+
+    for dataset, info in PAGES.items():
+        register_page(
+            info["page"],
+            "MPL",
+            functools.partial(_mpl_verdicts, dataset, DP_NOISE),
+            status=functools.partial(data_status, dataset),
+            label="ε-DP release",
+            uncounted=(("not-DP noise (hypothesis)", functools.partial(_mpl_verdicts, dataset, EXP_NOISE)),),
+        )
+
+
+_register_mpl_pages()
+
+
+def _claims_of(page, claims):
+    return claims(_committed(page))
+
+
+def _ruijin_verdicts():
+    from dpstack.companion.papers.pptl.pages import branches_claims, groups_claims, table1_claims
+
+    return pd.concat(
+        [
+            branches_claims(_committed("ruijin_transfer_branches")),
+            table1_claims(_committed("ruijin_transfer_epsilon"), table="table2"),
+            groups_claims(_committed("ruijin_transfer_groups")),
+        ],
+        ignore_index=True,
+    )
+
+
+def _register_pst_pptl_pages():
+    from dpstack.companion.papers.pptl import pages as pptl_report
+    from dpstack.companion.papers.pst import pages as pst_report
+
+    for page, claims in [
+        ("pst_fig1_epsilon", pst_report.fig1_claims),
+        ("pst_fig2_groups", pst_report.fig2_claims),
+        ("pst_fig3_importance", pst_report.fig3_claims),
+        ("pst_fig4_combiners", pst_report.fig4_claims),
+    ]:
+        register_page(page, "PST", functools.partial(_claims_of, page, claims), status=results.get(page).status)
+    register_page(
+        "pptl_table1_mnist",
+        "PPTL",
+        functools.partial(_claims_of, "pptl_table1_mnist", pptl_report.table1_claims),
+        status=results.get("pptl_table1_mnist").status,
+    )
+    register_page(
+        "ruijin_transfer",
+        "PPTL",
+        _ruijin_verdicts,
+        label="PPTL Tables 2 and 4, Figure 4, PST Table 2 (synthetic cohort)",
+    )
+
+
+_register_pst_pptl_pages()
+
+
+# ------------------------------------------------------------------------------------------ "Try it"
+class Suggestion(NamedTuple):
+    """One parameter change worth trying on a page.
+
+    ``question`` is what the change asks; ``notebook`` maps the page's papermill parameters to
+    their new values (empty when the change is not a parameter of the page); ``python`` is the
+    equivalent Python call, and ``command`` (for a registered experiment) the same call from a
+    shell.
+    """
+
+    question: str
+    notebook: dict
+    python: str
+    command: str = ""
+
+
+def _py_value(v):
+    return "math.inf" if v == math.inf else repr(v)
+
+
+def _live(page, name, question, notebook=None, **knobs):
+    """A suggestion that re-runs the registered experiment ``name`` with ``knobs`` (and the page's ``seed``)."""
+    from dpstack.companion.__main__ import ALIASES
+
+    args = dict(knobs)
+    notebook = dict(notebook or {})
+    if "seed" in notebook:
+        args["seed"] = notebook["seed"]
+    call = ", ".join(f"{k}={_py_value(v)}" for k, v in args.items())
+    python = f"from dpstack.companion import live\n\nrun = live.{name}({call})\nrun.frame  # the tidy table"
+    flags = []
+    for k, v in args.items():
+        flag = "--seed" if k == "seed" else ALIASES.get(k, "--" + k.replace("_", "-"))
+        values = v if isinstance(v, (list, tuple)) else [v]
+        flags.append(flag + " " + " ".join(str(x) for x in values))
+    command = f"python -m dpstack.companion run {name} " + " ".join(flags)
+    return Suggestion(question, notebook, python, command)
+
+
+def _call(question, notebook, python):
+    return Suggestion(question, notebook, python)
+
+
+def _try_it():
+    """The suggestions of every page."""
+    another_draw = "Do the verdicts survive another draw of every data split and every noise vector?"
+    mpl_lam = (
+        "The released model's sensitivity is 2/(Mλ): with a λ a hundred times the paper's, how much further "
+        "to the right (smaller ε) do the private curves hold up, and what does the larger λ cost batch?"
+    )
+    return {
+        "pst_fig1_epsilon": [
+            _live("pst_fig1_epsilon", "pst_fig1_epsilon", another_draw, {"seed": 1}),
+            _live(
+                "pst_fig1_epsilon",
+                "pst_fig1_epsilon",
+                "Below the paper's smallest ε: does PST-F(W) keep its lead over PLR at ε = 0.05?",
+                epsilons=[0.05, 0.1],
+                n_repeats=5,
+                datasets=["MNIST"],
+            ),
+        ],
+        "pst_fig2_groups": [
+            _live("pst_fig2_groups", "pst_fig2_groups", another_draw, {"seed": 1}),
+            _live(
+                "pst_fig2_groups",
+                "pst_fig2_groups",
+                "With half the budget, does the best number of groups K move?",
+                epsilon=0.5,
+                k_grid=[1, 2, 5, 10, 20],
+                n_repeats=10,
+            ),
+        ],
+        "pst_fig3_importance": [
+            _live("pst_fig3_importance", "pst_fig3_importance", another_draw, {"seed": 1}),
+            _live(
+                "pst_fig3_importance",
+                "pst_fig3_importance",
+                "Do importances help more when the budget is four times smaller?",
+                epsilon=0.25,
+                n_repeats=10,
+            ),
+        ],
+        "pst_fig4_combiners": [
+            _live("pst_fig4_combiners", "pst_fig4_combiners", another_draw, {"seed": 1}),
+            _live(
+                "pst_fig4_combiners",
+                "pst_fig4_combiners",
+                "On MNIST instead of NEWS20, does the stacked model (C-hl) still beat every single block and the votes?",
+                dataset="MNIST",
+            ),
+        ],
+        "pptl_table1_mnist": [
+            _live("pptl_table1_mnist", "pptl_table1_mnist", another_draw, {"seed": 1}),
+            _live(
+                "pptl_table1_mnist",
+                "pptl_table1_mnist",
+                "Below the paper's smallest ε: where does transfer stop paying off against the target alone (Direct)?",
+                epsilons=[0.1, 0.25, 0.5],
+                n_repeats=5,
+            ),
+        ],
+        "ruijin_transfer": [
+            _live("ruijin_transfer", "ruijin_transfer_epsilon", another_draw, {"seed": 1}),
+            _live(
+                "ruijin_transfer",
+                "ruijin_transfer_epsilon",
+                "Another target hospital: branch 12, the smallest of the cohort, against ε.",
+                branch=12,
+            ),
+        ],
+        **{
+            page: [
+                _live(page, page, mpl_lam, {"lam": 0.01}, lam=0.01),
+                _live(
+                    page,
+                    page,
+                    "PCA and the norm scale fitted on the private rows instead of the public auxiliary rows: how much "
+                    "accuracy did keeping them inside the guarantee cost?",
+                    {"fit_on": "private"},
+                    fit_on="private",
+                ),
+            ]
+            for page in ("mpl_har", "mpl_kdd", "mpl_url", "mpl_mnist10")
+        },
+        "end_to_end_private": [
+            _live("end_to_end_private", "end_to_end_private", another_draw, {"seed": 1}),
+            _live(
+                "end_to_end_private",
+                "end_to_end_private",
+                "Transfer only: what does the whole-pipeline guarantee cost PPTL-FS(W) against Direct, with more repeats?",
+                transfer_methods=["PPTL-FS(W)", "Direct"],
+                n_repeats=20,
+            ),
+        ],
+        "stacking_ablation": [
+            _live("stacking_ablation", "stacking_ablation_swing", another_draw, {"seed": 1}),
+            _live(
+                "stacking_ablation",
+                "stacking_ablation_swing",
+                "Four times as many noise seeds: how often does the high-level model fall below AUC 0.5?",
+                n_seeds=200,
+            ),
+        ],
+        "protocol_sensitivity": [
+            _live("protocol_sensitivity", "protocols_pst_fig1_row_scale", another_draw, {"seed": 1}),
+            _live(
+                "protocol_sensitivity",
+                "protocols_pst_fig1_row_scale",
+                "A much larger public row scale: how far does dividing the rows by 16 pull every method down?",
+                row_scales=[2.0, 16.0],
+            ),
+        ],
+        "pst_privacy": [
+            _call(
+                "Half the budget: the ledger and the exact privacy loss of each block at ε = 0.5.",
+                {"epsilon": 0.5},
+                "from dpstack import FeatureSplitLogisticRegression\n"
+                "from dpstack.audit import adversarial_case, block_loss_table\n\n"
+                "fs = FeatureSplitLogisticRegression(epsilon=0.5, groups=[[0, 1, 2], [3, 4], [5, 6]],\n"
+                "                                    importance=[0.5, 0.35, 0.15], lam=[0.05, 0.02, 0.1], classes=[0, 1])\n"
+                "block_loss_table(adversarial_case(fs, n_samples=100))",
+            ),
+            _call(
+                "Skewed importances: does the block with q = 0.05 still stay within its share of ε?",
+                {"importance": [0.8, 0.15, 0.05]},
+                "from dpstack import FeatureSplitLogisticRegression\n"
+                "from dpstack.audit import adversarial_case, block_loss_table\n\n"
+                "fs = FeatureSplitLogisticRegression(epsilon=1.0, groups=[[0, 1, 2], [3, 4], [5, 6]],\n"
+                "                                    importance=[0.8, 0.15, 0.05], lam=[0.05, 0.02, 0.1], classes=[0, 1])\n"
+                "block_loss_table(adversarial_case(fs, n_samples=100))",
+            ),
+        ],
+        "pst_sample_complexity": [
+            _call(
+                "Twice as many groups: how does the ratio r of an equal-importance block change at K = 10? "
+                "(The page also re-runs its simulation; the call gives the ratio.)",
+                {"K": 10},
+                "from dpstack.theory import sample_complexity_ratio\n\n"
+                "sample_complexity_ratio(50, 10, 1 / 10, 0.05)  # d = 50 features, K = 10, q = 1/K, δ = 0.05",
+            ),
+            _call(
+                "Four times as many features: does splitting them pay off more at d = 200? "
+                "(The page also re-runs its simulation; the call gives the ratio.)",
+                {"d": 200},
+                "from dpstack.theory import sample_complexity_ratio\n\n"
+                "sample_complexity_ratio(200, 5, 1 / 5, 0.05)  # d = 200 features, K = 5, q = 1/K, δ = 0.05",
+            ),
+        ],
+        "pst_guarantees": [
+            _call(
+                "A much smaller target budget: are both guarantees still stated, and met, at εₜ = 0.1? "
+                "(The page also recomputes the exact privacy losses; the call gives the ledger's guarantees.)",
+                {"epsilon_target": 0.1},
+                "import numpy as np\n\n"
+                "from dpstack import PrivateTransferStacking\n"
+                "from dpstack.theory import domain_guarantees, make_weighted_features\n\n"
+                "beta = np.array([1.0, 0.8, 0.5, 0.2, 0.1, 0.1])\n"
+                "Xs, ys = make_weighted_features(300, beta, 0)\n"
+                "Xt, yt = make_weighted_features(200, beta, 1)\n"
+                "model = PrivateTransferStacking(epsilon_source=1.0, epsilon_target=0.1, n_groups=2,\n"
+                "                                feature_importance=beta, lam_source=0.05, lam=0.05,\n"
+                "                                random_state=0, classes=[0, 1])\n"
+                "domain_guarantees(model.fit(Xt, yt, X_source=Xs, y_source=ys).privacy_)",
+            ),
+        ],
+        "mpl_sensitivity": [
+            _call(
+                "Many more parties: does the constructed sensitivity of soft shrink as 2/(Mλ) while vote's does not?",
+                {"n_parties": 101},
+                "from dpstack.multiparty import sensitivity_by_construction\n\n"
+                "[sensitivity_by_construction(m, n_parties=101, n_classes=2, lam=1.0, construction='label_flip')\n"
+                " for m in ('vote', 'soft')]",
+            ),
+        ],
+        "mpl_lemma2": [
+            _call(
+                "A smaller pool of local models (1,500 instead of 4,000): does the gap still fall as 1/√M?",
+                {"pool_size": 1500},
+                "from dpstack.multiparty import lemma2_simulation\n\n"
+                "lemma2_simulation([1, 3, 10, 30, 100, 300, 1000],\n"
+                "                  n_repeats=30, pool_size=1500, random_state=0)",
+            ),
+        ],
+        # --- the foundation pages
+        "plr": [
+            _call(
+                "A ridge ten times stronger, still fixed in advance: does PLR at ε = 0.1 get closer to the "
+                "non-private model, and what does the larger λ cost at ε = ∞?",
+                {"lam": 0.1},
+                "import math\n\n"
+                "from dpstack.companion.chapters.plr import auc_vs_n\n\n"
+                "auc_vs_n([25, 50, 100, 150, 250], [0.1, 0.5, 1.0, 5.0, math.inf], n_repeats=10, lam=0.1, seed=0)",
+            ),
+        ],
+        "audit": [
+            _call(
+                "A budget four times smaller: does every check of the audit still pass for PLR at ε = 0.25?",
+                {"epsilon": 0.25},
+                "from dpstack import PrivateLogisticRegression\n"
+                "from dpstack.audit import audit_data, audit_estimator\n\n"
+                "X, y = audit_data(random_state=0)\n"
+                "report = audit_estimator(PrivateLogisticRegression(epsilon=0.25, lam=0.05, classes=[0, 1]), X, y,\n"
+                "                         random_state=0)\n"
+                "report.passed, report.failures",
+            ),
+        ],
+        "datasets": [
+            _call(
+                "Another sample of the images: do the sizes, class balances and the share of clipped rows of the "
+                "MNIST task change?",
+                {"random_state": 1},
+                "from dpstack.datasets import mnist_pst\n\n"
+                "mnist = mnist_pst(random_state=1)\n"
+                "mnist.steps, mnist.clipped_fraction",
+            ),
+        ],
+        "mpl_theorem4": [
+            _call(
+                "The paper's λ = 10⁻⁴ instead of 0.05: is the small-noise regime, where the rate shows, still reached?",
+                {"lam": 0.0001},
+                "from dpstack.multiparty import excess_risk_simulation\n\n"
+                "excess_risk_simulation([30, 100, 300, 1000, 3000], [0.25, 1.0, 4.0, 16.0], methods=('soft', 'vote'),\n"
+                "                       lam=0.0001, n_draws=200, random_state=0)",
+            ),
+        ],
+    }
+
+
+def try_it_suggestions(page):
+    """The :class:`Suggestion` list of ``page`` (a key of :data:`TRY_IT`)."""
+    if page not in TRY_IT:
+        raise ValueError(f"page={page!r} has no 'Try it' suggestions; pages with them: {sorted(TRY_IT)}")
+    return list(TRY_IT[page])
+
+
+def _papermill(page, notebook):
+    """The papermill command: ``-p name value`` for a number or a word, ``-y "name: [...]"`` for a list."""
+    flags = []
+    for k, v in notebook.items():
+        if isinstance(v, (list, tuple)):
+            flags.append(f'-y "{k}: [{", ".join(repr(x) for x in v)}]"')
+        else:
+            flags.append(f"-p {k} {v}")
+    return f"papermill notebooks/{page}.ipynb {page}_try.ipynb " + " ".join(flags)
+
+
+def try_it(page):
+    """The "Try it" box that ends an experiment or theorem page, as HTML.
+
+    For each suggestion: the question it asks, the papermill command that re-runs the page with
+    the changed parameters (when they are parameters of the page) and the equivalent Python call;
+    for a registered experiment also the same call from a shell. Every call names the
+    parameters it changes; the others keep the page's values.
+    """
+    items = []
+    for s in try_it_suggestions(page):
+        parts = [f"<p><b>{html.escape(s.question)}</b></p>"]
+        if s.notebook:
+            parts.append("<p>Re-run this page:</p>" + _pre(_papermill(page, s.notebook), "bash"))
+            parts.append("<p>or the same in Python:</p>" + _pre(s.python, "python"))
+        else:
+            parts.append("<p>In Python (the page's grid is fixed; this runs the experiment directly):</p>")
+            parts.append(_pre(s.python, "python"))
+        if s.command:
+            parts.append("<p>or from a shell (writes the table as CSV, with its provenance):</p>")
+            parts.append(_pre(s.command, "bash"))
+        items.append("".join(parts))
+    body = "<hr/>".join(items)
+    text = (
+        '<div class="admonition tip dpstack-try-it"><p class="admonition-title">Try it</p>'
+        + body
+        + (
+            "<p>A run that differs from the committed results is computed live and says so at the top of the "
+            "page or in <code>run.description</code>; the paper's scale can take minutes to hours on a laptop.</p>"
+            if any(s.command for s in try_it_suggestions(page))
+            else ""
+        )
+        + "</div>"
+    )
+    try:
+        from IPython.display import HTML
+    except ImportError:  # pragma: no cover - IPython is installed with the book
+        return text
+    return HTML(text)
+
+
+def _pre(code, language):
+    return f'<div class="highlight-{language} notranslate"><div class="highlight"><pre>{html.escape(code)}</pre></div></div>'
+
+
+#: Page → its "Try it" suggestions (:class:`Suggestion`), one entry per experiment, theorem and foundation page.
+TRY_IT: dict[str, list] = _try_it()

@@ -1,0 +1,199 @@
+"""MPL's claims (Hamm, Cao & Belkin, ICML 2016, §6): words, location, encoding, data status.
+
+The printed values stay in :mod:`dpstack.companion.paper_values` (``MPL_HAR``,
+``MPL_CLAIMS``). Every claim is judged on the ε-DP release (noise "Gamma(dK) norm"), on the
+accuracy per split with the noise draws of a split averaged first
+(:func:`dpstack.companion.papers.mpl.pages.trial_means`): the split is the repeat. HAR, KDD-99 and
+URL are the paper's data (HAR and URL are judged only where their files are present); the
+ten-digit MNIST experiment runs §6.1's protocol on other data, a **stand-in**: its verdicts are
+orderings on MNIST, counted apart, never evidence about HAR.
+
+Encodings fixed before looking: "until 1/ε = 1" is every 1/ε ∈ {0.01, 0.03, 0.1, 0.3, 1}
+(Holm inside the claim); "for a small 1/ε … in between batch and indiv" is one claim at the
+smallest 1/ε = 0.01 over the three private methods and every M; "nearly as well as batch until
+around 1/ε = 10" is a non-inferiority claim at every 1/ε ≤ 10 with the KDD accuracy margin.
+"""
+
+from __future__ import annotations
+
+from dpstack.companion.paper_values import MPL_CLAIMS, MPL_HAR
+from dpstack.companion.rule import accuracy_margin
+from dpstack.companion.verdicts import Claim, Margin, Part, sel
+
+__all__ = ["CLAIMS", "MARGINS", "INV_EPSILONS", "PRIVATE"]
+
+INV_EPSILONS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
+PRIVATE = ("soft", "avg", "vote")
+M_HAR = 1000
+M_KDD = (5000, 10000, 20000)
+
+MARGINS = {
+    "HAR": Margin(
+        accuracy_margin(2947, 0.5),
+        "accuracy",
+        "UCI HAR",
+        "95 % half-width of one accuracy on the HAR test set (2,947 rows) at p = 0.5 (the widest), rounded up "
+        "to the 0.01 MPL prints accuracies with",
+    ),
+    "KDD": Margin(
+        accuracy_margin(5000, 0.9),
+        "accuracy",
+        "KDD-99",
+        "95 % half-width of one accuracy on 5,000 test rows (the smallest test sample of the KDD page) at "
+        "p = 0.9, rounded up to the 0.01 MPL prints accuracies with",
+    ),
+}
+
+
+def _har(page, result, data, dataset):
+    words = MPL_CLAIMS["har"]["claims"]
+    base = dict(
+        paper="MPL",
+        location="§6.1, Figure 2",
+        page=page,
+        result=result,
+        data=data,
+        dataset=dataset,
+        value="accuracy",
+        prepare="mpl",
+    )
+    M = M_HAR
+    indiv = sel(method="indiv", inv_epsilon=0.0, n_parties=M)
+    out = []
+    if data == "paper":
+        out.append(
+            Claim(
+                id=f"mpl.{dataset.lower().replace('-', '')}.values",
+                words=words["values"],
+                kind="equivalence",
+                label="batch, indiv and the noise-free vote, soft, avg ≈ the printed accuracies",
+                parts=tuple(
+                    Part(f"{m} ≈ {v:.2f}", sel(method=m, inv_epsilon=inv, n_parties=M), float(v))
+                    for (m, inv), v in MPL_HAR["values"].items()
+                ),
+                margin=MARGINS["HAR"],
+                **base,
+            )
+        )
+    tag = dataset.lower().replace("-", "")
+    out += [
+        Claim(
+            id=f"mpl.{tag}.vote_useless",
+            words=words["vote_useless"],
+            kind="directional",
+            label="indiv > vote at 1/ε = 0.1",
+            parts=(Part("1/ε=0.1", indiv, sel(method="vote", inv_epsilon=0.1, n_parties=M)),),
+            **base,
+        ),
+        *(
+            Claim(
+                id=f"mpl.{tag}.{m}_above_indiv",
+                words=words[f"{m}_above_indiv"],
+                kind="directional",
+                label=f"{m} > indiv at every 1/ε ≤ 1",
+                parts=tuple(
+                    Part(f"1/ε={v:g}", sel(method=m, inv_epsilon=v, n_parties=M), indiv)
+                    for v in INV_EPSILONS
+                    if v <= 1.0
+                ),
+                **base,
+            )
+            for m in ("soft", "avg")
+        ),
+    ]
+    return out
+
+
+def _kdd(page, result, dataset, location):
+    words = MPL_CLAIMS["kdd"]["claims"]
+    tag = dataset.lower()
+    base = dict(
+        paper="MPL",
+        location=location,
+        page=page,
+        result=result,
+        data="paper",
+        dataset=dataset,
+        value="accuracy",
+        prepare="mpl",
+    )
+    small, big = M_KDD[0], M_KDD[-1]
+    v0 = INV_EPSILONS[0]
+    return [
+        Claim(
+            id=f"mpl.{tag}.between",
+            words=words["between"],
+            kind="directional",
+            label=f"each private method between indiv and batch at 1/ε = {v0:g}, every M",
+            parts=tuple(
+                Part(
+                    f"{m}, M={M:,}",
+                    sel(method=m, inv_epsilon=v0, n_parties=M),
+                    sel(method="batch", inv_epsilon=0.0, n_parties=M),
+                    c=sel(method="indiv", inv_epsilon=0.0, n_parties=M),
+                )
+                for m in PRIVATE
+                for M in M_KDD
+            ),
+            note="each part tests min(batch − method, method − indiv) > 0 per split: both orderings at once.",
+            **base,
+        ),
+        *(
+            Claim(
+                id=f"mpl.{tag}.{m}_large_M",
+                words=words[f"{m}_large_M"],
+                kind="directional",
+                label=f"{m}: mean accuracy over 1/ε > 0 at M = {big:,} > at M = {small:,}",
+                parts=(
+                    Part(
+                        f"M={big:,} vs M={small:,}",
+                        sel(method=m, inv_epsilon=list(INV_EPSILONS), n_parties=big),
+                        sel(method=m, inv_epsilon=list(INV_EPSILONS), n_parties=small),
+                        pair_on=("inv_epsilon",),
+                    ),
+                ),
+                **base,
+            )
+            for m in ("soft", "avg")
+        ),
+        Claim(
+            id=f"mpl.{tag}.soft_near_batch",
+            words=words["soft_near_batch"],
+            kind="non-inferiority",
+            label=f"soft not worse than batch by the margin at every 1/ε ≤ 10 (M = {big:,})",
+            parts=tuple(
+                Part(
+                    f"1/ε={v:g}",
+                    sel(method="soft", inv_epsilon=v, n_parties=big),
+                    sel(method="batch", inv_epsilon=0.0, n_parties=big),
+                )
+                for v in INV_EPSILONS
+                if v <= 10.0
+            ),
+            margin=MARGINS["KDD"],
+            **base,
+        ),
+    ]
+
+
+#: MPL's claims, in the order of the paper (HAR, KDD-99, URL), then the MNIST stand-in
+CLAIMS = [
+    *_har("mpl_har", "mpl_har", "paper", "HAR"),
+    *_kdd("mpl_kdd", "mpl_kdd", "KDD", "§6.2, Figure 3"),
+    Claim(
+        id="mpl.url.gap_larger",
+        paper="MPL",
+        words=MPL_CLAIMS["url"]["claims"]["gap_larger"],
+        location="§6.3, Figure 4",
+        page="mpl_url",
+        result="mpl_url",
+        data="paper",
+        dataset="URL",
+        kind="not judged",
+        label="the batch gap on URL > on KDD-99",
+        value="accuracy",
+        note="a comparison across two data sets with different splits: no pairing, no verdict",
+    ),
+    *_kdd("mpl_url", "mpl_url", "URL", "§6.3, Figure 4 ('the overall tendency is very similar')"),
+    *_har("mpl_mnist10", "mpl_mnist10", "stand-in", "MNIST-10"),
+]

@@ -1,0 +1,430 @@
+"""The MPL experiment pages: tables beside the paper, the paper's claims judged, the figure.
+
+Everything here reads the tidy table of :func:`dpstack.companion.papers.mpl.grids.run_mpl` (or
+the committed one, :func:`dpstack.companion.results.load_or_run`); nothing here computes a
+result, so editing a table or a sentence never makes a committed result stale. The paper's
+numbers and claims come from :mod:`dpstack.companion.paper_values` (``MPL_HAR``,
+``MPL_CLAIMS``); every claim is judged by :mod:`dpstack.companion.rule` on paired
+per-split differences (the unit of repetition is one split of the data into auxiliary rows
+and parties; the noise draws of a split are averaged first).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dpstack.companion import paper_values as pv
+from dpstack.companion.papers.mpl.grids import DP_NOISE, PRIVATE
+from dpstack.companion.plotting import color_for, set_grid_ticks
+from dpstack.companion.rule import claims_frame as _claims_frame
+from dpstack.companion.rule import directional_verdict, equivalence_verdict
+from dpstack.companion.stats import mean_interval
+from dpstack.companion.table_style import MISSING, paper_vs_ours
+
+__all__ = [
+    "PAGES",
+    "trial_means",
+    "accuracy",
+    "accuracy_table",
+    "judge_claims",
+    "plot_accuracy",
+    "DECIMALS",
+    "EQUIVALENCE_MARGIN",
+    "NEAR_BATCH_MARGIN",
+    "METHOD_ORDER",
+    "claims_frame",
+    "absent_data_note",
+    "paper_printed",
+    "reading",
+]
+
+#: The MPL pages: dataset → what the page is about (the stand-in says what it stands in for).
+PAGES = {
+    "har": dict(
+        page="mpl_har",
+        title="Activity recognition (UCI HAR, Figure 2)",
+        figure="Figure 2",
+        section="§6.1",
+        claims="har",
+        paper_values=True,
+    ),
+    "kdd": dict(
+        page="mpl_kdd",
+        title="Network intrusion detection (KDD Cup 99, Figure 3)",
+        figure="Figure 3",
+        section="§6.2",
+        claims="kdd",
+        paper_values=False,
+    ),
+    "url": dict(
+        page="mpl_url",
+        title="Malicious URL detection (Figure 4)",
+        figure="Figure 4",
+        section="§6.3",
+        claims="kdd",
+        paper_values=False,
+    ),
+    "mnist10": dict(
+        page="mpl_mnist10",
+        title="Extra experiment: MNIST's 10 digits with the HAR protocol",
+        figure="none (stand-in for Figure 2)",
+        section="§6.1 protocol",
+        claims="har",
+        paper_values=False,
+        stands_in_for="har",
+    ),
+}
+
+#: Decimals of the accuracy tables: the paper prints its MPL accuracies with two.
+DECIMALS = 2
+#: "≈" in the paper's HAR values is judged with this equivalence margin (accuracy points).
+EQUIVALENCE_MARGIN = 0.05
+#: "nearly as well as batch" is judged as "no more than this below batch".
+NEAR_BATCH_MARGIN = 0.02
+#: Row order of the tables: the two references, then the private methods.
+METHOD_ORDER = ("batch", "indiv", "soft", "avg", "vote")
+
+
+def trial_means(df, noise=DP_NOISE):
+    """Mean accuracy per split: columns n_parties, repeat, method, inv_epsilon, accuracy.
+
+    The noise draws of a split are averaged (the split is the unit of repetition). batch and
+    indiv, which add no noise, are placed at 1/ε = 0 (no noise), where the private methods'
+    noise-free releases are too. ``noise`` selects the noise kind for 1/ε > 0.
+    """
+    inv = df["inv_epsilon"].fillna(0.0)
+    keep = (df["noise"] == noise) | (inv == 0.0)
+    d = df[keep].assign(inv_epsilon=inv[keep])
+    out = d.groupby(["n_parties", "repeat", "method", "inv_epsilon"], sort=True)["accuracy"].mean()
+    return out.reset_index()
+
+
+def accuracy(trials, method, inv_epsilon, n_parties):
+    """Per-split accuracies of one method at one 1/ε and M, indexed by split."""
+    t = trials[
+        (trials["method"] == method)
+        & (trials["n_parties"] == n_parties)
+        & np.isclose(trials["inv_epsilon"], inv_epsilon)
+    ]
+    return t.set_index("repeat")["accuracy"]
+
+
+def _paper_frame(dataset):
+    if not PAGES[dataset]["paper_values"]:
+        return pd.DataFrame(columns=["method", "1/ε", "paper_mean"])
+    return pd.DataFrame([dict(method=m, **{"1/ε": inv}, paper_mean=v) for (m, inv), v in pv.MPL_HAR["values"].items()])
+
+
+def accuracy_table(df, dataset, n_parties, noise=DP_NOISE):
+    """The page's table for one M: one row per method, one column per 1/ε, cells ``ours ± CI (paper)``.
+
+    batch and indiv (non-private) have one value, in the 1/ε = 0 column. Rounded to the paper's
+    two decimals. On pages without numbers in the paper (KDD, URL) and on the MNIST stand-in
+    (HAR's numbers are no target for MNIST) the cells are ``ours ± CI`` without brackets: an empty
+    bracket in every cell would only repeat what the footnote says once.
+    """
+    t = trial_means(df, noise)
+    t = t[t["n_parties"] == n_parties].rename(columns={"inv_epsilon": "1/ε"})
+    with_paper = bool(PAGES[dataset]["paper_values"]) and dataset != "mnist10"
+    table = paper_vs_ours(
+        t,
+        _paper_frame(dataset) if with_paper else None,
+        index="method",
+        columns="1/ε",
+        value="accuracy",
+        decimals=DECIMALS,
+        quantity=f"test accuracy at M = {n_parties:,} parties",
+        paper_only="drop",
+    )
+    frame = table.frame.reindex([m for m in METHOD_ORDER if m in table.frame.index])
+    notes = [
+        table.footnote.replace(f" {MISSING}: not run here.", "")
+        .replace(f" ({MISSING}): the paper reports no value for this cell.", "")
+        .replace(" The paper only plots this result: it prints no number to put beside ours.", "")
+    ]
+    notes.append(f"batch and indiv add no noise: one value each, under 1/ε = 0 ({MISSING} elsewhere).")
+    if dataset == "mnist10":
+        notes.append("No paper value: the paper has no MNIST experiment.")
+    elif not with_paper:
+        notes.append("No paper value: the paper only plots this figure; it prints no number.")
+    else:
+        notes.append(f"({MISSING}): the paper prints no value for this cell.")
+    table.frame, table.footnote = frame, " ".join(notes)
+    return table
+
+
+def _by_repeat(*series):
+    joined = pd.concat(series, axis=1, join="inner")
+    return [joined.iloc[:, k] for k in range(joined.shape[1])]
+
+
+def judge_claims(df, dataset, noise=DP_NOISE):
+    """The paper's claims for this page, each judged on our per-split numbers.
+
+    Returns
+    -------
+    list of dpstack.companion.rule.Verdict
+        Claims of the page's kind (``PAGES[dataset]["claims"]``): the HAR claims of MPL §6.1 or
+        the KDD claims of §6.2 (also used for URL, §6.3: "the overall tendency is very similar").
+        On the MNIST stand-in only the pattern claims are judged, never the HAR numbers.
+    """
+    t = trial_means(df, noise)
+    Ms = sorted(t["n_parties"].unique())
+    invs = sorted(v for v in t["inv_epsilon"].unique() if v > 0)
+    kind = PAGES[dataset]["claims"]
+    text = pv.MPL_CLAIMS[kind]["claims"]
+    out = []
+    if kind == "har":
+        M = Ms[-1]
+        if PAGES[dataset]["paper_values"]:
+            for (method, inv), paper in pv.MPL_HAR["values"].items():
+                ours = accuracy(t, method, inv, M)
+                where = "" if method in ("batch", "indiv") else " at 1/ε = 0"
+                out.append(
+                    equivalence_verdict(
+                        ours - paper,
+                        EQUIVALENCE_MARGIN,
+                        claim=f"{method} accuracy ≈ {paper:.2f}{where} (within ±{EQUIVALENCE_MARGIN:g})",
+                    )
+                )
+        indiv = accuracy(t, "indiv", 0.0, M)
+        vote, ind = _by_repeat(accuracy(t, "vote", 0.1, M), indiv)
+        out.append(directional_verdict(ind - vote, claim=f"{text['vote_useless']} (vote below indiv)"))
+        for method in ("soft", "avg"):
+            curves = [accuracy(t, method, v, M) for v in invs if v <= 1.0]
+            worst = pd.concat(curves, axis=1).min(axis=1)
+            w, ind = _by_repeat(worst, indiv)
+            out.append(
+                directional_verdict(w - ind, claim=text[f"{method}_above_indiv"] + " (smallest margin over 1/ε ≤ 1)")
+            )
+        return out
+    small_inv = invs[0]
+    for M in Ms:
+        batch, indiv = accuracy(t, "batch", 0.0, M), accuracy(t, "indiv", 0.0, M)
+        for method in PRIVATE:
+            m, b, i = _by_repeat(accuracy(t, method, small_inv, M), batch, indiv)
+            between = np.minimum(b - m, m - i)
+            out.append(
+                directional_verdict(
+                    between, claim=f"{method} between indiv and batch at 1/ε = {small_inv:g}, M = {M:,}"
+                )
+            )
+    if len(Ms) > 1:
+        big, small = Ms[-1], Ms[0]
+        for method in ("soft", "avg"):
+            mean_curve = {
+                M: pd.concat([accuracy(t, method, v, M) for v in invs], axis=1).mean(axis=1) for M in (big, small)
+            }
+            a, b = _by_repeat(mean_curve[big], mean_curve[small])
+            out.append(
+                directional_verdict(
+                    a - b, claim=f"{method}: mean accuracy over 1/ε > 0 higher at M = {big:,} than at M = {small:,}"
+                )
+            )
+    big = Ms[-1]
+    near = [accuracy(t, "soft", v, big) for v in invs if v <= 10.0]
+    worst = pd.concat(near, axis=1).min(axis=1)
+    w, b = _by_repeat(worst, accuracy(t, "batch", 0.0, big))
+    out.append(
+        directional_verdict(
+            w - b + NEAR_BATCH_MARGIN,
+            claim=f"soft within {NEAR_BATCH_MARGIN} of batch for every 1/ε ≤ 10 at M = {big:,}",
+        )
+    )
+    return out
+
+
+def claims_frame(verdicts):
+    """The verdicts as the page shows them, in the one claims-table style of the book.
+
+    :func:`dpstack.companion.rule.claims_frame` with one paired observation per split.
+    """
+    return _claims_frame(verdicts, unit="splits")
+
+
+def plot_accuracy(ax, df, n_parties, noise=DP_NOISE, title=None):
+    """The paper's figure for one M: mean accuracy of each private method against 1/ε with its 95 %
+    band over splits, batch (solid) and indiv (dashed) as lines with their bands.
+
+    1/ε = 0 (no noise) sits at the left end of a symmetric-log axis.
+    """
+    t = trial_means(df, noise)
+    t = t[t["n_parties"] == n_parties]
+    for method in PRIVATE:
+        part = t[t["method"] == method]
+        rows = [(x, *mean_interval(g["accuracy"])) for x, g in part.groupby("inv_epsilon")]
+        xs, mean, lo, hi = (np.array(c, dtype=float) for c in zip(*rows))
+        color = color_for(method)
+        ax.plot(xs, mean, marker="o", ms=3, color=color, label=method)
+        ax.fill_between(xs, np.clip(lo, 0, 1), np.clip(hi, 0, 1), color=color, alpha=0.15, lw=0)
+    for method, style in (("batch", "-"), ("indiv", "--")):
+        mean, lo, hi = mean_interval(t[t["method"] == method]["accuracy"])
+        color = color_for(method)
+        ax.axhline(mean, color=color, ls=style, label=method)
+        ax.axhspan(max(lo, 0.0), min(hi, 1.0), color=color, alpha=0.1, lw=0)
+    ax.set_xscale("symlog", linthresh=0.01)
+    grid = sorted(t["inv_epsilon"].unique())
+    ax.set_xlim(-0.003, 1.5 * float(max(grid)))
+    set_grid_ticks(ax, grid)
+    ax.set(
+        xlabel="1/ε (0 = no noise)", ylabel="test accuracy", ylim=(0, 1), title=title or f"M = {n_parties:,} parties"
+    )
+    ax.legend()
+    return ax
+
+
+def absent_data_note(dataset, status):
+    """HTML of the one admonition an MPL page shows when its data is absent.
+
+    Says what is missing (from :func:`dpstack.companion.papers.mpl.grids.data_status`) and what the page
+    will show once it is there, in a reader's words: the commands that fetch the files and compute
+    the results are in the appendix "How this book is built", linked from the note.
+    """
+    import html
+    import re
+
+    from dpstack.companion.papers.mpl.grids import DATASETS
+
+    text = re.sub(r";? ?the code below is the one that will run once they are there\.?", ".", status).strip()
+    text = re.sub(r"^Data absent: ", "", text)
+    # A sentence naming a command belongs to the appendix, not to the page.
+    sentences = re.split(r"(?<=\.)\s+(?=\S)", text)
+    text = " ".join(sentence for sentence in sentences if "python -m" not in sentence and "make " not in sentence)
+    text = text[:1].upper() + text[1:]
+    body = html.escape(text)
+    body = re.sub(r"`([^`]+)`", r"<code>\1</code>", body)
+    Ms = ", ".join(f"{M:,}" for M in DATASETS[dataset]["n_parties"])
+    page = PAGES[dataset]
+    will = (
+        f"Once the files are there and the paper-scale results are computed (10 splits × 10 noise draws, "
+        f"M = {Ms} parties), this page shows them: test accuracy against 1/ε beside the paper's "
+        f"{html.escape(page['figure'])}, the paper's statements judged with 95 % intervals, and why the "
+        "private curves fall where they do. Until then it shows no results. The appendix "
+        '<a href="../book/how_built.html">How this book is built</a> says how to fetch the files and compute '
+        "the results."
+    )
+    from dpstack.companion.pages import TRY_IT, try_it
+
+    note = (
+        f'<div class="admonition warning dpstack-data-absent"><p class="admonition-title">Data absent: '
+        f"no results on this page yet</p><p>{body}</p><p>{will}</p></div>"
+    )
+    # The cells below the note need the data and do not run: what the paper prints, and what to
+    # try once the data are here, are shown with the note.
+    box = try_it(page["page"]).data if page["page"] in TRY_IT else ""
+    return note + paper_printed(dataset) + box
+
+
+def paper_printed(dataset):
+    """HTML: what the paper prints for this page's experiment — its numbers (HAR) and its statements.
+
+    Shown on a page whose data is absent, so a reader sees the paper's side of the comparison
+    even before ours can be computed. The numbers are those transcribed in
+    :data:`dpstack.companion.paper_values.MPL_HAR` (the only numbers MPL prints; its Figures
+    2–4 are plots), the statements those of :data:`~dpstack.companion.paper_values.MPL_CLAIMS`.
+    """
+    import html
+
+    from dpstack.companion.paper_values import MPL_CLAIMS, MPL_HAR
+
+    page = PAGES[dataset]
+    claims = MPL_CLAIMS[page["claims"] if dataset != "url" else "url"]
+    parts = [
+        '<div class="admonition note dpstack-paper-printed"><p class="admonition-title">What the paper '
+        f"reports ({html.escape(claims['source'])})</p>"
+    ]
+    if dataset == "har":
+        rows = "".join(
+            f"<tr><td>{html.escape(m)}</td><td>{v:.{DECIMALS}f}</td><td>{'yes' if m in ('batch', 'indiv') else 'no'}"
+            "</td></tr>"
+            for (m, inv), v in MPL_HAR["values"].items()
+        )
+        parts.append(
+            f"<p>Test accuracy on UCI HAR with M = 1,000 parties, without noise (1/ε = 0), as printed in the text "
+            f"beside {html.escape(page['figure'])} (two decimals):</p>"
+            '<div class="dpstack-table-scroll"><table class="dpstack-table"><thead><tr><th>method</th>'
+            "<th>accuracy (paper)</th><th>non-private reference</th></tr></thead><tbody>"
+            + rows
+            + "</tbody></table></div>"
+        )
+    else:
+        parts.append(
+            f"<p>The paper prints no numbers for {html.escape(page['figure'])}, only a plot and statements.</p>"
+        )
+    statements = [w for key, w in claims["claims"].items() if key != "values"]
+    parts.append(
+        "<p>Its statements about the figure:</p><ul>"
+        + "".join(f"<li>{html.escape(w)}</li>" for w in statements)
+        + "</ul></div>"
+    )
+    return "".join(parts)
+
+
+def _fmt_inv(v):
+    return f"{v:g}"
+
+
+def reading(df, dataset, with_hypothesis=True):
+    """The page's reading, in Markdown, every number taken from ``df`` (the tidy MPL table)."""
+    from dpstack.companion.papers.mpl.grids import summarize_mpl
+    from dpstack.companion.rule import OUTCOMES, verdict_counts
+
+    t = trial_means(df)
+    Ms = sorted(t["n_parties"].unique())
+    big = Ms[-1]
+    n = t["repeat"].nunique()
+
+    def mean(method, inv, M=big):
+        return float(accuracy(t, method, inv, M).mean())
+
+    invs = sorted(v for v in t["inv_epsilon"].unique() if v > 0)
+    b, i = mean("batch", 0.0), mean("indiv", 0.0)
+    zero = ", ".join(f"{m} {mean(m, 0.0):.2f}" for m in PRIVATE)
+    lines = [
+        f"- **Without noise** (M = {big:,}, mean of {n} splits): batch {b:.2f}, indiv {i:.2f}; the private "
+        f"methods' noise-free releases: {zero}."
+    ]
+    if dataset == "har" and PAGES[dataset]["paper_values"]:
+        paper = ", ".join(f"{m} {v:.2f}" for (m, _), v in pv.MPL_HAR["values"].items())
+        lines[-1] += f" The paper reports {paper}."
+    above = {}
+    for m in PRIVATE:
+        ok = [v for v in invs if mean(m, v) > i]
+        above[m] = ok
+    parts = []
+    for m in PRIVATE:
+        if not above[m]:
+            parts.append(f"{m} is below indiv from the smallest 1/ε = {_fmt_inv(invs[0])} on")
+        elif len(above[m]) == len(invs):
+            parts.append(f"{m} stays above indiv over the whole grid (to 1/ε = {_fmt_inv(invs[-1])})")
+        else:
+            parts.append(f"{m} stays above indiv up to 1/ε = {_fmt_inv(max(above[m]))}")
+    lines.append(f"- **With ε-DP noise** (Gamma(dK) norm, M = {big:,}): " + "; ".join(parts) + ".")
+    s = summarize_mpl(df)
+    soft = s[(s["method"] == "soft") & (s["n_parties"] == big) & (s["inv_epsilon"] > 0)].sort_values("inv_epsilon")
+    ratio = soft["noise_norm"] / soft["ws_norm"]
+    first = soft["inv_epsilon"][ratio > 1.0]
+    if len(first):
+        lines.append(
+            f"- soft's noise norm exceeds ‖wₛ‖ from 1/ε = {_fmt_inv(float(first.iloc[0]))} on; at "
+            f"1/ε = {_fmt_inv(float(soft['inv_epsilon'].iloc[-1]))} it is {float(ratio.iloc[-1]):.0f} × "
+            "‖wₛ‖."
+        )
+    from dpstack.companion import show
+
+    page = PAGES[dataset]["page"]
+    rows = show.judged(page, show._live_frames({page: df}))
+    dp = verdict_counts(rows[rows["verdict"].isin(OUTCOMES)])
+    line = (
+        f"- **The paper's statements** with ε-DP noise: {dp['supported']} supported, {dp['contradicted']} "
+        f"contradicted, {dp['inconclusive']} inconclusive"
+    )
+    if with_hypothesis:
+        ex = verdict_counts(show._variant_rows(page, "mpl-exp", {page: df}))
+        line += (
+            f"; with the dimension-free sampler (not ε-DP): {ex['supported']} supported, "
+            f"{ex['contradicted']} contradicted, {ex['inconclusive']} inconclusive"
+        )
+    lines.append(line + ".")
+    return "\n".join(lines)

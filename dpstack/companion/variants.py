@@ -1,0 +1,783 @@
+"""Protocol sensitivity: the papers' figures and tables under choices the papers leave open.
+
+The papers fix neither of two choices that move the results, and their tables come from one
+draw of the data:
+
+* **Refit.** Whether the setting chosen on the validation part (λ, λ_h, η) is refitted on the
+  whole training set before it is scored. The primary results score the validated model; the
+  variant "refit on train+validation" refits every method, by the same rule, on fit and
+  validation parts together (``refit=True`` of
+  :func:`~dpstack.companion.papers.pst.grids.stacking_cell` and
+  :func:`~dpstack.companion.papers.pptl.grids.transfer_cell`).
+* **The public row scale.** Rows are clipped to the norm bound 1; dividing them first by a
+  public constant s (``options["row_scale"]``) changes nothing in the guarantee and shrinks
+  the signal the noise is compared with. Variants "rows ÷ s" for s = 2, 4, 8 (the primary
+  results are s = 1), every method of the figure or table (PPTL Figure 4's MNIST panel and MPL
+  on KDD-99: s = 4 only).
+* **More repeats, the data redrawn.** 30 repeats, every method, with the data drawn anew in
+  each repeat where the loader can: MNIST's images (and with them the PCA and, for PST, the
+  fixed test set) are drawn from the repeat's seed; NEWS20's split is the archive's fixed
+  "bydate" split and stays one draw. PPTL's 80/20 train/test splits are redrawn in every repeat
+  of the primary result already.
+
+The results with variants (:data:`PRIMARY`): PST Figures 1-4 (Figure 2 [IJCAI Fig. 2(a)–(b)] at the K its
+claims compare: 1, 5 and 50), PPTL Table 1, PPTL Figure 4's MNIST panel and MPL's KDD-99 figure. MPL tunes nothing on a validation
+part (λ is fixed), so "refit" does not apply to it (:func:`not_applicable`); PST Figures 3 and
+4 have no many-repeat variant. What one repeat of each result draws anew, and what stays one
+draw, is :func:`draw_sentence`.
+
+:func:`protocol_variants` returns, for a primary result, each variant's table with the
+primary's columns (protocol label → frame), read from the committed results; a variant not
+committed yet is left out (:func:`missing_results` names them). :func:`collapsed` and
+:func:`repeat_summary` give per method and ε the mean, the median and the share of collapsed
+repeats; :func:`claim_effects` the paired effect of the two claims under every protocol;
+:func:`sensitivity_page` everything the book's page shows.
+
+**Collapsed repeat** (fixed before any of these results were computed): a repeat of a stacked
+method has collapsed when its test AUC keeps less than half of the skill above chance that the
+best one-level private method reaches in the same repeat, on the same data and at the same ε::
+
+    AUC < 0.5 + COLLAPSE_FRACTION · max(AUC_best one-level − 0.5, 0),   COLLAPSE_FRACTION = 1/2
+
+(one-level methods: PLR for PST; Direct, SourceD and SimComb for PPTL). A fixed threshold (say
+0.6) would mean something else on every task and ε: the ceilings run from about 0.65 to 0.999,
+so it would call a working model at small ε on a hard task collapsed and miss a model that fell
+from 0.99 to 0.7. Measured against the one-level model of the same repeat, the rule isolates
+what the papers' collapse is — a failure of the combining step (a high level whose weights are
+mostly noise), not of the data or of ε — and a repeat whose one-level models have no skill
+(AUC ≤ 0.5) counts as collapsed only below chance.
+
+The page's tables are read from the committed results; nothing here computes a grid unless
+asked to (``compute=True``, the quick profile of the page).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from dpstack.companion import results
+from dpstack.companion.stats import t_half_width
+
+__all__ = [
+    "as_primary",
+    "COLLAPSE_FRACTION",
+    "REFIT",
+    "PRIMARY",
+    "protocol_results",
+    "missing_results",
+    "missing_variants",
+    "protocol_variants",
+    "variant_notes",
+    "not_applicable",
+    "DRAWS",
+    "draw_sentence",
+    "REDRAWN",
+    "collapsed",
+    "repeat_summary",
+    "repeats_summary",
+    "claim_effects",
+    "SensitivityPage",
+    "sensitivity_page",
+    "claims_under_protocols",
+    "protocol_table",
+]
+
+#: Share of the best one-level method's skill above chance below which a stacked repeat has collapsed.
+COLLAPSE_FRACTION = 0.5
+
+#: The label of the refit protocol.
+REFIT = "refit on train+validation"
+
+#: The end of the label of the many-repeat protocol ("30 repeats, data redrawn").
+REDRAWN = "repeats, data redrawn"
+
+_MNIST_PST = "MNIST's images and its test set are drawn anew in every repeat; NEWS20's split is fixed"
+_PST_EXTRA = ("refit", "row_scale", "data_seed", "auc_fit")  # auc_fit: the validated model under refit
+
+#: The primary results that have protocol variants: their stacked and one-level methods, the
+#: registered results of each protocol and the columns a protocol grid adds to the primary's.
+PRIMARY = {
+    "pst_fig1_epsilon": dict(
+        table="PST Figure 1",
+        stacked=("PST-S", "PST-F(U)", "PST-F(W)"),
+        one_level=("PLR",),
+        refit="protocols_pst_fig1_refit",
+        row_scale="protocols_pst_fig1_row_scale",
+        repeats="protocols_pst_fig1_repeats",
+        extra=_PST_EXTRA,
+        redrawn=_MNIST_PST,
+        curves=True,
+    ),
+    "pptl_table1_mnist": dict(
+        table="PPTL Table 1",
+        stacked=("PPTL-FS(W)", "PPTL-FS(R)"),
+        one_level=("Direct", "SourceD", "SimComb"),
+        refit="protocols_pptl_table1_refit",
+        row_scale="protocols_pptl_table1_row_scale",
+        repeats="protocols_pptl_table1_repeats",
+        extra=("refit", "row_scale", "data_seed"),
+        redrawn="the source and target images are drawn anew in every repeat (and the train/test splits)",
+        curves=True,
+    ),
+    "pst_fig2_groups": dict(
+        table="PST Figure 2 [IJCAI Fig. 2(a)–(b)]",
+        stacked=("PST-F(U)", "PST-F(W)"),
+        one_level=("PLR",),
+        refit="protocols_pst_fig2_refit",
+        row_scale="protocols_pst_fig2_row_scale",
+        repeats="protocols_pst_fig2_repeats",
+        extra=_PST_EXTRA,
+        redrawn=_MNIST_PST,
+        subset="at K = 1, 5 and 50, the K its claims compare",
+    ),
+    "pst_fig3_importance": dict(
+        table="PST Figure 3 [IJCAI Fig. 2(c)–(d)]",
+        stacked=("PST-F(U)", "PST-F(W)"),
+        one_level=(),
+        refit="protocols_pst_fig3_refit",
+        row_scale="protocols_pst_fig3_row_scale",
+        repeats=None,
+        extra=_PST_EXTRA,
+    ),
+    "pst_fig4_combiners": dict(
+        table="PST Figure 4 [IJCAI Fig. 3]",
+        stacked=("PST-F(U)", "PST-F(W)"),
+        one_level=(),
+        refit="protocols_pst_fig4_refit",
+        row_scale="protocols_pst_fig4_row_scale",
+        repeats=None,
+        extra=_PST_EXTRA,
+    ),
+    "ruijin_transfer_groups": dict(
+        table="PPTL Figure 4 (MNIST panel)",
+        stacked=("PPTL-FS(W)", "PPTL-FS(R)"),
+        one_level=(),
+        refit="protocols_pptl_fig4_refit",
+        row_scale="protocols_pptl_fig4_row_scale",
+        repeats=None,
+        extra=("refit", "row_scale", "data_seed"),
+    ),
+    "mpl_kdd": dict(
+        table="MPL Figure 3 (KDD-99)",
+        stacked=(),
+        one_level=(),
+        refit=None,
+        refit_note="MPL tunes nothing on a validation part (λ is fixed), so there is nothing to refit",
+        row_scale="protocols_mpl_kdd_row_scale",
+        repeats=None,
+        extra=("row_scale", "diagnostic_noise"),
+    ),
+}
+
+#: What one repeat of each committed result draws anew and what stays one draw: result → {dataset: kind}
+#: (dataset None: every dataset of the result).
+DRAWS = {
+    **{
+        name: {"MNIST": "MNIST", "NEWS20": "NEWS20"}
+        for name in ("pst_fig1_epsilon", "pst_fig2_groups", "pst_fig3_importance", "pst_fig4_combiners")
+    },
+    "pptl_table1_mnist": {"MNIST": "PPTL-MNIST"},
+    "ruijin_transfer_branches": {"RUIJIN-like": "RUIJIN"},
+    "ruijin_transfer_epsilon": {"RUIJIN-like": "RUIJIN"},
+    "ruijin_transfer_groups": {"MNIST": "PPTL-MNIST", "RUIJIN-like": "RUIJIN"},
+    **{name: {None: "MPL"} for name in ("mpl_kdd", "mpl_har", "mpl_url", "mpl_mnist10")},
+}
+
+_DRAW_WORDS = {
+    "MNIST": "one fixed draw of the data: the MNIST images, their train/test split and the PCA are drawn once; a "
+    "repeat redraws the fit/validation split of the training set and the noise",
+    "NEWS20": "one fixed draw of the data: the archive's fixed train/test split; a repeat redraws the fit/validation "
+    "split of the training set and the noise",
+    "PPTL-MNIST": "one fixed draw of the source and target images (and the PCA); a repeat redraws their 80/20 "
+    "train/test splits, the fit/validation split and the noise",
+    "RUIJIN": "one draw of the synthetic cohort; a repeat redraws the train/test splits, the fit/validation split "
+    "and the noise",
+    "MPL": "one fixed test set (the data set's own); a repeat (a split) redraws the auxiliary rows and the "
+    "parties' rows from the training set, and the noise",
+}
+
+#: the kinds of draw whose intervals leave out another draw of the data, and which a variant can redraw
+_FIXED = {"MNIST": True, "NEWS20": False, "PPTL-MNIST": True}
+
+
+class _Claim(NamedTuple):
+    primary: str
+    better: str
+    worse: str
+    at: str  # "finite ε, averaged within a repeat" or "smallest ε"
+
+
+#: The two claims the row scale was found to move (judged elsewhere; here: their effect per protocol).
+_CLAIMS = (
+    _Claim("pst_fig1_epsilon", "PST-F(U)", "PLR", "finite"),
+    _Claim("pptl_table1_mnist", "PPTL-FS(R)", "SimComb", "smallest"),
+)
+
+
+def _entry(result_name):
+    if result_name not in PRIMARY:
+        raise KeyError(f"result_name must be one of {sorted(PRIMARY)} to have protocol variants, got {result_name!r}")
+    return PRIMARY[result_name]
+
+
+def protocol_results(result_name):
+    """The registered results holding the protocol variants of ``result_name`` (empty if it has none)."""
+    if result_name not in PRIMARY:
+        return []
+    e = PRIMARY[result_name]
+    return [n for n in (e["refit"], e["row_scale"], e["repeats"]) if n]
+
+
+def _available(name, profile, seed, compute, **overrides):
+    return compute or results.is_committed(name, profile, seed=seed, **overrides)
+
+
+def missing_results(result_name, profile="paper", *, seed=0):
+    """The protocol results of ``result_name`` not committed at ``profile`` (what the page cannot show yet)."""
+    return [n for n in protocol_results(result_name) if not results.is_committed(n, profile, seed=seed)]
+
+
+def missing_variants(result_name, profile="paper", *, seed=0):
+    """The protocol variants of ``result_name`` not committed at ``profile``, in reader words (labels).
+
+    ``"refit on train+validation"``, ``"rows ÷ s"``, ``"N repeats, data redrawn"``: what the
+    robust column names as not computed yet.
+    """
+    if result_name not in PRIMARY:
+        return []
+    e = PRIMARY[result_name]
+    missing = set(missing_results(result_name, profile, seed=seed))
+    words = {e["refit"]: REFIT, e["row_scale"]: "rows ÷ s", e["repeats"]: f"N {REDRAWN}"}
+    return [words[n] for n in protocol_results(result_name) if n in missing]
+
+
+def _load(name, profile, seed, n_jobs, compute, **overrides):
+    if not _available(name, profile, seed, compute, **overrides):
+        return None
+    return results.load_or_run(name, profile=profile, seed=seed, n_jobs=n_jobs, **overrides)
+
+
+def as_primary(frame, result_name):
+    """``frame`` with the columns a protocol grid adds removed: the primary result's columns, in its order."""
+    drop = [c for c in _entry(result_name)["extra"] if c in frame.columns]
+    out = frame.drop(columns=drop).reset_index(drop=True)
+    out.attrs = dict(frame.attrs)
+    return out
+
+
+def protocol_variants(result_name, profile="paper", *, seed=0, n_jobs=1, compute=False, **overrides):
+    """Each protocol variant of a primary result: protocol label → table with the primary's columns.
+
+    Parameters
+    ----------
+    result_name : str
+        A registered primary result with variants (a key of :data:`PRIMARY`: PST Figures 1-4 [IJCAI Figs. 1-3],
+        ``"pptl_table1_mnist"``, ``"mpl_kdd"``); any other name has no variants and gives an
+        empty dict.
+    profile : str, default="paper"
+    seed : int, default=0
+    n_jobs : int, default=1
+        Workers of a live computation (``compute=True``).
+    compute : bool, default=False
+        False: only committed variants (a variant not committed yet is left out; see
+        :func:`missing_results`). True: a variant not committed is computed live.
+    **overrides
+        Parameters of the protocol grids on top of the profile's (``n_repeats``, ``epsilons``,
+        ``methods``, …), the same for the three grids; a committed result is read only when it
+        was computed for exactly the grid they give.
+
+    Returns
+    -------
+    dict of str → pandas.DataFrame
+        ``"refit on train+validation"``: every method, the chosen setting refitted on the whole
+        training set (absent where the paper tunes nothing: :func:`not_applicable`). ``"rows ÷ s"``
+        (s = 2, 4, 8 at the paper profile; 4 for PPTL Figure 4 and MPL): the rows divided by s before the private
+        fits, every method. ``"30 repeats, data redrawn"`` (the number of repeats of the result):
+        every method over 30 repeats with the data redrawn (:data:`PRIMARY`'s ``redrawn``; PST
+        Figures 1 and 2, PPTL Table 1). The columns are the primary result's, in its order.
+    """
+    if result_name not in PRIMARY:
+        return {}
+    e = PRIMARY[result_name]
+    out = {}
+    refit = _load(e["refit"], profile, seed, n_jobs, compute, **overrides) if e["refit"] else None
+    if refit is not None:
+        out[REFIT] = as_primary(refit, result_name)
+    scaled = _load(e["row_scale"], profile, seed, n_jobs, compute, **overrides) if e["row_scale"] else None
+    if scaled is not None:
+        for s in sorted(scaled["row_scale"].unique()):
+            out[f"rows ÷ {s:g}"] = as_primary(scaled[scaled["row_scale"] == s], result_name)
+    more = _load(e["repeats"], profile, seed, n_jobs, compute, **overrides) if e["repeats"] else None
+    if more is not None:
+        out[f"{more['repeat'].nunique()} {REDRAWN}"] = as_primary(more, result_name)
+    return out
+
+
+def not_applicable(result_name):
+    """Protocol label → why that protocol does not apply to ``result_name`` (e.g. MPL has nothing to refit)."""
+    e = PRIMARY.get(result_name)
+    if e is None:
+        return {}
+    return {REFIT: e["refit_note"]} if e.get("refit_note") else {}
+
+
+def draw_sentence(result_name, dataset=None):
+    """What one repeat of a committed result draws anew and what stays one draw ("" for an unknown result).
+
+    ``dataset`` (as the claims name it: "MNIST", "NEWS20", "RUIJIN-like", …) selects one data set;
+    None joins the sentences of every data set of the result. The primary results keep one draw
+    of the data where the sentence says so: their intervals leave out the variation of drawing
+    another data set. Where a variant redraws that data set (:data:`PRIMARY`'s ``repeats``;
+    MNIST, not NEWS20's fixed split), the sentence says that the robust column shows it.
+    """
+    kinds = DRAWS.get(result_name)
+    if not kinds:
+        return ""
+    if dataset is not None:
+        kinds = {dataset: kinds[dataset]} if dataset in kinds else {k: v for k, v in kinds.items() if k is None}
+    e = PRIMARY.get(result_name) or {}
+    out = []
+    for d, kind in kinds.items():
+        text = _DRAW_WORDS[kind]
+        if kind in _FIXED:
+            text += "; the intervals leave out the variation of drawing another data set"
+            if _FIXED[kind] and e.get("repeats"):
+                text += " (the variant with the data redrawn in every repeat is in the robust column)"
+        out.append(text if dataset is not None or d is None or len(kinds) == 1 else f"{d}: {text}")
+    return "; ".join(out) if len(out) == 1 else " ".join(f"{t}." for t in out)[:-1]
+
+
+def variant_notes(result_name):
+    """Protocol label pattern → one sentence saying what the variant changes (reader words)."""
+    if result_name not in PRIMARY:
+        return {}
+    e = PRIMARY[result_name]
+    out = {}
+    if e["refit"]:
+        out[REFIT] = (
+            "every method's chosen setting refitted on the whole training set (fit and validation parts) "
+            "before it is scored"
+        )
+    if e["row_scale"]:
+        out["rows ÷ s"] = "every row divided by the public constant s before the private fits, then clipped to norm 1"
+    if e["repeats"]:
+        out[f"N {REDRAWN}"] = f"every method over N repeats; {e['redrawn']}"
+    return {**out, **not_applicable(result_name)}
+
+
+def protocol_table():
+    """The protocols the page compares, what each changes and the results it covers (reader words, a frame).
+
+    Generated from :data:`PRIMARY`, :func:`variant_notes` and :func:`not_applicable`, so a variant
+    registered here is described on the page without typing it there.
+    """
+    from dpstack.companion import results as _results
+
+    def scales(name):
+        grid = _results.get(name).parameters("paper")
+        return grid.get("row_scales", [])
+
+    covers = {REFIT: [], "rows ÷ s": [], f"N {REDRAWN}": []}
+    na = []
+    for name, e in PRIMARY.items():
+        where = e["table"] + (f" ({e['subset']})" if e.get("subset") else "")
+        if e["refit"]:
+            covers[REFIT].append(where)
+        if e["row_scale"]:
+            s = ", ".join(f"÷ {v:g}" for v in scales(e["row_scale"]))
+            covers["rows ÷ s"].append(f"{where}: {s}")
+        if e["repeats"]:
+            n = _results.get(e["repeats"]).parameters("paper").get("n_repeats")
+            n = n or _results.get(name).grid("paper")[-1]["repeat"] + 1
+            covers[f"N {REDRAWN}"].append(f"{where}: {n} repeats")
+        na += [f"{e['table']} ({why.removeprefix('not applicable: ')})" for why in not_applicable(name).values()]
+    notes = {}
+    for name in PRIMARY:
+        na_labels = not_applicable(name)
+        notes.update({k: v for k, v in variant_notes(name).items() if k not in na_labels})
+    notes[f"N {REDRAWN}"] = (
+        "every method over N repeats, the data drawn anew in each where it can be: the MNIST images (and with them "
+        "the PCA and PST's test set) are redrawn from the repeat's seed; NEWS20's train/test split is the archive's "
+        "fixed split and stays one draw; PPTL's train/test splits are redrawn in every repeat of every protocol"
+    )
+    rows = [
+        {
+            "protocol": "as in the book",
+            "what changes": "the setting chosen on the validation part (λ, the high level's λ, η) is scored as it was "
+            "fitted, on the fit part; rows clipped to norm 1; the data drawn once",
+            "results": "every result",
+        }
+    ]
+    for label, where in covers.items():
+        text = "; ".join(where)
+        if label == REFIT and na:
+            text += "; not applicable to " + "; ".join(na)
+        rows.append({"protocol": label, "what changes": notes[label], "results": text})
+    return pd.DataFrame(rows).set_index("protocol")
+
+
+# --------------------------------------------------------------------------------------- collapses
+def _keys(frame):
+    return [k for k in ("dataset", "epsilon", "repeat") if k in frame.columns]
+
+
+def collapsed(frame, result_name):
+    """Per row: whether a stacked method's repeat has collapsed (module docstring); NaN elsewhere.
+
+    A stacked row is compared with the best one-level method of the same dataset, ε and repeat
+    in ``frame``; where none is in ``frame`` the row is NaN, and so is every one-level row.
+    """
+    e = _entry(result_name)
+    frame = frame[frame["combiner"] == "C-hl"] if "combiner" in frame.columns else frame
+    keys = _keys(frame)
+    base = frame[frame["method"].isin(e["one_level"])].groupby(keys)["auc"].max().rename("_best")
+    merged = frame.join(base, on=keys)
+    skill = np.maximum(merged["_best"] - 0.5, 0.0)
+    out = (merged["auc"] < 0.5 + COLLAPSE_FRACTION * skill).astype(float)
+    out[merged["_best"].isna() | ~merged["method"].isin(e["stacked"])] = np.nan
+    return out
+
+
+def repeat_summary(frame, result_name):
+    """Per (dataset,) method and ε: repeats, mean, median, min of the test AUC and the share of collapsed repeats.
+
+    ``collapsed`` is the share of repeats that collapsed (:func:`collapsed`; NaN for the one-level
+    methods), ``mean − median`` shows a skewed spread (a few repeats far below the rest).
+    """
+    frame = frame[frame["combiner"] == "C-hl"] if "combiner" in frame.columns else frame
+    frame = frame.assign(collapsed=collapsed(frame, result_name))
+    by = [k for k in ("dataset", "method", "n_groups", "epsilon") if k in frame.columns]
+    g = frame.groupby(by, sort=False)
+    out = g["auc"].agg(repeats="count", mean="mean", median="median", min="min").reset_index()
+    out["mean − median"] = out["mean"] - out["median"]
+    out["collapsed"] = g["collapsed"].mean().to_numpy()  # NaN where every row is NaN (one-level methods)
+    return out
+
+
+def repeats_summary(result_name, profile="paper", *, seed=0, n_jobs=1, compute=False):
+    """:func:`repeat_summary` of the many-repeat variant of ``result_name`` (None when it is not committed)."""
+    e = _entry(result_name)
+    frame = _load(e["repeats"], profile, seed, n_jobs, compute) if e["repeats"] else None
+    return None if frame is None else repeat_summary(as_primary(frame, result_name), result_name)
+
+
+# --------------------------------------------------------------------------------------- claims
+def _t_interval(values):
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    n = values.size
+    mean = float(values.mean()) if n else np.nan
+    half = t_half_width(values, 0.95)  # NaN for n < 2
+    return n, mean, mean - half, mean + half
+
+
+def _claim_rows(frame, claim, protocol):
+    frame = frame[frame["combiner"] == "C-hl"] if "combiner" in frame.columns else frame
+    rows = []
+    for d, part in frame.groupby("dataset", sort=False) if "dataset" in frame.columns else [("", frame)]:
+        part = part[np.isfinite(part["epsilon"])]
+        if claim.at == "smallest":
+            part = part[part["epsilon"] == part["epsilon"].min()]
+        wide = part.pivot_table(index=["repeat", "epsilon"], columns="method", values="auc")
+        if claim.better not in wide or claim.worse not in wide:
+            continue
+        # the repeat is the unit: the differences of one repeat (its ε) are averaged first
+        diff = (wide[claim.better] - wide[claim.worse]).groupby(level="repeat").mean()
+        n, mean, lo, hi = _t_interval(diff)
+        eps = part["epsilon"].unique()
+        where = f"ε = {eps.min():g}" if claim.at == "smallest" else "every finite ε, averaged in each repeat"
+        rows.append(
+            {
+                "claim": f"{claim.better} > {claim.worse}",
+                "dataset": d,
+                "where": where,
+                "protocol": protocol,
+                "repeats": n,
+                "effect": mean,
+                "ci_low": lo,
+                "ci_high": hi,
+            }
+        )
+    return rows
+
+
+def claim_effects(primary_frames, variants):
+    """The paired effect of the two claims the row scale moves, under every protocol.
+
+    Parameters
+    ----------
+    primary_frames : dict of str → DataFrame
+        Primary result name → its table (the protocol "as in the book").
+    variants : dict of str → dict of str → DataFrame
+        Primary result name → :func:`protocol_variants`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``claim``, ``dataset``, ``where``, ``protocol``, ``repeats``, ``effect`` (mean over repeats
+        of the repeat's mean difference of test AUC) and its 95 % t-interval ``ci_low``, ``ci_high``.
+    """
+    rows = []
+    for claim in _CLAIMS:
+        frames = {"as in the book": primary_frames.get(claim.primary)}
+        frames.update(variants.get(claim.primary, {}))
+        for protocol, frame in frames.items():
+            if frame is not None:
+                rows += _claim_rows(frame, claim, protocol)
+    return pd.DataFrame(
+        rows, columns=["claim", "dataset", "where", "protocol", "repeats", "effect", "ci_low", "ci_high"]
+    )
+
+
+# --------------------------------------------------------------------------------------- the page
+class SensitivityPage(NamedTuple):
+    """What the protocol-sensitivity page shows: a note, tables for the reader, a figure, prose, and the data.
+
+    ``tables`` holds the reader's tables (formatted, reader words): ``"claims"``, ``"repeats"``
+    (the stacked methods at each table's smallest ε), ``"repeats, every ε"`` and ``"means"``;
+    ``data`` the numbers behind them (:func:`claim_effects`, the mean AUC per protocol and
+    :func:`repeat_summary` of the stacked methods).
+    """
+
+    note: str
+    tables: dict
+    figure: object
+    prose: str
+    data: dict | None = None
+
+
+def _ci(effect, lo, hi):
+    return f"{effect:+.3f} [{lo:+.3f}, {hi:+.3f}]" if np.isfinite(lo) else f"{effect:+.3f}"
+
+
+def _reader_tables(effects, means, stacked):
+    claims = pd.DataFrame(
+        {
+            "claim": effects["claim"],
+            "data": [f"{d}, {w}" if d else w for d, w in zip(effects["dataset"], effects["where"])],
+            "protocol": effects["protocol"],
+            "repeats": effects["repeats"],
+            "difference of test AUC [95 % CI]": [
+                _ci(e, lo, hi) for e, lo, hi in zip(effects["effect"], effects["ci_low"], effects["ci_high"])
+            ],
+        }
+    )
+    shown = stacked.rename(
+        columns={
+            "epsilon": "ε",
+            "mean": "mean AUC",
+            "median": "median AUC",
+            "min": "worst repeat",
+            "collapsed": "collapsed repeats (share)",
+        }
+    )
+    smallest = shown[shown["ε"] == shown.groupby("table")["ε"].transform("min")]
+    return {  # the first column as the row labels: no running row number
+        "claims": claims.set_index("claim"),
+        "repeats": smallest.set_index("table"),
+        "repeats, every ε": shown.set_index("table"),
+        "means": means.rename(columns={"epsilon": "ε"}).set_index("table"),
+    }
+
+
+def _mean_table(primary_frames, variants):
+    """Mean test AUC per table, dataset, method and ε: one column per protocol (the book's protocol first)."""
+    long = []
+    for name, frame in primary_frames.items():
+        if not PRIMARY[name].get("curves"):
+            continue  # the curves against ε (PST Figure 1, PPTL Table 1); the others are judged in the claims table
+        for protocol, f in {"as in the book": frame, **variants.get(name, {})}.items():
+            f = f[f["combiner"] == "C-hl"] if "combiner" in f.columns else f
+            g = f.groupby(["dataset", "method", "epsilon"], sort=False)["auc"].mean().reset_index()
+            long.append(g.assign(table=PRIMARY[name]["table"], protocol=protocol))
+    long = pd.concat(long, ignore_index=True)
+    keys = ["table", "dataset", "method", "epsilon"]
+    wide = long.pivot_table(index=keys, columns="protocol", values="auc", sort=False)
+    return wide[list(dict.fromkeys(long["protocol"]))].reset_index().rename_axis(columns=None)
+
+
+def _claim_sentence(effects):
+    out = []
+    for (claim, dataset, where), part in effects.groupby(["claim", "dataset", "where"], sort=False):
+        bits = []
+        for r in part.to_dict("records"):
+            side = "above 0" if r["ci_low"] > 0 else "below 0" if r["ci_high"] < 0 else "includes 0"
+            bits.append(f"{r['protocol']}: {r['effect']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}], {side}")
+        on = f" on {dataset}" if dataset else ""
+        out.append(f"* **{claim}**{on} ({where}): " + "; ".join(bits) + ".")
+    return "\n".join(out)
+
+
+def _refit_sentence(means):
+    if REFIT not in means:
+        return ""
+    d = means.assign(change=means[REFIT] - means["as in the book"]).dropna(subset=["change"])
+    if d.empty:
+        return ""
+    big = d.loc[d["change"].abs().idxmax()]
+    up = int((d["change"] > 0).sum())
+    return (
+        f"Refitting the chosen setting on the whole training set raises the mean test AUC in {up} of "
+        f"{len(d)} (table, dataset, method, ε) entries; the largest change is {big['method']} on "
+        f"{big['dataset']} at ε = {big['epsilon']:g} in {big['table']}, from {big['as in the book']:.3f} to "
+        f"{big[REFIT]:.3f}."
+    )
+
+
+def _repeats_sentence(summaries):
+    out = []
+    for name, s in summaries.items():
+        stacked = s[s["collapsed"].notna()]
+        if stacked.empty:
+            continue
+        worst = stacked.loc[stacked["collapsed"].idxmax()]
+        skew = stacked.loc[stacked["mean − median"].idxmin()]
+        where = f" on {worst['dataset']}" if "dataset" in s else ""
+        skew_where = f" on {skew['dataset']}" if "dataset" in s else ""
+        out.append(
+            f"{PRIMARY[name]['table']}, {int(worst['repeats'])} repeats: the largest share of collapsed repeats is "
+            f"{worst['collapsed']:.0%} ({worst['method']}{where} at ε = {worst['epsilon']:g}); the mean lies "
+            f"furthest below the median for {skew['method']}{skew_where} at ε = {skew['epsilon']:g} "
+            f"(mean {skew['mean']:.3f}, median {skew['median']:.3f}, worst repeat {skew['min']:.3f})."
+        )
+    return " ".join(out)
+
+
+def _figure(effects, means):
+    import matplotlib.pyplot as plt
+
+    from dpstack.companion.plotting import FIGURE_WIDTH, color_for, legend_below, ours_paper_key, set_grid_ticks
+
+    panels = list(dict.fromkeys(zip(effects["claim"], effects["dataset"])))
+    heights = [0.9 + 0.3 * len(effects[(effects["claim"] == c) & (effects["dataset"] == d)]) for c, d in panels]
+    fig, axes = plt.subplots(
+        len(panels) + 1,
+        1,
+        figsize=(FIGURE_WIDTH, sum(heights) + 3.0),
+        squeeze=False,
+        layout="constrained",
+        gridspec_kw={"height_ratios": [*heights, 3.0]},
+    )
+    axes = axes[:, 0]
+    for ax, (claim, dataset) in zip(axes, panels):
+        part = effects[(effects["claim"] == claim) & (effects["dataset"] == dataset)].reset_index(drop=True)
+        y = np.arange(len(part))[::-1]
+        ax.errorbar(
+            part["effect"],
+            y,
+            xerr=[part["effect"] - part["ci_low"], part["ci_high"] - part["effect"]],
+            fmt="o",
+            color=color_for(claim.split(" > ")[0]),
+            capsize=3,
+        )
+        ax.axvline(0, color="k", lw=0.6)
+        ax.set_yticks(y, part["protocol"])
+        ax.set(title=f"{claim}{' on ' + dataset if dataset else ''}", xlabel="difference of test AUC [95 % CI]")
+    ax = axes[-1]
+    if REFIT in means:
+        part = means[(means["table"] == "PST Figure 1") & (means["dataset"] == "MNIST")]
+        part = part[np.isfinite(part["epsilon"])]
+        for m, sub in part.groupby("method", sort=False):
+            ax.plot(sub["epsilon"], sub["as in the book"], "-o", color=color_for(m), label=f"{m}", ms=4)
+            ax.plot(sub["epsilon"], sub[REFIT], "--s", color=color_for(m), ms=4, mfc="none")
+        ax.set_xscale("log")
+        set_grid_ticks(ax, sorted(part["epsilon"].unique()))
+        ax.set(title="PST Figure 1, MNIST: validated and refit", xlabel="ε", ylabel="mean test AUC")
+        ax.legend()
+        legend_below(fig, extra=ours_paper_key(ours="validated model (solid)", paper="refit on all (dashed)"))
+    else:
+        ax.set_axis_off()
+    plt.close(fig)  # shown where the page displays it, not where it is built
+    return fig
+
+
+def sensitivity_page(profile="paper", *, seed=0, n_jobs=1):
+    """Everything the protocol-sensitivity page shows, from the committed results (``profile="paper"``).
+
+    At ``profile="paper"`` only committed results are read: while any protocol result is not
+    committed, the page shows a note saying so and no numbers. Another profile computes the
+    grids live (the quick profile: a few repeats, MNIST only for PST).
+
+    Returns
+    -------
+    SensitivityPage
+        ``note`` (where the numbers come from, or that they are not computed yet), ``tables``
+        (``"claims"``: :func:`claim_effects`; ``"means"``: mean test AUC per protocol; ``"repeats"``:
+        :func:`repeat_summary` of the stacked methods per primary result), ``figure`` (or None) and
+        ``prose`` (Markdown built from the results).
+    """
+    compute = profile != "paper"
+    missing = [n for name in PRIMARY for n in protocol_results(name)]
+    missing = [n for n in missing if not _available(n, profile, seed, compute)]
+    if missing:
+        note = (
+            "**Not yet computed.** The protocol-sensitivity results have not been computed at the papers' "
+            f"scale yet ({len(missing)} of {sum(len(protocol_results(n)) for n in PRIMARY)} grids missing); "
+            "they are computed together with the book's other results, and this page then shows them. "
+            "Until then it shows no numbers."
+        )
+        return SensitivityPage(note, {}, None, "")
+    shown = [name for name in PRIMARY if PRIMARY[name].get("curves") or PRIMARY[name]["repeats"]]
+    primary = {name: results.load_or_run(name, profile=profile, seed=seed, n_jobs=n_jobs) for name in shown}
+    variants = {name: protocol_variants(name, profile, seed=seed, n_jobs=n_jobs, compute=compute) for name in shown}
+    effects = claim_effects(primary, variants)
+    means = _mean_table(primary, variants)
+    summaries = {}
+    for name in shown:
+        if not PRIMARY[name]["repeats"]:
+            continue
+        label = next(k for k in variants[name] if k.endswith(REDRAWN))
+        summary = repeat_summary(variants[name][label], name)
+        if "n_groups" in summary:  # PST Figure 2 [IJCAI Fig. 2(a)–(b)]: its default K, the K of every other figure
+            summary = summary[summary["n_groups"] == 5].drop(columns="n_groups")
+        summaries[name] = summary
+    stacked = pd.concat(
+        [s[s["collapsed"].notna()].assign(table=PRIMARY[n]["table"]) for n, s in summaries.items()],
+        ignore_index=True,
+    )
+    stacked = stacked[["table", "dataset", "method", "epsilon", "repeats", "mean", "median", "min", "collapsed"]]
+    source = (
+        "committed results computed at the papers' scale" if not compute else f"a live run at the {profile} profile"
+    )
+    note = f"From {source}: {', '.join(PRIMARY[n]['table'] for n in PRIMARY)}, each under every protocol."
+    robust = claims_under_protocols(profile)
+    if robust is not None:
+        note += (
+            " Every claim on the papers' data is judged again under each protocol in the last table; the claim "
+            "tables of the experiment pages summarise it in their robust column."
+        )
+    prose = "\n\n".join(
+        p
+        for p in (
+            "**The two claims the row scale moves**, under every protocol (the difference of test AUC, "
+            "paired on the repeat):\n\n" + _claim_sentence(effects),
+            _refit_sentence(means),
+            _repeats_sentence(summaries),
+        )
+        if p
+    )
+    data = {"claims": effects, "means": means, "repeats": stacked}
+    tables = _reader_tables(effects, means, stacked)
+    if robust is not None:
+        data["every claim"] = robust
+        tables["every claim"] = robust.set_index("claim")
+    return SensitivityPage(note, tables, _figure(effects, means), prose, data)
+
+
+def claims_under_protocols(profile="paper"):
+    """Every judged claim on the papers' data: its verdict as in the book and under each protocol (a frame).
+
+    Columns ``claim`` (its label and data set), ``page``, ``as in the book``, one column per
+    protocol label (a verdict; "not measured" where the variant lacks the claim's rows; "not
+    applicable" with the reason where the protocol does not apply; "–" where the result has no
+    such variant) and ``robust`` (the claim tables' column). Read from the committed results
+    (None at another profile: the registry judges committed results only).
+    """
+    if profile != "paper":
+        return None
+    from dpstack.companion.verdicts import robust_table
+
+    return robust_table()

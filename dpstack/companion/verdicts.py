@@ -1,0 +1,534 @@
+"""The claims of the three papers, one home per paper, judged by one rule.
+
+Each paper has a module (:mod:`dpstack.companion.papers.pst.claims`, :mod:`dpstack.companion.papers.pptl.claims`,
+:mod:`dpstack.companion.papers.mpl.claims`) holding its claims as :class:`Claim` records: the paper's words and
+where they are printed, the encoding (kind, direction, the rows compared, the pairing, the x
+range and whether the claim must hold at every x or at some x), the committed result it is
+judged on and the status of the data (``"paper"``: the paper's own data set; ``"stand-in"``:
+another data set run with the paper's protocol; ``"synthetic"``: a generated cohort standing
+for private data). One fact of a paper (one sentence, on one data set) is one claim.
+
+:func:`judge` applies the rule of :mod:`dpstack.companion.rule` (the repeat as the unit,
+Holm inside a claim over its x, Holm over each paper's family of claims on one kind of data);
+:func:`tally` counts the outcomes per paper and data status (only ``"paper"`` enters a paper's
+tally); :func:`robust_column` re-judges the claims under the protocol variants of
+:func:`dpstack.companion.variants.protocol_variants` when that module is present.
+
+Presentation only: nothing here is imported by the code that computes a committed result, so
+editing a claim never makes a result stale.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+
+from dpstack.companion import rule as V
+
+__all__ = [
+    "Part",
+    "Claim",
+    "Margin",
+    "Rule",
+    "RULE",
+    "DATA_STATUS",
+    "claims",
+    "claim",
+    "encoding",
+    "describe",
+    "judge_claim",
+    "judge",
+    "tally",
+    "robust_column",
+    "robust_table",
+    "committed_frames",
+]
+
+#: the kinds of data a claim can be judged on, in the order the tallies list them
+DATA_STATUS = ("paper", "stand-in", "synthetic")
+KINDS = ("directional", "equivalence", "non-inferiority", "not judged")
+
+
+@dataclass(frozen=True)
+class Margin:
+    """A margin of "≈" / "not worse" claims, derived from the design (see :mod:`dpstack.companion.rule`)."""
+
+    value: float
+    metric: str
+    dataset: str
+    derivation: str
+
+
+@dataclass(frozen=True)
+class Part:
+    """One comparison of a claim: rows ``a`` against rows ``b`` (or a printed number), at one x.
+
+    ``a``/``b``/``c`` are row selectors as tuples of (column, value) pairs (hashable, so the
+    encoding can be pinned); ``pair_on`` the keys matched within a repeat (their differences
+    averaged in the repeat); ``c`` makes the part "``a`` between ``c`` and ``b``".
+    """
+
+    label: str
+    a: tuple
+    b: tuple | float
+    pair_on: tuple = ()
+    c: tuple | None = None
+
+    def differences(self, frame, value, unit="repeat"):
+        b = self.b if isinstance(self.b, (int, float)) else dict(self.b)
+        return V.repeat_differences(
+            frame,
+            dict(self.a),
+            b,
+            value=value,
+            pair_on=self.pair_on,
+            unit=unit,
+            c=None if self.c is None else dict(self.c),
+        )
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of one paper, with its encoding and the data it is judged on."""
+
+    id: str
+    paper: str
+    words: str
+    location: str
+    page: str
+    result: str
+    data: str
+    dataset: str
+    kind: str
+    label: str  # the claim as judged, in symbols ("PST-F(W) > PST-F(U) at every ε")
+    parts: tuple = ()
+    quantifier: str = "every"  # "every" or "some" (ignored for one part)
+    value: str = "auc"
+    margin: Margin | None = None
+    prepare: str = ""  # a key of PREPARE: how the committed table becomes the judged frame
+    note: str = ""  # why a "not judged" claim is not, or how the encoding reads the words
+
+    def __post_init__(self):
+        if self.data not in DATA_STATUS:
+            raise ValueError(f"data must be one of {DATA_STATUS}, got {self.data!r} (claim {self.id})")
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r} (claim {self.id})")
+        if self.quantifier not in ("every", "some"):
+            raise ValueError(f"quantifier must be 'every' or 'some', got {self.quantifier!r} (claim {self.id})")
+        if self.kind in ("equivalence", "non-inferiority") and self.margin is None:
+            raise ValueError(f"claim {self.id}: a {self.kind} claim needs a margin")
+        if self.kind != "not judged" and not self.parts:
+            raise ValueError(f"claim {self.id}: a judged claim needs at least one part")
+
+
+def sel(**kw):
+    """A row selector as a sorted tuple of (column, value) pairs."""
+    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in kw.items()))
+
+
+def _mpl_dp(frame):
+    from dpstack.companion.papers.mpl.grids import DP_NOISE
+    from dpstack.companion.papers.mpl.pages import trial_means
+
+    return trial_means(frame, DP_NOISE)
+
+
+def _mpl_exp(frame):
+    from dpstack.companion.papers.mpl.grids import EXP_NOISE
+    from dpstack.companion.papers.mpl.pages import trial_means
+
+    return trial_means(frame, EXP_NOISE)
+
+
+#: how a committed table becomes the frame a claim is judged on (by :attr:`Claim.prepare`)
+PREPARE = {"": lambda f: f, "mpl": _mpl_dp, "mpl-exp": _mpl_exp}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """The switches of the rule (all on: the book's rule; the others exist to show what each changes).
+
+    ``unit="repeat"``: one difference per repeat; ``None``: every matched pair an observation.
+    ``holm_within``/``holm_across``: Holm inside a claim / over a paper's family.
+    ``margins="derived"``: the registry's margins; a number: that margin for every claim; a dict:
+    a margin per score column (``{"auc": 0.01, "accuracy": 0.02}``, the previous rule's).
+    """
+
+    unit: str | None = "repeat"
+    holm_within: bool = True
+    holm_across: bool = True
+    margins: str | float | dict = "derived"
+    alpha: float = 0.05
+
+
+RULE = Rule()
+
+
+@functools.cache
+def _registry():
+    from dpstack.companion.papers.mpl import claims as mpl
+    from dpstack.companion.papers.pptl import claims as pptl
+    from dpstack.companion.papers.pst import claims as pst
+
+    out = {}
+    for module in (pst, pptl, mpl):
+        for c in module.CLAIMS:
+            if c.id in out:
+                raise ValueError(f"duplicate claim id {c.id!r}")
+            out[c.id] = c
+    return out
+
+
+def claims(paper=None, data=None, judged=None):
+    """The registered claims (optionally of one paper, one data status, judged or not), in order."""
+    out = list(_registry().values())
+    if paper is not None:
+        out = [c for c in out if c.paper == paper]
+    if data is not None:
+        out = [c for c in out if c.data == data]
+    if judged is not None:
+        out = [c for c in out if (c.kind != "not judged") == judged]
+    return out
+
+
+def claim(claim_id):
+    """The claim with id ``claim_id``."""
+    try:
+        return _registry()[claim_id]
+    except KeyError:
+        raise KeyError(f"claim_id must be a registered claim id, got {claim_id!r}") from None
+
+
+def _rows(selector):
+    if isinstance(selector, (int, float)):
+        return f"the printed {selector:g}"
+    return ", ".join(
+        f"{k}={'|'.join(f'{x:g}' if isinstance(x, float) else str(x) for x in v) if isinstance(v, tuple) else (f'{v:g}' if isinstance(v, float) else v)}"
+        for k, v in selector
+    )
+
+
+def describe(part):
+    """One line for a part: "label: [a rows] − [b rows]" (with "between" parts and the pairing keys)."""
+    text = f"{part.label}: [{_rows(part.a)}] − [{_rows(part.b)}]"
+    if part.c is not None:
+        text = f"{part.label}: [{_rows(part.a)}] between [{_rows(part.c)}] and [{_rows(part.b)}]"
+    if part.pair_on:
+        text += f" paired on {', '.join(part.pair_on)} within the repeat"
+    return text
+
+
+def encoding(c):
+    """A claim's encoding as plain data (what the tests pin): kind, quantifier, parts, margin, data."""
+    return {
+        "paper": c.paper,
+        "data": c.data,
+        "result": c.result,
+        "kind": c.kind,
+        "quantifier": c.quantifier,
+        "value": c.value,
+        "margin": None if c.margin is None else c.margin.value,
+        "parts": [describe(p) for p in c.parts],
+    }
+
+
+def _margin(c, rule):
+    if c.margin is None:
+        return None
+    if isinstance(rule.margins, dict):
+        return float(rule.margins[c.value])
+    return c.margin.value if rule.margins == "derived" else float(rule.margins)
+
+
+def judge_claim(c, frame, rule=RULE):
+    """The verdict of claim ``c`` on ``frame`` (the committed table of ``c.result``), before Holm across claims."""
+    if c.kind == "not judged":
+        raise ValueError(f"claim {c.id} is not judged: {c.note}")
+    f = PREPARE[c.prepare](frame)
+    margin = _margin(c, rule)
+    parts = [
+        V.part_verdict(p.differences(f, c.value, unit=rule.unit), c.kind, margin, p.label, rule.alpha) for p in c.parts
+    ]
+    return V.combine_parts(parts, c.label, c.quantifier, rule.alpha, adjust=rule.holm_within)
+
+
+def committed_frames(names):
+    """The committed paper-profile tables of ``names`` (name → frame); those not committed here are left out.
+
+    A committed table that is stale or damaged raises (:func:`dpstack.companion.results.load`).
+    """
+    from dpstack.companion import results
+
+    out = {}
+    for name in names:
+        try:
+            frame = results.load(name, profile="paper")
+        except results.MissingResultError:
+            continue
+        frame.attrs = {}  # the provenance is not needed here, and pandas copies it on every operation
+        out[name] = frame
+    return out
+
+
+def judge(paper=None, frames=None, rule=RULE, claim_list=None):
+    """Judge the claims (of ``paper``, or all) and return one row per claim.
+
+    Parameters
+    ----------
+    paper : str, optional
+    frames : dict, optional
+        Result name → its table (default: the committed paper-profile tables,
+        :func:`committed_frames`). A claim whose result is missing is "not run".
+    rule : Rule, default=RULE
+    claim_list : list of Claim, optional
+        The claims to judge (default: :func:`claims` of ``paper``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``id``, ``paper``, ``data``, ``dataset``, ``page``, ``location``, ``words``,
+        ``claim`` (as judged), ``kind``, ``verdict`` (an outcome, "not run" or "not judged"),
+        ``effect``, ``ci_low``, ``ci_high``, ``at`` (the part the effect is of), ``p_raw``,
+        ``p_adjusted``, ``n`` (repeats), ``margin``, ``repeats_to_decide``, ``decides`` and
+        ``verdict_obj`` (the :class:`~dpstack.companion.rule.Verdict`, with its parts) and
+        ``claim_obj`` (the :class:`Claim`).
+        Holm runs over each (paper, data status) family of judged claims.
+    """
+    cs = claims(paper) if claim_list is None else list(claim_list)
+    if frames is None:
+        frames = committed_frames(sorted({c.result for c in cs if c.kind != "not judged"}))
+    rows, judged = [], {}
+    for c in cs:
+        if c.kind != "not judged" and c.result in frames:
+            judged[c.id] = judge_claim(c, frames[c.result], rule)
+    for fam in {(c.paper, c.data) for c in cs if c.id in judged}:
+        ids = [c.id for c in cs if (c.paper, c.data) == fam and c.id in judged]
+        for i, v in zip(ids, V.adjust_family([judged[i] for i in ids], rule.alpha, adjust=rule.holm_across)):
+            judged[i] = v
+    nan = float("nan")
+    for c in cs:
+        v = judged.get(c.id)
+        row = {
+            "id": c.id,
+            "paper": c.paper,
+            "data": c.data,
+            "dataset": c.dataset,
+            "page": c.page,
+            "location": c.location,
+            "words": c.words,
+            "claim": c.label,
+            "kind": c.kind,
+            "verdict": "not judged" if c.kind == "not judged" else ("not run" if v is None else v.outcome),
+            "effect": nan if v is None else v.effect,
+            "ci_low": nan if v is None else v.ci_low,
+            "ci_high": nan if v is None else v.ci_high,
+            "at": "" if v is None else v.at,
+            "p_raw": nan if v is None else v.p_value,
+            "p_adjusted": nan if v is None else v.p_adjusted,
+            "n": 0 if v is None else v.n,
+            "margin": nan if c.margin is None else _margin(c, rule),
+            "repeats_to_decide": nan if v is None else v.repeats_to_decide,
+            "decides": "" if v is None else v.decides,
+            "note": c.note,
+            "verdict_obj": v,
+            "claim_obj": c,
+        }
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def tally(judged):
+    """Counts per (paper, data status): supported, contradicted, inconclusive, total (judged claims run)."""
+    run = judged[judged["verdict"].isin(V.OUTCOMES)]
+    rows = []
+    for (paper, data), part in run.groupby(["paper", "data"], sort=False):
+        counts = {o: int((part["verdict"] == o).sum()) for o in V.OUTCOMES}
+        rows.append({"paper": paper, "data": data, **counts, "total": int(len(part))})
+    out = pd.DataFrame(rows, columns=["paper", "data", *V.OUTCOMES, "total"])
+    order = {p: i for i, p in enumerate(("PST", "PPTL", "MPL"))}
+    return out.sort_values(
+        ["paper", "data"], key=lambda s: s.map(order) if s.name == "paper" else s.map(DATA_STATUS.index)
+    ).reset_index(drop=True)
+
+
+def _variants_provider():
+    try:
+        from dpstack.companion.variants import protocol_variants
+    except ImportError:
+        return None
+    return protocol_variants
+
+
+def _notes_provider():
+    try:
+        from dpstack.companion.variants import missing_variants, not_applicable
+    except ImportError:
+        return None
+
+    def notes(result_name):
+        out = {label: f"not computed yet: {label}" for label in missing_variants(result_name)}
+        out.update({label: f"not applicable: {why}" for label, why in not_applicable(result_name).items()})
+        return out
+
+    return notes
+
+
+#: the robust column of a claim judged on data that is not the paper's and has no protocol variant
+NOT_RUN_FOR = {
+    "synthetic": "not run (synthetic data, not in the paper's tally)",
+    "stand-in": "not run (stand-in data, not in the paper's tally)",
+}
+
+NOT_MEASURED = "not measured"
+
+
+def _under_protocols(judged, variants, rule, notes):
+    """Per claim (index of ``judged``): [(label, verdict or NOT_MEASURED or "not applicable: why")], in label order."""
+    cs = list(judged["claim_obj"])
+    by_label, labels_of = {}, {}
+    for name in sorted({c.result for c in cs}):
+        try:
+            found = variants(name) or {}
+        except (KeyError, FileNotFoundError, ValueError, LookupError):
+            found = {}
+        labels_of[name] = list(found)
+        for label, frame in found.items():
+            by_label.setdefault(label, {})[name] = frame
+    out = {i: [] for i in judged.index}
+    for label, frames in by_label.items():
+        again = judge(frames=frames, rule=rule, claim_list=[c for c in cs if c.result in frames])
+        # a variant that lacks some rows of a claim does not judge it: "not measured", shown, never dropped
+        complete = {
+            cid: v is not None and all(p.n > 0 for p in (v.parts or (v,)))
+            for cid, v in zip(again["id"], again["verdict_obj"])
+        }
+        now = dict(zip(again["id"], again["verdict"]))
+        for i, c in zip(judged.index, cs):
+            if c.result not in frames:
+                continue
+            v = now.get(c.id)
+            ok = v in V.OUTCOMES and complete.get(c.id, False)
+            out[i].append((label, v if ok else NOT_MEASURED))
+    for i, c in zip(judged.index, cs):
+        out[i] += list((notes(c.result) if notes is not None else {}).items())
+        out[i].sort(key=lambda item: _label_order(item[0]))
+    return out
+
+
+def _label_order(label):
+    """Refit first, then the row scales by their constant, then the rest (the many repeats), each once."""
+    if label.startswith("refit"):
+        return (0, 0.0, label)
+    m = re.match(r"rows ÷ ([0-9.]+)$", label)
+    if m:
+        return (1, float(m.group(1)), label)
+    return (2, 0.0, label)
+
+
+def robust_column(judged, variants=None, rule=RULE, notes=None):
+    """Per claim: does its verdict hold under each protocol variant?
+
+    Parameters
+    ----------
+    judged : pandas.DataFrame
+        The output of :func:`judge` (its claims are re-judged).
+    variants : callable, optional
+        ``variants(result_name) -> {protocol label: frame}`` (default:
+        :func:`dpstack.companion.variants.protocol_variants` when that module exists).
+        Each variant is judged as a family of the claims it covers (Holm as for the primary
+        results); a variant lacking some of a claim's rows does not judge that claim, and the
+        column says so ("not measured: <label>").
+    rule : Rule, default=RULE
+    notes : callable, optional
+        ``notes(result_name) -> {protocol label: "not applicable: why" or "not computed yet: …"}``
+        (default: from :func:`dpstack.companion.variants.not_applicable` and
+        :func:`~dpstack.companion.variants.missing_variants`), e.g. no refit where the paper
+        tunes nothing, a registered variant not committed yet.
+
+    Returns
+    -------
+    pandas.Series
+        Indexed like ``judged``. Every variant of the claim's result is named: "yes (<labels>)"
+        when each gives the primary verdict; "no: <label> → <verdict>; …; holds: <labels>" when
+        some does not; then "; not measured: <labels>", "; not computed yet: <labels>" and
+        "; <label>: not applicable (<why>)" where they apply. "not run" when no variant exists for the claim's result (or the
+        protocols module is absent; on synthetic or stand-in data the reason is added), "–" for
+        claims not judged or not run on the primary results.
+    """
+    if variants is None:
+        variants = _variants_provider()
+        if notes is None:
+            notes = _notes_provider()
+    out = pd.Series("not run", index=judged.index, dtype=object)
+    skip = ~judged["verdict"].isin(V.OUTCOMES)
+    for i, data in zip(judged.index, judged["data"]):
+        if data in NOT_RUN_FOR:
+            out[i] = NOT_RUN_FOR[data]
+    out[skip] = "–"
+    if variants is None:
+        return out
+    found = _under_protocols(judged, variants, rule, notes)
+    for i, primary, data in zip(judged.index, judged["verdict"], judged["data"]):
+        if skip[i] or not found[i]:
+            continue
+        hold = [lab for lab, v in found[i] if v == primary]
+        differ = [(lab, v) for lab, v in found[i] if v in V.OUTCOMES and v != primary]
+        if data in NOT_RUN_FOR and not hold and not differ:
+            continue  # e.g. the synthetic panel of a figure whose variants cover the paper's data only
+        missing = [lab for lab, v in found[i] if v == NOT_MEASURED]
+        na = [(lab, v.split(": ", 1)[1]) for lab, v in found[i] if v.startswith("not applicable: ")]
+        pending = [lab for lab, v in found[i] if v.startswith("not computed yet: ")]
+        if differ:
+            text = "no: " + "; ".join(f"{lab} → {v}" for lab, v in differ)
+            if hold:
+                text += "; holds: " + ", ".join(hold)
+        elif hold:
+            text = "yes (" + ", ".join(hold) + ")"
+        else:
+            text = "not run"  # followed by what was not measured, not computed or does not apply
+        if missing:
+            text += "; not measured: " + ", ".join(missing)
+        if pending:
+            text += "; not computed yet: " + ", ".join(pending)
+        for lab, why in na:
+            text += f"; {lab}: not applicable ({why})"
+        out[i] = text
+    return out
+
+
+def robust_table(judged=None, variants=None, rule=RULE, notes=None, data="paper"):
+    """Each judged claim on ``data`` (the paper's, by default): the verdict as judged and under each protocol.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``claim`` ("label (data set)"), ``page``, ``as in the book``, one column per protocol
+        label in the order met (a verdict, "not measured", "not applicable: why", "–" when the
+        claim's result has no such variant) and ``robust`` (:func:`robust_column`).
+    """
+    if judged is None:
+        judged = judge()
+    if variants is None:
+        variants = _variants_provider()
+        if notes is None:
+            notes = _notes_provider()
+    part = judged[(judged["data"] == data) & judged["verdict"].isin(V.OUTCOMES)]
+    found = _under_protocols(part, variants, rule, notes) if variants is not None else {i: [] for i in part.index}
+    labels = sorted(dict.fromkeys(lab for i in part.index for lab, _ in found[i]), key=_label_order)
+    rows = []
+    for i, r in part.iterrows():
+        got = dict(found[i])
+        rows.append(
+            {
+                "claim": f"{r['claim']} ({r['dataset']})",
+                "page": r["page"],
+                "as in the book": r["verdict"],
+                **{lab: got.get(lab, "–") for lab in labels},
+            }
+        )
+    out = pd.DataFrame(rows, columns=["claim", "page", "as in the book", *labels])
+    out["robust"] = list(robust_column(part, variants, rule, notes)) if len(part) else []
+    return out
