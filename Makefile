@@ -66,8 +66,8 @@ PROFILE ?= paper
 N_JOBS ?= 2
 DASK ?=
 reproduce: $(STAMP)
-	"$(PY)" -m dpstack.companion.reproduce $(EXPERIMENTS) --profile $(PROFILE) --n-jobs $(N_JOBS) $(if $(DASK),--dask $(DASK))
-	$(NB_ENV) "$(PY)" scripts/run_notebooks.py --in-place -j 1 $$("$(PY)" -m dpstack.companion.reproduce --pages $(EXPERIMENTS))
+	"$(PY)" -m dpstack.companion reproduce $(EXPERIMENTS) --profile $(PROFILE) --n-jobs $(N_JOBS) $(if $(DASK),--dask $(DASK))
+	$(NB_ENV) "$(PY)" scripts/run_notebooks.py --in-place -j 1 $$("$(PY)" -m dpstack.companion pages $(EXPERIMENTS))
 
 notebooks: $(STAMP)
 	$(NB_ENV) "$(PY)" scripts/run_notebooks.py
@@ -114,7 +114,7 @@ test-notebooks: $(STAMP)
 	$(NB_ENV) "$(PY)" -m pytest --nbval notebooks --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider
 
 demo: $(STAMP)
-	"$(PY)" -m dpstack.companion.chapters.demo --out _build/demo
+	"$(PY)" -m dpstack.companion demo --out _build/demo
 
 # Builds the book (Sphinx -W) into _build/html, serves it on 127.0.0.1 and opens every page in
 # headless Chromium; screenshots go to _build/screenshots/ (DPSTACK_SCREENSHOTS=all: every page).

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from dpstack.companion import live, results
-from dpstack.companion.__main__ import main as cli
+from dpstack.companion.cli import main as cli
 from dpstack.companion.parameters import ParameterError, check_parameters
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -211,7 +211,7 @@ def test_an_unusable_out_path_is_refused_before_any_work(tmp_path, capsys, monke
 def test_the_csv_and_its_provenance_are_written_as_a_pair(tmp_path, monkeypatch):
     import errno
 
-    from dpstack.companion import __main__ as main_module
+    from dpstack.companion import run as main_module
 
     csv_path, json_path = main_module.output_paths(tmp_path / "t.csv")
     results.write_files([(json_path, b"old json"), (csv_path, b"old csv")])

@@ -205,7 +205,7 @@ READER_CAUGHT = {
     "only what the fitted object releases (its `_release_attributes`)": "internal name",
     "The adversary of the privacy review holds the fitted object": "internal review",
     "a changed module is named in a STALE line": "stale-result line",
-    "computed once by `python -m dpstack.audit.stored` and stored": "developer command",
+    "computed once by `python -m dpstack.companion audit-tables` and stored": "developer command",
     "`make reproduce` recomputes them": "developer command",
     "exactly the papers' numbers (a unit test\nchecks this)": "test-suite remark",
     "the layout of our build machines": "our machines",
@@ -242,8 +242,8 @@ def test_the_operations_pages_may_name_commands_but_not_machines():
 
 def test_the_browser_check_reads_prose_not_code_blocks():
     page = (
-        "<main><p>Run <code>python -m dpstack.audit.stored</code>.</p>"
-        "<pre>python -m dpstack.companion.reproduce pst_fig1_epsilon</pre></main>"
+        "<main><p>Run <code>python -m dpstack.companion audit-tables</code>.</p>"
+        "<pre>python -m dpstack.companion reproduce pst_fig1_epsilon</pre></main>"
     )
     problems = outside_words.page_problems(page)
     assert len(problems) == 1 and "developer command" in problems[0] and "audit.stored" in problems[0]

@@ -611,4 +611,6 @@ def test_landing_page_summary_is_generated_from_the_results():
     from dpstack.companion import show
 
     for path, text in show.summary_files().items():
-        assert path.read_text(encoding="utf-8") == text, f"{path.name} is stale: run python -m dpstack.companion.show"
+        assert path.read_text(encoding="utf-8") == text, (
+            f"{path.name} is stale: run python -m dpstack.companion summaries"
+        )

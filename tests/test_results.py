@@ -194,7 +194,7 @@ def test_stale_toy_result_names_page_files_and_command(toy):
         results.load_or_run("toy_page", "quick")
     err = info.value
     assert err.name == "toy_page" and err.profile == "quick"
-    assert "python -m dpstack.companion.reproduce toy_page --profile quick" in str(err)
+    assert "python -m dpstack.companion reproduce toy_page --profile quick" in str(err)
     assert any("toy_cell" in c or "toy_results_module" in c for c in err.changed)
 
 
@@ -214,7 +214,7 @@ def test_planted_change_in_a_dpstack_module_makes_committed_results_stale(tmp_pa
     with pytest.raises(results.StaleResultError) as info:
         results.check(name, profile, root=ROOT / "results")
     assert info.value.changed == ["dpstack/mechanisms.py"]
-    assert f"python -m dpstack.companion.reproduce {name} --profile {profile}" in str(info.value)
+    assert f"python -m dpstack.companion reproduce {name} --profile {profile}" in str(info.value)
     assert name in str(info.value)
 
 

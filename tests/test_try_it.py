@@ -9,7 +9,7 @@ import yaml
 from papermill.cli import _resolve_type
 
 from dpstack.companion import live, pages
-from dpstack.companion.__main__ import _parser
+from dpstack.companion.run import _parser
 
 ROOT = Path(__file__).resolve().parents[1]
 THEOREM_PAGES = {

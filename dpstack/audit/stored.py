@@ -3,7 +3,7 @@
 The audit's law test needs at least 1,000 real fits per case; the tables of
 :func:`~dpstack.audit.audit_mechanisms`, :func:`~dpstack.audit.audit_mutants` and
 :func:`~dpstack.audit.power_table` at that size take minutes, too long for a chapter that is
-re-executed with the book. They are computed once (``python -m dpstack.audit.stored``) and
+re-executed with the book. They are computed once (``python -m dpstack.companion audit-tables``) and
 written as CSV files next to a JSON provenance record: the parameters and seed, the code hash of
 every source file the numbers depend on (:func:`dpstack.provenance.code_hash`: a Python file's
 syntax tree without docstrings, so an edit of the documentation does not make the numbers stale;
@@ -206,7 +206,7 @@ def load_tables(profile="quick", epsilon=1.0, seed=0, directory=DEFAULT_DIR):
     if stale:
         warnings.warn(
             f"the stored audit tables were computed on {record.get('date')} with other code: "
-            f"{', '.join(stale)} changed since; recompute them with python -m dpstack.audit.stored",
+            f"{', '.join(stale)} changed since; recompute them with python -m dpstack.companion audit-tables",
             StaleTablesWarning,
             stacklevel=2,
         )
@@ -214,8 +214,8 @@ def load_tables(profile="quick", epsilon=1.0, seed=0, directory=DEFAULT_DIR):
 
 
 def main(argv=None):
-    """``python -m dpstack.audit.stored [--profile quick] [--epsilon 1] [--seed 0] [--out DIR]``."""
-    parser = argparse.ArgumentParser(prog="python -m dpstack.audit.stored", description=main.__doc__)
+    """``python -m dpstack.companion audit-tables [--profile quick] [--epsilon 1] [--seed 0] [--out DIR]``."""
+    parser = argparse.ArgumentParser(prog="python -m dpstack.companion audit-tables", description=main.__doc__)
     parser.add_argument("--profile", default="quick")
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
@@ -227,7 +227,3 @@ def main(argv=None):
     record = save_tables(tables, {"profile": args.profile, "epsilon": args.epsilon, "seed": args.seed}, wall, args.out)
     print(f"wrote {', '.join(sorted(record['tables']))} to {args.out} in {wall:.0f} s")
     return record
-
-
-if __name__ == "__main__":
-    main()

@@ -334,7 +334,7 @@ def _py_value(v):
 
 def _live(page, name, question, notebook=None, **knobs):
     """A suggestion that re-runs the registered experiment ``name`` with ``knobs`` (and the page's ``seed``)."""
-    from dpstack.companion.__main__ import ALIASES
+    from dpstack.companion.run import ALIASES
 
     args = dict(knobs)
     notebook = dict(notebook or {})

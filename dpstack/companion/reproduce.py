@@ -2,12 +2,12 @@
 
 Usage::
 
-    python -m dpstack.companion.reproduce                        # every registered page, paper profile
-    python -m dpstack.companion.reproduce mpl_kdd mpl_mnist10 --profile paper --n-jobs 2
-    python -m dpstack.companion.reproduce --list                 # pages, data and committed results
-    python -m dpstack.companion.reproduce --check                # verify every committed result
-    python -m dpstack.companion.reproduce --replay 2 --seed 7    # recompute 2 random cells of each, compare
-    python -m dpstack.companion.reproduce pst_fig2_groups --dask tcp://scheduler:8786   # on a cluster
+    python -m dpstack.companion reproduce                        # every registered page, paper profile
+    python -m dpstack.companion reproduce mpl_kdd mpl_mnist10 --profile paper --n-jobs 2
+    python -m dpstack.companion list                             # pages, data and committed results
+    python -m dpstack.companion check                            # verify every committed result
+    python -m dpstack.companion replay 2 --seed 7                # recompute 2 random cells of each, compare
+    python -m dpstack.companion reproduce pst_fig2_groups --dask tcp://scheduler:8786   # on a cluster
 
 Each experiment runs through :func:`dpstack.companion.runner.run_cells` with the disk cache
 on, so an interrupted run resumes where it stopped (cells already computed by the same code are
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 import time
 import zlib
 
@@ -89,7 +88,7 @@ def _replay(names, profile, n_cells, seed, n_jobs):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m dpstack.companion reproduce", description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="pages to recompute (default: every registered one)")
     parser.add_argument("--profile", default="paper", help="profile to run (default: paper)")
     parser.add_argument("--n-jobs", type=int, default=1, help="cells run at once (default: 1)")
@@ -184,7 +183,3 @@ def _run(names, args):
         flush=True,
     )
     return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -155,7 +155,7 @@ class Experiment:
     status : callable or None
         ``status()`` → ``None`` when the data the experiment needs is present, else a message.
     description : str
-        One line for ``python -m dpstack.companion.reproduce --list``.
+        One line for ``python -m dpstack.companion list``.
     page : str
         The notebook that renders the result (default: ``name``); a page with several grids
         registers one experiment per grid, each naming the page.
@@ -647,7 +647,7 @@ def get(name):
 
 def reproduce_command(name, profile="paper"):
     """The shell command that recomputes and commits the result of ``name`` at ``profile``."""
-    return f"python -m dpstack.companion.reproduce {name} --profile {profile}"
+    return f"python -m dpstack.companion reproduce {name} --profile {profile}"
 
 
 # ------------------------------------------------------------------------------------------ locations

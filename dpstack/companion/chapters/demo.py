@@ -1,4 +1,4 @@
-"""Offline demonstration on embedded data only: ``python -m dpstack.companion.chapters.demo [--out DIR]``.
+"""Offline demonstration on embedded data only: ``python -m dpstack.companion demo [--out DIR]``.
 
 The quickest way to see PLR, PST-F and the transfer methods work, with no data
 home and no network: scikit-learn's bundled digits (0 vs 8) and the synthetic
@@ -222,7 +222,10 @@ def write_figure(summary, out):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description="dpstack offline demonstration (bundled digits, RUIJIN-like cohort)")
+    parser = argparse.ArgumentParser(
+        prog="python -m dpstack.companion demo",
+        description="dpstack offline demonstration (bundled digits, RUIJIN-like cohort)",
+    )
     parser.add_argument("--out", default="demo-output", help="folder for the figure (default: ./demo-output)")
     parser.add_argument(
         "--repeats",
@@ -255,7 +258,3 @@ def main(argv=None):
 
     path = write_figure(digits, args.out)
     print(f"figure written to {path}")
-
-
-if __name__ == "__main__":
-    main()
