@@ -120,7 +120,8 @@ class UnauthenticatedReleaseWarning(UserWarning):
     """A release claims an HMAC, but no key was given to check it: the file is unauthenticated."""
 
 
-def _estimator_classes():
+def estimator_classes():
+    """The classes a release may name: dpstack's estimators, by class name."""
     from .linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
     from .multiparty import MultipartyPrivateClassifier
     from .stacking import PrivateStackingClassifier
@@ -145,7 +146,7 @@ def _estimator_classes():
 #: per class: the fitted attributes written to the file (the minimal source, the class's
 #: ``_release_source``); every other released attribute is recomputed on load by the class's
 #: ``_from_release``
-SOURCE = {name: tuple(cls._release_source) for name, cls in _estimator_classes().items()}
+SOURCE = {name: tuple(cls._release_source) for name, cls in estimator_classes().items()}
 #: the classes a nested release may name, per attribute
 NESTED = {
     "low_level_": ("FeatureSplitLogisticRegression", "PrivateLogisticRegression"),
@@ -203,7 +204,7 @@ def _encode(value, where):
         return [_encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if isinstance(value, dict):
         return {str(k): _encode(v, f"{where}[{k!r}]") for k, v in value.items()}
-    if type(value).__name__ in _estimator_classes():
+    if type(value).__name__ in estimator_classes():
         return release_dict(value)
     raise TypeError(f"{where}: cannot export a value of type {type(value).__name__}")
 
@@ -228,7 +229,7 @@ def _public_params(estimator):
             value = None  # the seed of the noise is not part of the release
         elif name == "diagnostics":
             value = False
-        elif type(value).__name__ in _estimator_classes():
+        elif type(value).__name__ in estimator_classes():
             # an estimator given as a parameter (the template of PrivateParameterTuning): its
             # parameters only, never its fitted state (a fitted model is released as an attribute)
             value = {"__estimator__": type(value).__name__, "params": _public_params(value), "source": {}}
@@ -248,7 +249,7 @@ def release_dict(estimator):
         If it is not a dpstack estimator or holds a value that has no safe encoding.
     """
     name = type(estimator).__name__
-    classes = _estimator_classes()
+    classes = estimator_classes()
     if name not in classes or type(estimator) is not classes[name]:
         raise TypeError(f"save_release exports dpstack's estimators, not {type(estimator).__qualname__}")
     check_is_fitted(estimator)
@@ -360,7 +361,7 @@ def from_release_dict(payload):
 
 
 def _from_release_dict(payload, where, depth):
-    classes = _estimator_classes()
+    classes = estimator_classes()
     if not isinstance(payload, dict):
         raise ReleaseFormatError(f"{where}: a release is a JSON object")
     name = payload.get("__estimator__")

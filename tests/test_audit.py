@@ -25,7 +25,7 @@ from dpstack.audit import (
     sample_outputs,
     worst_case_neighbours,
 )
-from dpstack.audit.exact import _noise_from_output
+from dpstack.audit.exact import noise_from_output
 from dpstack.solvers import logistic_objective
 
 GROUPS = [[0, 1], [2], [3, 4]]
@@ -81,7 +81,7 @@ def test_noise_read_back_from_the_output_is_the_noise_drawn(name):
     est = _fitted(name, {**PLR_CASES[name], "diagnostics": True}, X, y, seed=3)
     Z = est._design_matrix(X)
     w0 = np.zeros(Z.shape[1]) if est.w0 is None else est.w0
-    b, _ = _noise_from_output(Z, np.where(y == 1, 1.0, -1.0), est.w_[None], est.lam, est.delta_, w0)
+    b, _ = noise_from_output(Z, np.where(y == 1, 1.0, -1.0), est.w_[None], est.lam, est.delta_, w0)
     assert np.linalg.norm(b) == pytest.approx(est.diagnostics_.noise_norm, rel=1e-6)
 
 
@@ -146,7 +146,7 @@ def test_one_dimensional_output_distribution_is_the_change_of_variables():
     W = sample_outputs(est, X, y, n_draws=2000, random_state=2)
     Z = est._design_matrix(X)
     grid = np.quantile(W[:, 0], [0.1, 0.3, 0.5, 0.7, 0.9])[:, None]
-    b, _ = _noise_from_output(Z, np.where(y == 1, 1.0, -1.0), grid, est.lam, 0.0, np.zeros(1))
+    b, _ = noise_from_output(Z, np.where(y == 1, 1.0, -1.0), grid, est.lam, 0.0, np.zeros(1))
     cdf = stats.laplace.sf(b[:, 0], scale=est.calibration_.noise_scale)
     np.testing.assert_allclose(cdf, [0.1, 0.3, 0.5, 0.7, 0.9], atol=0.04)
 

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpstack.companion import registry
 from dpstack.companion import rule as V
 from dpstack.companion import verdicts as P
 
@@ -121,7 +122,7 @@ def test_planted_direction_flip_is_caught():
 
 def test_only_paper_data_enters_a_papers_tally_and_families_are_separate():
     c = P.claims()
-    assert {x.data for x in c} == set(P.DATA_STATUS)
+    assert {x.data for x in c} == set(registry.DATA_STATUS)
     assert all(x.data == "synthetic" for x in c if x.dataset == "RUIJIN-like")
     assert all(x.data == "stand-in" for x in c if x.dataset == "MNIST-10")
     assert all(x.paper == "PST" for x in c if x.location.startswith("§4.2, Table 2"))
@@ -129,8 +130,8 @@ def test_only_paper_data_enters_a_papers_tally_and_families_are_separate():
         {"repeat": np.repeat(np.arange(8), 2), "method": ["a", "b"] * 8, "auc": np.r_[[0.9, 0.8] * 8] + 0.0}
     )
     frame.loc[frame["method"] == "a", "auc"] += np.linspace(0, 0.01, 8)
-    part = P.Part("x", P.sel(method="a"), P.sel(method="b"))
-    mk = lambda i, data: P.Claim(  # noqa: E731
+    part = registry.Part("x", registry.sel(method="a"), registry.sel(method="b"))
+    mk = lambda i, data: registry.Claim(  # noqa: E731
         id=i,
         paper="PST",
         words="w",
@@ -215,9 +216,9 @@ def _variant_frames():
 
 
 def _toy_claims():
-    part = P.Part("x", P.sel(method="a"), P.sel(method="b"))
+    part = registry.Part("x", registry.sel(method="a"), registry.sel(method="b"))
     return [
-        P.Claim(
+        registry.Claim(
             id="toy",
             paper="PST",
             words="a is better",

@@ -8,13 +8,11 @@ import pandas as pd
 import pytest
 
 from dpstack.companion import paper_values as pv
-from dpstack.companion import rule as verd
 from dpstack.companion.papers import open_choices as shared
 from dpstack.companion.papers import stacked_pages as rep
 from dpstack.companion.papers.pptl import grids as etr
 from dpstack.companion.papers.pptl import pages as pptlr
 from dpstack.companion.papers.pst import grids as est
-from dpstack.companion.papers.pst import pages as pstr
 
 LAM = [1e-2, 1e-1]
 
@@ -110,75 +108,6 @@ def test_profiles_are_validated():
 # --- the claim test on inputs where the answer is known ---------------------------------------------
 
 
-def _paired(diffs, base=0.8):
-    rows = []
-    for r, d in enumerate(diffs):
-        rows += [dict(method="A", repeat=r, auc=base + d), dict(method="B", repeat=r, auc=base)]
-    return pd.DataFrame(rows)
-
-
-def test_check_claim_supported_when_a_is_consistently_better():
-    res = verd.check_claim(_paired([0.02, 0.03, 0.025, 0.018, 0.03]), "A", "B")
-    assert res.outcome == "supported" and res.p_value < 0.01 and res.n == 5 and res.kind == "directional"
-    assert res.effect == pytest.approx(0.0246) and 0 < res.ci_low < res.effect < res.ci_high
-
-
-def test_check_claim_without_power_is_inconclusive_not_refuted():
-    # three noisy pairs with a positive mean: no test of that size can decide; the old rule said "disagrees"
-    noisy = verd.check_claim(_paired([0.05, -0.04, 0.03]), "A", "B")
-    assert noisy.outcome == "inconclusive" and noisy.ci_low < 0 < noisy.ci_high
-    assert noisy.repeats_to_decide > noisy.n  # and it says how many repeats would decide it
-    assert verd.check_claim(_paired([0.0, 0.0, 0.0]), "A", "B").outcome == "inconclusive"
-    assert verd.check_claim(_paired([0.01]), "A", "B").outcome == "inconclusive"
-
-
-def test_check_claim_significant_reversal_is_contradicted():
-    rev = verd.check_claim(_paired([-0.02, -0.03, -0.025, -0.018]), "A", "B")
-    assert rev.outcome == "contradicted" and rev.ci_high < 0
-    # the same data read the other way round
-    assert (
-        verd.check_claim(_paired([-0.02, -0.03, -0.025, -0.018]), "A", "B", alternative="less").outcome == "supported"
-    )
-
-
-def test_check_claim_equivalence_and_non_inferiority_use_the_margin():
-    close = [0.001, -0.002, 0.0015, -0.001, 0.0005, 0.0]
-    eq = verd.check_claim(_paired(close), "A", "B", kind="equivalence", margin=0.01)
-    assert eq.outcome == "supported" and eq.kind == "equivalence" and eq.margin == 0.01
-    far = verd.check_claim(_paired([0.05, 0.051, 0.049, 0.05]), "A", "B", kind="equivalence", margin=0.01)
-    assert far.outcome == "contradicted"
-    # A slightly below B, but by far less than the margin: not worse
-    ni = verd.check_claim(_paired([-0.002, -0.001, -0.003, -0.002]), "A", "B", kind="non-inferiority", margin=0.01)
-    assert ni.outcome == "supported" and ni.effect == pytest.approx(-0.002)
-    with pytest.raises(ValueError, match="margin"):
-        verd.check_claim(_paired(close), "A", "B", kind="equivalence")
-    with pytest.raises(ValueError, match="kind"):
-        verd.check_claim(_paired(close), "A", "B", kind="two-sided")
-
-
-def test_check_claim_matches_scipy():
-    from scipy import stats
-
-    d = np.array([0.01, 0.03, -0.005, 0.02])
-    res = verd.check_claim(_paired(d), "A", "B")
-    # the raw p is the two-sided paired t-test's (the verdict is read off the two-sided 95 % interval)
-    assert res.p_value == pytest.approx(stats.ttest_rel(0.8 + d, np.full(4, 0.8)).pvalue)
-    assert res.points == "supported"
-    lo, hi = stats.t.interval(0.95, 3, loc=d.mean(), scale=stats.sem(d))
-    assert (res.ci_low, res.ci_high) == pytest.approx((lo, hi))
-
-
-def test_check_claim_pairs_on_keys_and_filters():
-    df = pd.concat(
-        [_paired([0.02, 0.021, 0.019]).assign(epsilon=1.0), _paired([-0.02, -0.021, -0.019]).assign(epsilon=2.0)]
-    )
-    assert verd.check_claim(df, "A", "B", where={"epsilon": 1.0}).outcome == "supported"
-    assert verd.check_claim(df, "A", "B", where={"epsilon": [2.0]}).outcome == "contradicted"
-    assert verd.check_claim(df, "A", "B", pair_on=("repeat", "epsilon")).n == 6
-    empty = verd.check_claim(df, "A", "B", where={"epsilon": 3.0})
-    assert empty.n == 0 and empty.outcome == "inconclusive"
-
-
 # --- the transcribed paper values ------------------------------------------------------------------
 
 
@@ -204,114 +133,16 @@ def test_paper_tables_are_complete_and_tidy():
 # --- claim sets and helpers on constructed results -------------------------------------------------
 
 
-def _fig1_frame(gap):
-    """PST-F(W) > PST-F(U) > PLR > PST-S by ``gap`` at every ε, AUC rising with ε, small noise."""
-    rng = np.random.default_rng(0)
-    rows = []
-    for r in range(5):
-        for e in (0.5, 1.0, np.inf):
-            base = 0.7 + 0.1 * min(e, 2.0)
-            for k, m in enumerate(("PST-S", "PLR", "PST-F(U)", "PST-F(W)")):
-                rows.append(dict(dataset="X", method=m, epsilon=e, repeat=r, auc=base + k * gap + 1e-3 * rng.normal()))
-    return pd.DataFrame(rows)
-
-
 SHARED = ["claim", "rule", "verdict", "mean difference", "95 % interval", "pairs", "pairs to decide"]
 
 
-def _shared(claims):
-    assert list(claims.columns[-len(SHARED) :]) == SHARED
-    assert set(claims["verdict"]) <= {"supported", "contradicted", "inconclusive"}
-    return claims
-
-
-def test_fig1_claims_supported_on_a_constructed_ordering():
-    claims = _shared(pstr.fig1_claims(_fig1_frame(0.02)))
-    assert len(claims) == 10 and (claims["verdict"] == "supported").all()
-    # PST-S above PLR and W below U: those claims are contradicted, not merely "not agreeing"
-    flipped = pstr.fig1_claims(_fig1_frame(-0.02))
-    assert (flipped["verdict"] == "contradicted").sum() >= 5
-    some = flipped[flipped["claim"].str.startswith("PLR > PST-S at some ε")]
-    assert list(some["verdict"]) == ["contradicted"]
-    # every claim quotes the paper's words from paper_values (their one home)
-    assert set(claims[pstr.SAID]) == set(pv.PST_CLAIMS["fig1"]["claims"])
-
-
-def _k_frame(methods, peak=5, n_rep=4, label="method"):
-    rng = np.random.default_rng(1)
-    rows = []
-    for r in range(n_rep):
-        for k in (1, 3, 5, 10, 20):
-            for m in methods:
-                rows.append(
-                    {
-                        "dataset": "X",
-                        label: m,
-                        "repeat": r,
-                        "n_groups": k,
-                        "method": m,
-                        "auc": 0.9 - 0.01 * abs(np.log(k / peak)) + 1e-3 * rng.normal(),
-                    }
-                )
-    return pd.DataFrame(rows)
-
-
-def test_fig2_and_groups_claims_find_a_constructed_peak():
-    fig2 = _shared(pstr.fig2_claims(_k_frame(("PST-F(U)", "PST-F(W)"))))
-    assert len(fig2) == 4 and (fig2["verdict"] == "supported").all()
-    groups = _shared(pptlr.groups_claims(_k_frame(("PPTL-FS(W)", "PPTL-FS(R)"))))
-    # two peaks and "W not worse than R at any K" (W == R up to noise far below the margin)
-    assert len(groups) == 3 and (groups["verdict"] == "supported").all()
-    assert groups["rule"].iloc[-1] == "non-inferiority, ±0.01"
-
-
-def test_fig3_flat_in_alpha_is_an_equivalence_claim():
-    rng = np.random.default_rng(2)
-    rows = []
-    for r in range(6):
-        rows.append(dict(dataset="X", method="PST-F(U)", alpha=np.nan, repeat=r, auc=0.80 + 1e-3 * rng.normal()))
-        for a, auc in ((0.5, 0.85), (0.9, 0.85), (2.0, 0.82)):
-            rows.append(dict(dataset="X", method="PST-F(W)", alpha=a, repeat=r, auc=auc + 1e-3 * rng.normal()))
-    claims = _shared(pstr.fig3_claims(pd.DataFrame(rows)))
-    flat = claims[claims["claim"].str.startswith("not sensitive")]
-    assert list(flat["rule"]) == ["equivalence, ±0.01"] and list(flat["verdict"]) == ["supported"]
-    assert (claims["verdict"] == "supported").all()
-
-
-def test_fig4_claims_have_the_shared_columns():
-    rows = []
-    for r in range(4):
-        for m in ("PST-F(U)", "PST-F(W)"):
-            for c, auc in (("C-0", 0.85), ("C-1", 0.8), ("C-mv", 0.82), ("C-wmv", 0.83), ("C-hl", 0.9)):
-                rows.append(dict(method=m, combiner=c, repeat=r, auc=auc + 0.001 * r))
-    claims = _shared(pstr.fig4_claims(pd.DataFrame(rows)))
-    assert list(claims.columns[:1]) == ["method"] and (claims["verdict"] == "supported").all()
-
-
-def test_branches_claims_have_the_shared_columns():
-    rows = []
-    for r in range(3):
-        for b in (1, 2):
-            for k, m in enumerate(("Direct", "SourceD", "SimComb", "PPTL-FS(R)", "PPTL-FS(W)", "PLR(main)")):
-                rows.append(dict(method=m, branch=b, repeat=r, auc=0.7 + 0.02 * k + 0.001 * r * (k + b)))
-    claims = _shared(pptlr.branches_claims(pd.DataFrame(rows)))
-    assert len(claims) == 8
-    # PPHTL beats PLR(target) by 0.04 > margin everywhere: "may not beat" is contradicted
-    assert claims["verdict"].iloc[0] == "contradicted" and claims["rule"].iloc[0] == "non-inferiority, ±0.01"
-
-
-def test_table1_claims_and_beside_paper():
+def test_beside_paper_puts_our_means_next_to_the_papers():
     rows = []
     for r in range(4):
         for e in (0.5, 8.0):
             for k, m in enumerate(("Direct", "SourceD", "SimComb", "PPTL-FS(R)", "PPTL-FS(W)")):
                 rows.append(dict(method=m, epsilon=e, repeat=r, auc=0.6 + 0.3 * (e > 1) + 0.02 * k + 0.001 * r * k))
     df = pd.DataFrame(rows)
-    claims = _shared(pptlr.table1_claims(df))
-    assert len(claims) == 12 and (claims["verdict"] == "supported").all()
-    reversed_df = df.assign(auc=np.where(df["method"] == "PPTL-FS(W)", 0.5, df["auc"]))
-    best = pptlr.table1_claims(reversed_df)
-    assert (best[best["claim"].str.startswith("PPTL-FS(W) is the best")]["verdict"] == "contradicted").all()
     side = pptlr.beside_paper(df, pv.PPTL_TABLE1)
     assert len(side) == 10 and set(side["epsilon"]) == {0.5, 8.0}
     row = side.set_index(["method", "epsilon"]).loc[("Direct", 0.5)]

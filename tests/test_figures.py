@@ -227,6 +227,7 @@ def test_own_data_figure():
 
 def test_protocol_sensitivity_figure():
     from dpstack.companion import variants as protocols
+    from dpstack.companion.chapters import protocol_sensitivity
 
     effects = pd.DataFrame(
         [
@@ -255,7 +256,7 @@ def test_protocol_sensitivity_figure():
             for e in (0.1, 1.0, 10.0)
         ]
     )
-    fig = protocols._figure(effects, means)
+    fig = protocol_sensitivity._figure(effects, means)
     assert problems_of(fig) == []
 
 

@@ -45,15 +45,3 @@ def test_stand_in_table_has_no_har_numbers_and_noise_kind_is_selected():
     assert table.frame.loc["soft", "1/ε = 0.1"].startswith("0.20")
     exp = mpl_report.accuracy_table(_rows(), "mnist10", 10, noise=EXP_NOISE)
     assert exp.frame.loc["soft", "1/ε = 0.1"].startswith("0.70")
-
-
-def test_kdd_claims_are_verdicts_with_intervals():
-    verdicts = mpl_report.judge_claims(_rows(Ms=(10, 20)), "kdd")
-    outcomes = {v.claim: v.outcome for v in verdicts}
-    # at 1/ε = 0.1 every private method (0.2) is below indiv (0.47): not between indiv and batch
-    assert outcomes["soft between indiv and batch at 1/ε = 0.1, M = 20"] == "contradicted"
-    assert outcomes["soft within 0.02 of batch for every 1/ε ≤ 10 at M = 20"] == "contradicted"
-    same = [v for v in verdicts if "higher at M = 20" in v.claim]
-    assert same and all(v.outcome == "inconclusive" and np.isinf(v.repeats_to_decide) for v in same)
-    frame = mpl_report.claims_frame(verdicts)
-    assert {"verdict", "95 % interval", "splits to decide"} <= set(frame.columns)

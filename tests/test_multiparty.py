@@ -360,7 +360,7 @@ def test_fit_methods_shares_local_models_without_changing_results(synthetic):
         assert set(vars(est)) == set(est.get_params()) | set(est._release_attributes) - {"local_coefs_"}
 
 
-def test_experiment_helpers_accuracy_summary_claims_and_missing_data(tmp_path, monkeypatch):
+def test_experiment_helpers_accuracy_summary_and_missing_data(tmp_path, monkeypatch):
     import pandas as pd
 
     from dpstack.companion.papers.mpl import grids as ex
@@ -368,10 +368,8 @@ def test_experiment_helpers_accuracy_summary_claims_and_missing_data(tmp_path, m
     X = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]])
     coefs = np.array([[[1.0, 0.0]], [[-1.0, 0.0]]])  # two binary models
     assert ex._accuracies(X, np.array([1, 0, 1]), coefs, np.array([0, 1])) == pytest.approx([1.0, 1 / 3])
-    from dpstack.companion.papers.mpl import pages as mpl_report
-
     rows = []
-    for rep, jitter in enumerate((-0.005, 0.0, 0.005)):  # three splits: verdicts need an interval
+    for rep, jitter in enumerate((-0.005, 0.0, 0.005)):
         base = dict(n_parties=10, repeat=rep, noise=ex.DP_NOISE)
         rows += [
             dict(base, method="batch", inv_epsilon=np.nan, accuracy=0.9 + jitter, noise_norm=0.0, ws_norm=1.0),
@@ -385,16 +383,6 @@ def test_experiment_helpers_accuracy_summary_claims_and_missing_data(tmp_path, m
                         dict(base, method=m, inv_epsilon=inv, accuracy=acc + jitter, noise_norm=2.0, ws_norm=1.0)
                     )
     summary = ex.summarize_mpl(pd.DataFrame(rows))
-    verdicts = {v.claim.split(" (")[0]: v.outcome for v in mpl_report.judge_claims(pd.DataFrame(rows), "har")}
-    assert verdicts["vote becomes useless even at 1/ε = 0.1"] == "supported"
-    assert verdicts["soft is better than indiv until 1/ε = 1"] == "supported"
-    assert verdicts["avg is better than indiv until 1/ε = 1"] == "contradicted"
-    assert (
-        verdicts["batch accuracy ≈ 0.90"] == "supported" and verdicts["avg accuracy ≈ 0.67 at 1/ε = 0"] == "supported"
-    )
-    assert verdicts["indiv accuracy ≈ 0.47"] == "supported"
-    # the stand-in page judges HAR's pattern on MNIST but never MNIST's numbers against HAR's
-    assert not any("≈" in v.claim for v in mpl_report.judge_claims(pd.DataFrame(rows), "mnist10"))
     assert ex.noise_to_signal(summary).to_numpy().max() == pytest.approx(2.0)
     monkeypatch.setenv("DPSTACK_DATA", str(tmp_path))
     message = ex.data_status("har")

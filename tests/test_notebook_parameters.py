@@ -117,7 +117,7 @@ def test_every_experiment_page_exposes_its_grids_knobs():
     import nbformat
 
     root = Path(__file__).resolve().parents[1]
-    not_yet = set(live.PAGES_WITHOUT_KNOBS)  # its grids are run by protocols.sensitivity_page, which takes no knobs
+    not_yet = set(live.PAGES_WITHOUT_KNOBS)  # its grids are run by sensitivity_page, which takes no knobs
     for page in live.page_experiments():
         if page in not_yet:
             continue

@@ -246,5 +246,5 @@ def test_the_browser_check_reads_prose_not_code_blocks():
         "<pre>python -m dpstack.companion reproduce pst_fig1_epsilon</pre></main>"
     )
     problems = outside_words.page_problems(page)
-    assert len(problems) == 1 and "developer command" in problems[0] and "audit.stored" in problems[0]
+    assert len(problems) == 1 and "developer command" in problems[0] and "audit-tables" in problems[0]
     assert outside_words.page_problems(page, operations=True) == []

@@ -9,6 +9,7 @@ from numpy.random import SeedSequence
 
 from dpstack.companion import results
 from dpstack.companion import variants as protocols
+from dpstack.companion.chapters import protocol_sensitivity
 from dpstack.companion.papers.pptl import grids as pptl
 from dpstack.companion.papers.pst import grids as pst
 from dpstack.linear import PrivateLogisticRegression
@@ -330,7 +331,7 @@ def test_claim_effects_pair_on_the_repeat_and_average_its_epsilons_first():
         for e, gap in ((0.5, 0.1 * (r + 1)), (2.0, 0.0)):
             rows += [("M", "PLR", e, r, "C-hl", 0.8), ("M", "PST-F(U)", e, r, "C-hl", 0.8 + gap)]
     rows += [("M", "PLR", np.inf, 0, "C-hl", 0.9), ("M", "PST-F(U)", np.inf, 0, "C-hl", 0.1)]  # ε = ∞ left out
-    effects = protocols.claim_effects({"pst_fig1_epsilon": _frame(rows)}, {})
+    effects = protocol_sensitivity.claim_effects({"pst_fig1_epsilon": _frame(rows)}, {})
     (row,) = effects.to_dict("records")
     assert row["repeats"] == 4 and row["effect"] == pytest.approx(np.mean([0.05, 0.1, 0.15, 0.2]))
     assert row["ci_low"] < row["effect"] < row["ci_high"] and row["protocol"] == "as in the book"
@@ -340,7 +341,7 @@ def test_claim_effects_pair_on_the_repeat_and_average_its_epsilons_first():
 def test_the_page_says_not_yet_computed_and_computes_nothing_without_committed_results(tmp_path, monkeypatch):
     monkeypatch.setenv("DPSTACK_RESULTS", str(tmp_path))
     monkeypatch.setattr(results, "compute", lambda *a, **k: pytest.fail("nothing may be computed"))
-    page = protocols.sensitivity_page("paper")
+    page = protocol_sensitivity.sensitivity_page("paper")
     n = sum(len(protocols.protocol_results(name)) for name in protocols.PRIMARY)
     assert page.note.startswith("**Not yet computed.**") and f"{n} of {n}" in page.note and n == 16
     assert page.tables == {} and page.figure is None and page.prose == ""

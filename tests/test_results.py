@@ -437,7 +437,7 @@ def test_every_experiment_page_renders_its_registered_grids():
                 read += [n for n in re.findall(r'\\"([a-z0-9_]+)\\"', text) if n in results.experiments()]
             for name in read:
                 loaded.setdefault(name, set()).add(nb.stem)
-        if "protocols.sensitivity_page(" in text:  # the protocol page loads its grids through one call
+        if "sensitivity_page(" in text:  # the protocol page loads its grids through one call
             from dpstack.companion import variants as protocols
 
             for name in [n for p in protocols.PRIMARY for n in protocols.protocol_results(p)]:

@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from dpstack.companion import show
+from dpstack.companion import registry, show
 from dpstack.companion import verdicts as P
 
 
@@ -25,8 +25,11 @@ def _frame():
 
 def _claims():
     def claim(i, a, b, data="paper", kind="directional", margin=None):
-        parts = tuple(P.Part(f"ε={e:g}", P.sel(method=a, epsilon=e), P.sel(method=b, epsilon=e)) for e in (0.5, 1.0))
-        return P.Claim(
+        parts = tuple(
+            registry.Part(f"ε={e:g}", registry.sel(method=a, epsilon=e), registry.sel(method=b, epsilon=e))
+            for e in (0.5, 1.0)
+        )
+        return registry.Claim(
             id=i,
             paper="PST",
             words=f"{a} beats {b}",
@@ -41,7 +44,7 @@ def _claims():
             margin=margin,
         )
 
-    m = P.Margin(0.01, "AUC", "MNIST", "a derivation written down")
+    m = registry.Margin(0.01, "AUC", "MNIST", "a derivation written down")
     return [
         claim("up", "a", "b"),
         claim("down", "b", "a"),

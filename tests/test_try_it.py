@@ -1,4 +1,4 @@
-"""The "Try it" boxes of the experiment and theorem pages (dpstack.companion.pages.try_it)."""
+"""The "Try it" boxes of the experiment and theorem pages (dpstack.companion.try_it)."""
 
 import ast
 import json
@@ -8,7 +8,8 @@ import pytest
 import yaml
 from papermill.cli import _resolve_type
 
-from dpstack.companion import live, pages
+from dpstack.companion import live
+from dpstack.companion import try_it as pages
 from dpstack.companion.run import _parser
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,13 +11,8 @@ from scipy import stats
 
 from dpstack.companion.rule import (
     AUC_MARGIN,
-    all_of,
-    any_of,
-    claims_frame,
-    counts_sentence,
     directional_verdict,
     equivalence_verdict,
-    no_pairs,
     noninferiority_verdict,
     verdict_counts,
     verdict_frame,
@@ -107,47 +102,6 @@ def test_noninferiority_reports_the_raw_difference_and_uses_the_margin():
     assert noninferiority_verdict([-0.02, 0.03, -0.01], margin=AUC_MARGIN).outcome == "inconclusive"
     with pytest.raises(ValueError, match="margin"):
         noninferiority_verdict(slightly_worse, margin=-1)
-
-
-def test_all_of_and_any_of_combine_outcomes():
-    sup = directional_verdict([0.1, 0.12, 0.11], "s")
-    con = directional_verdict([-0.1, -0.12, -0.11], "c")
-    inc = directional_verdict([0.1, -0.1, 0.05], "i")
-    assert all_of([sup, sup], "all").outcome == "supported" and all_of([sup, sup], "all").claim == "all"
-    assert all_of([sup, inc], "all").outcome == "inconclusive"
-    assert all_of([sup, inc, con], "all").outcome == "contradicted"
-    assert any_of([con, inc, sup], "any").outcome == "supported"
-    assert any_of([con, inc], "any").outcome == "inconclusive"
-    assert any_of([con, con], "any").outcome == "contradicted"
-    with pytest.raises(ValueError, match="verdicts"):
-        all_of([], "x")
-
-
-def test_claims_frame_columns_and_counts():
-    vs = [
-        directional_verdict([0.1, 0.12, 0.11], "a"),
-        equivalence_verdict([0.001, -0.001, 0.0005, 0.0], margin=0.01, claim="b"),
-        directional_verdict([0.1, -0.1, 0.05], "c"),
-        no_pairs("d"),
-    ]
-    f = claims_frame(vs, [{"dataset": "X"}] * 4, unit="pairs")
-    assert list(f.columns) == [
-        "dataset",
-        "claim",
-        "rule",
-        "verdict",
-        "mean difference",
-        "95 % interval",
-        "pairs",
-        "pairs to decide",
-    ]
-    assert list(f["verdict"]) == ["supported", "supported", "inconclusive", "inconclusive"]
-    assert list(f["rule"]) == ["directional", "equivalence, ±0.01", "directional", "directional"]
-    assert f["pairs to decide"].iloc[2].startswith("≈") and f["pairs to decide"].iloc[3] == "no pairs"
-    assert verdict_counts(f) == {"supported": 2, "contradicted": 0, "inconclusive": 2}
-    assert counts_sentence(f) == "2 of 4 claims supported, 0 contradicted, 2 inconclusive."
-    with pytest.raises(ValueError, match="context"):
-        claims_frame(vs, [{}])
 
 
 # --- no page states the old two-way verdict --------------------------------------------------------

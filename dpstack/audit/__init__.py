@@ -37,7 +37,7 @@ offer, so a user's own mechanism can be audited the same way):
 """
 
 from .adversary import adversary_experiment, adversary_guess, adversary_table
-from .checks import AuditReport, audit_estimator, ledger_view, rebuild_from_release, release_numbers, seed_findings
+from .checks import AuditReport, audit_estimator, rebuild_from_release, release_numbers, seed_findings
 from .exact import (
     exact_privacy_loss,
     exact_privacy_loss_terms,
@@ -64,6 +64,7 @@ from .protocol import (
     PrivateMechanism,
     audit_release,
     claimed_epsilon,
+    ledger_view,
     privacy_unit,
     release_of,
     release_vector,

@@ -22,6 +22,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dpstack.audit.neighbours import worst_case_neighbours
+from dpstack.audit.output import party_neighbours
+from dpstack.audit.report import audit_data
+from dpstack.linear import PrivateLogisticRegression
+from dpstack.multiparty import MultipartyPrivateClassifier
+
 from .._validation import check_random_state
 from .laws import recover_noise
 from .protocol import fit_clone
@@ -117,9 +123,6 @@ def adversary_table(epsilons=(1.0, 0.1), n_trials=200, random_state=0):
     pandas.DataFrame with columns ``mechanism``, ``ε``, ``object``, ``successes``,
     ``trials``, ``success rate``, ``95% CI``, ``ε-DP bound``, ``verdict``.
     """
-    from ..linear import PrivateLogisticRegression
-    from .neighbours import worst_case_neighbours
-    from .report import audit_data
 
     rng = check_random_state(random_state)
     X, y = audit_data(n_samples=60, n_features=5, random_state=0)
@@ -130,8 +133,6 @@ def adversary_table(epsilons=(1.0, 0.1), n_trials=200, random_state=0):
             template = PrivateLogisticRegression(epsilon=eps, lam=0.05, classes=[0, 1], diagnostics=diagnostics)
             res = adversary_experiment(template, (XD, yD), (XP, yP), n_trials=n_trials, random_state=rng)
             rows.append(_row("PLR", eps, diagnostics, res))
-    from ..multiparty import MultipartyPrivateClassifier
-    from .output import party_neighbours
 
     if "diagnostics" in MultipartyPrivateClassifier().get_params(deep=False):
         D, Dp = party_neighbours(n_parties=5, party_size=3, n_aux=10)

@@ -66,9 +66,29 @@ import pandas as pd
 from scipy import stats
 from sklearn.base import clone
 
+from dpstack.audit.exact import max_privacy_loss, sample_outputs
+from dpstack.audit.laws import law_pvalues, recover_noise
+from dpstack.audit.levels import mechanism_levels
+from dpstack.audit.neighbours import neighbour_kwargs, worst_case_neighbours
+from dpstack.audit.output import output_perturbation_audit, party_neighbours
+from dpstack.audit.statistical import epsilon_lower_bound_from_scores, log_ratio_bound
+from dpstack.audit.worst_case import adversarial_case
+from dpstack.linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
+from dpstack.multiparty.estimator import MultipartyPrivateClassifier, fit_methods
+from dpstack.release import SCHEMA_ATTRIBUTES, estimator_classes, from_release_dict, release_dict
+from dpstack.theory import domain_guarantees
+
 from .._validation import check_random_state
-from ..accounting import PrivacyLedger
-from .protocol import release_of
+from .protocol import (
+    NO_MAP,
+    declares_release,
+    is_estimator,
+    ledger_view,
+    public_fitted,
+    public_leaves,
+    release_leaves,
+    release_of,
+)
 
 __all__ = [
     "AuditReport",
@@ -76,11 +96,8 @@ __all__ = [
     "PROFILES",
     "audit_estimator",
     "rebuild_from_release",
-    "release_leaves",
-    "public_leaves",
     "release_numbers",
     "seed_findings",
-    "ledger_view",
 ]
 
 #: sizes of a run: the default (CI) and the book's page
@@ -94,7 +111,6 @@ ALPHA = 1e-3
 CONFIDENCE = 0.95
 COLUMNS = ["check", "name", "statistic", "threshold", "verdict", "detail"]
 PASS, FAIL, NA = "pass", "FAIL", "not applicable"
-NO_MAP = "<no map from the ledger's parts to the levels of this class>"
 
 
 # ====================================================================== the report
@@ -148,71 +164,6 @@ def _row(check, name, statistic, threshold, verdict, detail=""):
         "verdict": verdict,
         "detail": detail,
     }
-
-
-# ====================================================================== walking a fitted object
-def _is_estimator(value):
-    return hasattr(value, "get_params") and hasattr(value, "fit")
-
-
-def _declares_release(value):
-    return callable(getattr(value, "release", None)) or getattr(type(value), "_release_attributes", None) is not None
-
-
-def _public_fitted(value):
-    return {k: v for k, v in vars(value).items() if k.endswith("_") and not k.startswith("_")}
-
-
-def _walk(value, path, out, mode, depth=0):
-    if depth > 12:
-        out[path] = f"<nested deeper than 12: {type(value).__name__}>"
-        return
-    if value is None or isinstance(value, (str, bool, numbers.Number, np.generic)):
-        out[path] = value
-    elif isinstance(value, np.ndarray):
-        if value.dtype == object:
-            for i, v in enumerate(value.ravel()):
-                _walk(v, f"{path}[{i}]", out, mode, depth + 1)
-        else:
-            out[path] = value
-    elif isinstance(value, PrivacyLedger):
-        out[path] = tuple(tuple(sorted((k, str(v)) for k, v in r.items())) for r in value.to_records())
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for f in dataclasses.fields(value):
-            _walk(getattr(value, f.name), f"{path}.{f.name}", out, mode, depth + 1)
-    elif isinstance(value, dict):
-        for k in sorted(value, key=str):
-            _walk(value[k], f"{path}[{k!r}]", out, mode, depth + 1)
-    elif isinstance(value, (list, tuple)):
-        for i, v in enumerate(value):
-            _walk(v, f"{path}[{i}]", out, mode, depth + 1)
-    elif mode == "release" and _declares_release(value):
-        for k, v in sorted(release_of(value).items()):
-            _walk(v, f"{path}.{k}", out, mode, depth + 1)
-    elif hasattr(value, "__dict__"):
-        items = (
-            _public_fitted(value) if _is_estimator(value) else {k: v for k, v in vars(value).items() if k[:1] != "_"}
-        )
-        for k, v in sorted(items.items()):
-            _walk(v, f"{path}.{k}", out, mode, depth + 1)
-    else:
-        out[path] = f"<{type(value).__name__}>"
-
-
-def release_leaves(fitted):
-    """The release of a fitted estimator as a flat dict path → value, nested releases included."""
-    out = {}
-    for k, v in sorted(release_of(fitted).items()):
-        _walk(v, k, out, "release")
-    return out
-
-
-def public_leaves(fitted):
-    """Every public fitted attribute (name ending in ``_``) as a flat dict path → value, recursively."""
-    out = {}
-    for k, v in sorted(_public_fitted(fitted).items()):
-        _walk(v, k, out, "public")
-    return out
 
 
 def _numeric(value):
@@ -298,7 +249,7 @@ def seed_findings(fitted):
         if value is None or isinstance(value, (str, bytes, numbers.Number, np.generic, np.ndarray, type)):
             return
         seen.add(id(value))
-        if depth > 0 and _is_estimator(value) and not _public_fitted(value):
+        if depth > 0 and is_estimator(value) and not public_fitted(value):
             return  # an unfitted template given as a parameter (e.g. the tuner's estimator): it drew nothing
         if isinstance(value, dict):
             items = list(value.items())
@@ -308,7 +259,7 @@ def seed_findings(fitted):
             items = [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
         elif hasattr(value, "__dict__") and not inspect.ismodule(value) and not callable(value):
             items = list(vars(value).items())
-        elif hasattr(value, "__dict__") and _is_estimator(value):
+        elif hasattr(value, "__dict__") and is_estimator(value):
             items = list(vars(value).items())
         else:
             return
@@ -329,15 +280,14 @@ def rebuild_from_release(fitted):
     attribute is set, nothing else. A predictor that needs anything outside its release fails on
     the rebuilt object or predicts something else.
     """
-    from ..release import SCHEMA_ATTRIBUTES
 
     def rebuild(value):
-        if _is_estimator(value) and _declares_release(value) and hasattr(value, "get_params"):
+        if is_estimator(value) and declares_release(value) and hasattr(value, "get_params"):
             params = dict(value.get_params(deep=False))
             for k in ("random_state", "diagnostics"):
                 if k in params:
                     params[k] = None if k == "random_state" else False
-            params = {k: clone(v) if _is_estimator(v) else copy.deepcopy(v) for k, v in params.items()}
+            params = {k: clone(v) if is_estimator(v) else copy.deepcopy(v) for k, v in params.items()}
             new = type(value)(**params)
             for name, v in release_of(value).items():
                 setattr(new, name, rebuild(v))
@@ -379,7 +329,7 @@ class _Setup:
                 f"{self.name} is a transfer model: pass X_source=..., y_source=... to audit_estimator "
                 "(the audit refits the source on every neighbour, source records included)"
             )
-        self.tuning = "param_grid" in params and _is_estimator(params.get("estimator"))
+        self.tuning = "param_grid" in params and is_estimator(params.get("estimator"))
         self._fitted = {}
 
     # ---------------------------------------------------------------- fits
@@ -561,7 +511,6 @@ def _fit_methods(s, methods, seed):
     fp = dict(s.fit_params)
     if callable(own):
         return own(methods, s.X, s.y, **fp, **params)
-    from ..multiparty.estimator import MultipartyPrivateClassifier, fit_methods
 
     if type(s.template) is not MultipartyPrivateClassifier:
         return None
@@ -574,7 +523,6 @@ def _critical_r(m, alpha):
 
 
 def check_streams(s):
-    from .laws import recover_noise
 
     m = s.size["n_stream_fits"]
     samples = {}
@@ -681,9 +629,8 @@ def check_function(s):
                 f"cannot rebuild from the release: {type(exc).__name__}: {exc}",
             )
         ]
-    from ..release import _estimator_classes, from_release_dict, release_dict
 
-    if type(f) is _estimator_classes().get(type(f).__name__):
+    if type(f) is estimator_classes().get(type(f).__name__):
         try:
             rebuilt["JSON release"] = from_release_dict(release_dict(f))
         except Exception as exc:  # noqa: BLE001 - a release that cannot be exported is the finding
@@ -826,80 +773,6 @@ def check_neighbours(s):
 
 
 # ====================================================================== (d) the ledger's ε
-def _part_eps(ledger):
-    return {p: e for p, e in ledger.per_part(include_outside=False).items()}
-
-
-def _with_eps(obj, eps, missing, part, **names):
-    if eps is None:
-        missing.append(part)
-        return obj
-    view = copy.copy(obj)
-    for name in names or {"epsilon": None}:
-        setattr(view, name, float(eps))
-    return view
-
-
-def ledger_view(fitted, part_name=lambda part: part, ledger=None):
-    """A shallow copy of ``fitted`` whose levels carry the ε the ledger declares for their parts.
-
-    Returns
-    -------
-    view, missing : the copy, and the parts the ledger has no entry for.
-    """
-    from ..accounting import part_name as candidate_part
-    from ..linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
-    from ..multiparty.estimator import MultipartyPrivateClassifier
-    from ..stacking import PrivateStackingClassifier
-    from ..transfer import PrivateTransferStacking, SimComb
-    from ..tuning import PrivateParameterTuning
-
-    ledger = getattr(fitted, "privacy_", None) if ledger is None else ledger
-    if ledger is None:
-        return fitted, [NO_MAP]
-    per = _part_eps(ledger)
-    missing = []
-
-    def eps(part):
-        return per.get(part_name(part))
-
-    if isinstance(fitted, PrivateParameterTuning):
-        g = int(fitted.best_index_)
-        root = "D_t" if any(p.startswith("D_t") for p in per) else "D"
-        view = copy.copy(fitted)
-        view.best_estimator_, miss = ledger_view(fitted.best_estimator_, lambda p: candidate_part(root, g, p), ledger)
-        return view, miss
-    if isinstance(fitted, (PrivateLogisticRegression, FeatureSplitLogisticRegression, MultipartyPrivateClassifier)):
-        parts = [p for p in per] if isinstance(fitted, MultipartyPrivateClassifier) else ["D"]
-        return _with_eps(fitted, eps(parts[0]) if parts else None, missing, parts[0] if parts else "D"), missing
-    view = copy.copy(fitted)
-    if isinstance(fitted, SimComb):
-        es, et = eps("D_s"), eps("D_t")
-        view = _with_eps(view, es, missing, "D_s", epsilon_source=None)
-        view = _with_eps(view, et, missing, "D_t", epsilon_target=None)
-        view.source_ = _with_eps(fitted.source_, es, [], "D_s")
-        view.target_ = _with_eps(fitted.target_, et, [], "D_t")
-        return view, missing
-    if isinstance(fitted, PrivateTransferStacking):
-        view.source_ = _with_eps(fitted.source_, eps("D_s"), missing, "D_s")
-        view.low_level_ = _with_eps(fitted.low_level_, eps("D_t/D_t0"), missing, "D_t/D_t0")
-        view.high_level_ = _with_eps(fitted.high_level_, eps("D_t/D_t1"), missing, "D_t/D_t1")
-        return view, missing
-    if isinstance(fitted, PrivateStackingClassifier):
-        if isinstance(fitted.low_level_, list):
-            view.low_level_ = [
-                _with_eps(m, eps(f"D_l/S_{k + 1}"), missing, f"D_l/S_{k + 1}") for k, m in enumerate(fitted.low_level_)
-            ]
-        else:
-            view.low_level_ = _with_eps(fitted.low_level_, eps("D_l"), missing, "D_l")
-        view.high_level_ = _with_eps(fitted.high_level_, eps("D_h"), missing, "D_h")
-        return view, missing
-    if len(per) == 1 and "epsilon" in vars(fitted):  # a user's single mechanism: its one part
-        part = next(iter(per))
-        return _with_eps(fitted, per[part], missing, part), missing
-    return fitted, [NO_MAP]
-
-
 def _tuning_rows(s, f, seed, with_probability=False):
     """The rows the released candidate was fitted on (read from a twin with diagnostics=True), and
     the probability with which it was selected."""
@@ -946,7 +819,6 @@ def weighted_law_pvalues(noise, scale, weights):
 
 
 def check_law(s):
-    from .laws import law_pvalues, recover_noise
 
     m = s.size["n_law_fits"]
     samples, scales, weights, missing = {}, {}, {}, set()
@@ -1001,8 +873,6 @@ def check_law(s):
 
 
 def _exact_levels(s, view, f, seed):
-    from ..linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
-    from .levels import mechanism_levels
 
     if s.tuning:
         rows = _tuning_rows(s, f, seed)
@@ -1022,13 +892,9 @@ def _exact_levels(s, view, f, seed):
 
 def _level_exact_loss(level, Xl, yl, n_draws, rng):
     """Largest exact loss of one objective-perturbation level as implemented (its calibration)."""
-    from .exact import max_privacy_loss, sample_outputs
-    from .neighbours import worst_case_neighbours
-    from .report import _neighbour_kwargs
-    from .worst_case import adversarial_case
 
     worst = 0.0
-    for XD, yD, XP, yP in worst_case_neighbours(Xl, yl, index=0, **_neighbour_kwargs(level)).values():
+    for XD, yD, XP, yP in worst_case_neighbours(Xl, yl, index=0, **neighbour_kwargs(level)).values():
         est = _refit_like(level, XD, yD, rng)
         W = np.vstack([sample_outputs(est, XD, yD, n_draws, rng), sample_outputs(est, XP, yP, n_draws, rng)])
         worst = max(worst, max_privacy_loss(est, XD, yD, XP, yP, W))
@@ -1107,7 +973,6 @@ def check_exact(s):
 
 def _exact_output(s, f):
     """MPL: the exact maximum loss of the release on the worst-case party neighbours, against the ledger's ε."""
-    from .output import output_perturbation_audit, party_neighbours
 
     view, missing = ledger_view(f)
     if missing:
@@ -1172,8 +1037,6 @@ def _canaries(s):
 def _distinguish(RD, RP, conf, rng):
     """ε_lo of the learned distinguisher and of the mean-difference projection; the larger, with its name."""
     from sklearn.linear_model import LogisticRegression
-
-    from .statistical import epsilon_lower_bound_from_scores
 
     n = min(len(RD), len(RP))
     h = n // 2
@@ -1247,9 +1110,8 @@ def check_blackbox(s, progress=False):
             ratio_worst, worst, worst_claim = eps_lo / claim, eps_lo, claim
     # the largest ε_lo this many runs can show (every test-half run separated)
     half = n // 4
-    from .statistical import _bound
 
-    reach = float(_bound(half, half, 0, half, 1.0 - conf))
+    reach = float(log_ratio_bound(half, half, 0, half, 1.0 - conf))
     detail = (
         f"{n} fits per side per canary, confidence {CONFIDENCE} (Bonferroni); largest ε_lo reachable {reach:.2f}; "
         + "; ".join(rows_detail)
@@ -1317,7 +1179,6 @@ def check_tuning(s):
 
 # ====================================================================== (h) composition
 def check_composition(s):
-    from ..theory import domain_guarantees
 
     f = s.fitted()
     ledger = getattr(f, "privacy_", None)

@@ -50,7 +50,8 @@ __all__ = [
 _CHUNK = 256
 
 
-def _signed(estimator, y):
+def signed_targets(estimator, y):
+    """The labels ``y`` as ±1 against ``estimator.classes_`` (a label outside them is an error)."""
     y = np.asarray(y).ravel()
     unknown = ~np.isin(y, estimator.classes_)
     if np.any(unknown):
@@ -159,7 +160,7 @@ def output_vector(estimator):
     return _density(estimator)[1](estimator)
 
 
-def _noise_from_output(Z, ys, W, lam, delta, w0):
+def noise_from_output(Z, ys, W, lam, delta, w0):
     """b(w; D) for every row of W, shape (m, d), and ℓ''(margins), shape (n, m)."""
     n = Z.shape[0]
     margins = ys[:, None] * (Z @ W.T)  # (n, m)
@@ -171,8 +172,8 @@ def _noise_from_output(Z, ys, W, lam, delta, w0):
 
 def _block_loss(Z, ys, Zp, ysp, W, lam, delta, w0, noise_scale, terms=False):
     n, d = Z.shape
-    b, curv = _noise_from_output(Z, ys, W, lam, delta, w0)
-    bp, curvp = _noise_from_output(Zp, ysp, W, lam, delta, w0)
+    b, curv = noise_from_output(Z, ys, W, lam, delta, w0)
+    bp, curvp = noise_from_output(Zp, ysp, W, lam, delta, w0)
     noise_term = (np.linalg.norm(bp, axis=1) - np.linalg.norm(b, axis=1)) / noise_scale
     # log det H(D) − log det H(D') through the rows where D and D' differ:
     # with A the Hessian of the shared part, log det(A + Uᵀ C U) − log det A
@@ -263,7 +264,7 @@ def exact_privacy_loss_terms(estimator, X, y, X_prime, y_prime, w):
     part by 2 log(1 + q_k²/(4n(λ_k + Δ_k))).
     """
     X, X_prime = np.asarray(X, dtype=float), np.asarray(X_prime, dtype=float)
-    ys, ysp = _signed(estimator, y), _signed(estimator, y_prime)
+    ys, ysp = signed_targets(estimator, y), signed_targets(estimator, y_prime)
     W = np.atleast_2d(np.asarray(w, dtype=float))
     blocks, blocks_p = mechanism_blocks(estimator, X), mechanism_blocks(estimator, X_prime)
     noise, jac = np.zeros((W.shape[0], len(blocks))), np.zeros((W.shape[0], len(blocks)))
@@ -325,7 +326,7 @@ def sample_outputs(estimator, X, y, n_draws, random_state=None, method="direct")
         raise ValueError(f"method must be 'direct' or 'refit', got {method!r}")
     if not hasattr(estimator, "calibration_"):
         estimator = clone(estimator).set_params(random_state=int(rng.integers(2**31))).fit(X, y)
-    ys = _signed(estimator, y)
+    ys = signed_targets(estimator, y)
     W = np.tile(output_vector(estimator), (n_draws, 1))
     for blk in mechanism_blocks(estimator, X):
         B = isotropic_noise(blk["Z"].shape[1], blk["noise_scale"], rng, size=n_draws)

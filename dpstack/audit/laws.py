@@ -51,7 +51,7 @@ from ..mechanisms import clip_rows, feature_split_calibration, objective_perturb
 from ..multiparty.estimator import MultipartyPrivateClassifier, mpl_sensitivity
 from ..stacking import PrivateStackingClassifier
 from ..transfer import PrivateTransferStacking, SimComb
-from .protocol import NoiseBlock, fit_clone, split_of
+from .protocol import NO_MAP, NoiseBlock, fit_clone, ledger_view, split_of
 
 __all__ = [
     "recover_noise",
@@ -374,7 +374,7 @@ def noise_law_test(template, X, y, n_fits=1000, fit_params=None, random_state=0,
         is ≥ alpha.
     epsilon_from : {"ledger", "parameters"}, default="ledger"
         Where each level's claimed ε comes from: the ε the fitted object's ledger declares for
-        the level's part (:func:`~dpstack.audit.checks.ledger_view`), or the level's own
+        the level's part (:func:`~dpstack.audit.protocol.ledger_view`), or the level's own
         ``epsilon`` parameter (a level that spends another part's or domain's ε then passes).
 
     Returns
@@ -390,8 +390,6 @@ def noise_law_test(template, X, y, n_fits=1000, fit_params=None, random_state=0,
     for s in seeds:
         fitted = fit_clone(template, X, y, s, fit_params)
         if epsilon_from == "ledger":
-            from .checks import NO_MAP, ledger_view
-
             view, missing = ledger_view(fitted)
             if missing and NO_MAP not in missing:
                 raise ValueError(f"the ledger of {type(fitted).__name__} declares no ε for {missing}")

@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import clone
 
+from dpstack.audit.exact import output_vector
+
 from ..stacking import PrivateStackingClassifier
 from ..transfer import PrivateTransferStacking, SimComb
 from .protocol import split_of
@@ -151,8 +153,6 @@ def changed_levels(template, X, y, index, fit_params=None, random_state=0):
     ``release changed``.
     """
     import pandas as pd
-
-    from .exact import output_vector
 
     fit_params = {} if fit_params is None else fit_params
     X = np.asarray(X, dtype=float)

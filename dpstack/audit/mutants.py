@@ -63,6 +63,10 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from dpstack import stacking, tuning
+from dpstack._validation import check_random_state
+from dpstack.accounting import PrivacyLedger
+
 from .. import linear
 from ..linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
 from ..mechanisms import clip_rows, feature_split_calibration, objective_perturbation_calibration
@@ -350,7 +354,6 @@ class SharedSeedPST(PrivateStackingClassifier):
     """MUTANT: PST whose low-level models all draw their noise from one stream (one seed for all)."""
 
     def fit(self, X, y, low_level=None):
-        from .. import stacking
 
         original = stacking.spawn_streams
 
@@ -367,7 +370,6 @@ class SharedNoiseMethodsMPL(MultipartyPrivateClassifier):
 
     def _check_params(self):
         epsilon, lam, local_lam, _ = super()._check_params()
-        from .._validation import check_random_state
 
         return epsilon, lam, local_lam, check_random_state(self.random_state)
 
@@ -425,7 +427,6 @@ class SourceEpsilonTargetPPTL(PrivateTransferStacking):
     other attribute of the outer model) states ε_t."""
 
     def fit(self, X, y, X_source=None, y_source=None, low_level=None):
-        from ..accounting import PrivacyLedger
 
         eps_t = self.epsilon_target
         if X_source is not None:
@@ -462,7 +463,6 @@ class NoHalfSelectionTuning(PrivateParameterTuning):
     exp(ε·u(g)/(2Δ)) forgotten): the selection is 2ε-DP while the ledger says ε."""
 
     def fit(self, X, y):
-        from .. import tuning
 
         original = tuning.selection_probabilities
 

@@ -169,3 +169,14 @@ def changed_rows(X, y, X_prime, y_prime):
     """Indices of the rows where two same-size datasets differ."""
     X, X_prime = np.asarray(X), np.asarray(X_prime)
     return np.flatnonzero(np.any(X != X_prime, axis=1) | (np.asarray(y) != np.asarray(y_prime)))
+
+
+def neighbour_kwargs(level):
+    """Where the neighbours put their records: the public bound, or the public groups and q_k."""
+    params = level.get_params(deep=False)
+    if "groups" in params:  # feature blocks, block k bounded by q_k
+        return dict(
+            groups=getattr(level, "groups_", params["groups"]),
+            importance=getattr(level, "importance_", params.get("importance")),
+        )
+    return dict(norm_bound=float(params.get("norm_bound", 1.0)))

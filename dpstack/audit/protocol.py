@@ -35,13 +35,24 @@ With it, :func:`audit_release` runs a black-box statistical test on any mechanis
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import numbers
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from sklearn.base import clone
 
+from dpstack.accounting import part_name as candidate_part
+from dpstack.linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
+from dpstack.multiparty.estimator import MultipartyPrivateClassifier
+from dpstack.stacking import PrivateStackingClassifier
+from dpstack.transfer import PrivateTransferStacking, SimComb
+from dpstack.tuning import PrivateParameterTuning
+
 from .._validation import check_random_state
+from ..accounting import PrivacyLedger
 from .neighbours import worst_case_neighbours
 from .statistical import epsilon_lower_bound_from_scores
 
@@ -55,6 +66,13 @@ __all__ = [
     "fit_clone",
     "audit_release",
     "split_of",
+    "is_estimator",
+    "declares_release",
+    "public_fitted",
+    "release_leaves",
+    "public_leaves",
+    "NO_MAP",
+    "ledger_view",
 ]
 
 
@@ -123,10 +141,8 @@ def release_vector(fitted):
     """The floating-point numbers of the release, nested releases included, as one vector (in path order).
 
     A composed estimator's levels (``low_level_``, ``high_level_``, ``source_``, the tuner's
-    ``best_estimator_``) contribute their own releases (:func:`dpstack.audit.checks.release_leaves`).
+    ``best_estimator_``) contribute their own releases (:func:`release_leaves`).
     """
-    from .checks import release_leaves
-
     parts = []
     for _path, value in sorted(release_leaves(fitted).items()):
         arr = np.asarray(value) if isinstance(value, (np.ndarray, float, np.floating)) else None
@@ -248,3 +264,142 @@ def audit_release(estimator, X, y, neighbours=None, fit_params=None, n_runs=1000
         "confidence": confidence,
         "verdict": "pass" if best <= eps else "FAIL: ε_lo > ε",
     }
+
+
+# ====================================================================== walking a fitted object
+def is_estimator(value):
+    """Whether ``value`` looks like an estimator (it has ``get_params`` and ``fit``)."""
+    return hasattr(value, "get_params") and hasattr(value, "fit")
+
+
+def declares_release(value):
+    """Whether ``value`` says what it releases (a ``release()`` method or ``_release_attributes``)."""
+    return callable(getattr(value, "release", None)) or getattr(type(value), "_release_attributes", None) is not None
+
+
+def public_fitted(value):
+    """The public fitted attributes of ``value`` (names ending in ``_``) as a dict."""
+    return {k: v for k, v in vars(value).items() if k.endswith("_") and not k.startswith("_")}
+
+
+def _walk(value, path, out, mode, depth=0):
+    if depth > 12:
+        out[path] = f"<nested deeper than 12: {type(value).__name__}>"
+        return
+    if value is None or isinstance(value, (str, bool, numbers.Number, np.generic)):
+        out[path] = value
+    elif isinstance(value, np.ndarray):
+        if value.dtype == object:
+            for i, v in enumerate(value.ravel()):
+                _walk(v, f"{path}[{i}]", out, mode, depth + 1)
+        else:
+            out[path] = value
+    elif isinstance(value, PrivacyLedger):
+        out[path] = tuple(tuple(sorted((k, str(v)) for k, v in r.items())) for r in value.to_records())
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            _walk(getattr(value, f.name), f"{path}.{f.name}", out, mode, depth + 1)
+    elif isinstance(value, dict):
+        for k in sorted(value, key=str):
+            _walk(value[k], f"{path}[{k!r}]", out, mode, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _walk(v, f"{path}[{i}]", out, mode, depth + 1)
+    elif mode == "release" and declares_release(value):
+        for k, v in sorted(release_of(value).items()):
+            _walk(v, f"{path}.{k}", out, mode, depth + 1)
+    elif hasattr(value, "__dict__"):
+        items = public_fitted(value) if is_estimator(value) else {k: v for k, v in vars(value).items() if k[:1] != "_"}
+        for k, v in sorted(items.items()):
+            _walk(v, f"{path}.{k}", out, mode, depth + 1)
+    else:
+        out[path] = f"<{type(value).__name__}>"
+
+
+def release_leaves(fitted):
+    """The release of a fitted estimator as a flat dict path → value, nested releases included."""
+    out = {}
+    for k, v in sorted(release_of(fitted).items()):
+        _walk(v, k, out, "release")
+    return out
+
+
+def public_leaves(fitted):
+    """Every public fitted attribute (name ending in ``_``) as a flat dict path → value, recursively."""
+    out = {}
+    for k, v in sorted(public_fitted(fitted).items()):
+        _walk(v, k, out, "public")
+    return out
+
+
+# ====================================================================== the ledger's ε, level by level
+#: what :func:`ledger_view` reports for a class whose ledger parts it cannot map to its levels
+NO_MAP = "<no map from the ledger's parts to the levels of this class>"
+
+
+def _part_eps(ledger):
+    return {p: e for p, e in ledger.per_part(include_outside=False).items()}
+
+
+def _with_eps(obj, eps, missing, part, **names):
+    if eps is None:
+        missing.append(part)
+        return obj
+    view = copy.copy(obj)
+    for name in names or {"epsilon": None}:
+        setattr(view, name, float(eps))
+    return view
+
+
+def ledger_view(fitted, part_name=lambda part: part, ledger=None):
+    """A shallow copy of ``fitted`` whose levels carry the ε the ledger declares for their parts.
+
+    Returns
+    -------
+    view, missing : the copy, and the parts the ledger has no entry for.
+    """
+
+    ledger = getattr(fitted, "privacy_", None) if ledger is None else ledger
+    if ledger is None:
+        return fitted, [NO_MAP]
+    per = _part_eps(ledger)
+    missing = []
+
+    def eps(part):
+        return per.get(part_name(part))
+
+    if isinstance(fitted, PrivateParameterTuning):
+        g = int(fitted.best_index_)
+        root = "D_t" if any(p.startswith("D_t") for p in per) else "D"
+        view = copy.copy(fitted)
+        view.best_estimator_, miss = ledger_view(fitted.best_estimator_, lambda p: candidate_part(root, g, p), ledger)
+        return view, miss
+    if isinstance(fitted, (PrivateLogisticRegression, FeatureSplitLogisticRegression, MultipartyPrivateClassifier)):
+        parts = [p for p in per] if isinstance(fitted, MultipartyPrivateClassifier) else ["D"]
+        return _with_eps(fitted, eps(parts[0]) if parts else None, missing, parts[0] if parts else "D"), missing
+    view = copy.copy(fitted)
+    if isinstance(fitted, SimComb):
+        es, et = eps("D_s"), eps("D_t")
+        view = _with_eps(view, es, missing, "D_s", epsilon_source=None)
+        view = _with_eps(view, et, missing, "D_t", epsilon_target=None)
+        view.source_ = _with_eps(fitted.source_, es, [], "D_s")
+        view.target_ = _with_eps(fitted.target_, et, [], "D_t")
+        return view, missing
+    if isinstance(fitted, PrivateTransferStacking):
+        view.source_ = _with_eps(fitted.source_, eps("D_s"), missing, "D_s")
+        view.low_level_ = _with_eps(fitted.low_level_, eps("D_t/D_t0"), missing, "D_t/D_t0")
+        view.high_level_ = _with_eps(fitted.high_level_, eps("D_t/D_t1"), missing, "D_t/D_t1")
+        return view, missing
+    if isinstance(fitted, PrivateStackingClassifier):
+        if isinstance(fitted.low_level_, list):
+            view.low_level_ = [
+                _with_eps(m, eps(f"D_l/S_{k + 1}"), missing, f"D_l/S_{k + 1}") for k, m in enumerate(fitted.low_level_)
+            ]
+        else:
+            view.low_level_ = _with_eps(fitted.low_level_, eps("D_l"), missing, "D_l")
+        view.high_level_ = _with_eps(fitted.high_level_, eps("D_h"), missing, "D_h")
+        return view, missing
+    if len(per) == 1 and "epsilon" in vars(fitted):  # a user's single mechanism: its one part
+        part = next(iter(per))
+        return _with_eps(fitted, per[part], missing, part), missing
+    return fitted, [NO_MAP]

@@ -6,6 +6,10 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from dpstack.audit.laws import ALPHA, law_pvalues, recover_noise
+from dpstack.mechanisms import feature_split_calibration
+from dpstack.theory import domain_guarantees
+
 from .._validation import check_random_state
 from ..linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
 from ..multiparty import MultipartyPrivateClassifier
@@ -30,7 +34,7 @@ from .mutants import (
     UnusedDeltaPLR,
     VoteWithSoftScale,
 )
-from .neighbours import worst_case_neighbours
+from .neighbours import neighbour_kwargs, worst_case_neighbours
 from .output import output_perturbation_audit, party_neighbours
 from .protocol import split_of
 from .statistical import epsilon_lower_bound
@@ -91,17 +95,6 @@ def law_data(n_samples=40, n_features=5, random_state=0):
     return X, y
 
 
-def _neighbour_kwargs(level):
-    """Where the neighbours put their records: the public bound, or the public groups and q_k."""
-    params = level.get_params(deep=False)
-    if "groups" in params:  # feature blocks, block k bounded by q_k
-        return dict(
-            groups=getattr(level, "groups_", params["groups"]),
-            importance=getattr(level, "importance_", params.get("importance")),
-        )
-    return dict(norm_bound=float(params.get("norm_bound", 1.0)))
-
-
 def audit_level(level, X, y, n_draws=300, n_runs=1000, random_state=0, n_tests=None, n_fits=None):
     """Exact maximum loss and statistical ε_lo of one PLR / PLR-FS on its own input.
 
@@ -126,7 +119,7 @@ def audit_level(level, X, y, n_draws=300, n_runs=1000, random_state=0, n_tests=N
     """
     rng = check_random_state(random_state)
     template = clone(level)
-    pairs = worst_case_neighbours(X, y, index=0, **_neighbour_kwargs(level))
+    pairs = worst_case_neighbours(X, y, index=0, **neighbour_kwargs(level))
     worst, worst_pair = 0.0, None
     for name, (XD, yD, XP, yP) in pairs.items():
         est = clone(template).set_params(random_state=int(rng.integers(2**31 - 1))).fit(XD, yD)
@@ -167,7 +160,7 @@ def loss_distribution(template, X, y, n_draws=300, random_state=0):
     """
     rng = check_random_state(random_state)
     template = clone(template)
-    kw = _neighbour_kwargs(template)
+    kw = neighbour_kwargs(template)
     cases = {
         name: (clone(template).set_params(random_state=int(rng.integers(2**31 - 1))).fit(XD, yD), XD, yD, XP, yP)
         for name, (XD, yD, XP, yP) in worst_case_neighbours(X, y, **kw).items()
@@ -271,7 +264,6 @@ def composition_noise_identity(template, X, y, fit_params=None, random_state=0):
     dict with ``identical`` (bool) and ``max_difference`` (largest |b(D) − b(D')|/scale over
     the levels that should not have seen the changed record).
     """
-    from .laws import recover_noise
 
     fit_params = {} if fit_params is None else dict(fit_params)
     X, y = np.asarray(X, dtype=float), np.asarray(y)
@@ -391,8 +383,6 @@ def ledger_spent(fitted, domain="target"):
     and compared with that domain's claim. Any other model: the ledger's total.
     """
     if isinstance(fitted, (PrivateTransferStacking, SimComb)):
-        from ..theory import domain_guarantees
-
         return domain_guarantees(fitted.privacy_)[domain]
     return fitted.privacy_.total()
 
@@ -593,8 +583,6 @@ def audit_mutants(profile="quick", epsilon=1.0, random_state=0):
     """
     from scipy.optimize import brentq
 
-    from ..mechanisms import feature_split_calibration
-
     rng = check_random_state(random_state)
     X, y = audit_data(random_state=rng)
     Xs, ys = audit_data(n_samples=80, random_state=rng)
@@ -742,7 +730,6 @@ def power_table(profile="quick", epsilon=1.0, n_repeats=200, random_state=0):
     pandas.DataFrame with columns ``case``, ``source``, ``fits``, ``scale ratio``, ``p-value``,
     ``rejection rate``.
     """
-    from .laws import ALPHA, law_pvalues
 
     rng = check_random_state(random_state)
     m = PROFILES[profile]["n_fits"]

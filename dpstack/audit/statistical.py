@@ -20,6 +20,9 @@ import numpy as np
 from scipy.stats import beta
 from sklearn.base import clone
 
+from dpstack.audit.exact import mechanism_blocks, sample_outputs
+from dpstack.audit.neighbours import changed_rows
+
 from .._validation import check_random_state
 
 __all__ = [
@@ -68,7 +71,8 @@ class EpsilonLowerBound:
     counts: tuple
 
 
-def _bound(k_num, n_num, k_den, n_den, alpha):
+def log_ratio_bound(k_num, n_num, k_den, n_den, alpha):
+    """A lower confidence bound on log(p_num / p_den) from two binomial counts (Clopper–Pearson at alpha/2 each)."""
     lo, _ = clopper_pearson(k_num, n_num, alpha / 2)
     _, hi = clopper_pearson(k_den, n_den, alpha / 2)
     with np.errstate(divide="ignore"):
@@ -113,7 +117,7 @@ def epsilon_lower_bound_from_scores(scores_D, scores_D_prime, confidence=0.95, n
             "D/D'": (e0[event], h0, e1[event], h1),
             "D'/D": (e1[event], h1, e0[event], h0),
         }.items():
-            vals = _bound(k_num, n_num, k_den, n_den, alpha)
+            vals = log_ratio_bound(k_num, n_num, k_den, n_den, alpha)
             i = int(np.argmax(vals))
             if vals[i] > best[0]:
                 best = (vals[i], t[i], event, direction)
@@ -124,7 +128,7 @@ def epsilon_lower_bound_from_scores(scores_D, scores_D_prime, confidence=0.95, n
         counts = (k0, test0.size, k1, test1.size)
     else:
         counts = (k1, test1.size, k0, test0.size)
-    eps_lo = float(max(0.0, _bound(*counts, alpha)))
+    eps_lo = float(max(0.0, log_ratio_bound(*counts, alpha)))
     return EpsilonLowerBound(eps_lo, confidence, float(thr), event, direction, counts)
 
 
@@ -143,8 +147,6 @@ def run_mechanism(estimator, X, y, n_runs, statistic, random_state=None, fit_par
 
 
 def _default_statistic(estimator, X, y, X_prime, y_prime, method):
-    from .exact import mechanism_blocks
-    from .neighbours import changed_rows
 
     rows = changed_rows(X, y, X_prime, y_prime)
     if rows.size == 0:
@@ -220,8 +222,6 @@ def epsilon_lower_bound(
     """
     rng = check_random_state(random_state)
     if method == "direct":
-        from .exact import sample_outputs
-
         fitted = clone(estimator).set_params(random_state=int(rng.integers(2**31 - 1))).fit(X, y)
         fitted_p = clone(estimator).set_params(random_state=int(rng.integers(2**31 - 1))).fit(X_prime, y_prime)
         if statistic is None:

@@ -32,7 +32,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpstack import solvers
+from dpstack import __version__, solvers
+from dpstack.audit.report import PROFILES, audit_mechanisms, audit_mutants, power_table
 from dpstack.provenance import code_hashes as code_hashes_of
 from dpstack.provenance import numerical_platform
 
@@ -101,7 +102,6 @@ def _csv(table):
 
 def compute_tables(profile="quick", epsilon=1.0, seed=0):
     """The three tables of the chapter, freshly computed. Returns a dict name → DataFrame."""
-    from .report import audit_mechanisms, audit_mutants, power_table
 
     return {
         "mechanisms": audit_mechanisms(profile=profile, epsilon=epsilon, random_state=seed),
@@ -112,8 +112,6 @@ def compute_tables(profile="quick", epsilon=1.0, seed=0):
 
 def save_tables(tables, parameters, wall_time, directory=DEFAULT_DIR):
     """Write each table as ``<name>.csv`` and the provenance record. Returns the record."""
-    from .. import __version__
-    from .report import PROFILES
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,13 @@ import time
 import numpy as np
 import pandas as pd
 
+from dpstack.audit import mutants as mu
+from dpstack.linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
+from dpstack.multiparty import MultipartyPrivateClassifier
+from dpstack.stacking import PrivateStackingClassifier
+from dpstack.transfer import PrivateTransferStacking, SimComb
+from dpstack.tuning import PrivateParameterTuning
+
 from .._validation import check_random_state
 from .checks import CHECKS, FAIL, audit_estimator
 from .report import audit_data
@@ -66,11 +73,6 @@ def audit_cases(epsilon=1.0, epsilon_source=4.0):
 
     Transfer models are configured with ε_s = ``epsilon_source`` ≠ ε_t = ``epsilon``.
     """
-    from ..linear import FeatureSplitLogisticRegression, PrivateLogisticRegression
-    from ..multiparty import MultipartyPrivateClassifier
-    from ..stacking import PrivateStackingClassifier
-    from ..transfer import PrivateTransferStacking, SimComb
-    from ..tuning import PrivateParameterTuning
 
     X, y, src = _data()
     Xm, ym, mp = mpl_audit_data()
@@ -127,7 +129,6 @@ def audit_cases(epsilon=1.0, epsilon_source=4.0):
 
 def mutant_cases(epsilon=1.0, epsilon_source=4.0):
     """One mutant per blind spot: name → (estimator, X, y, fit_params, the check that must catch it, the bug)."""
-    from . import mutants as mu
 
     X, y, src = _data()
     Xm, ym, mp = mpl_audit_data()

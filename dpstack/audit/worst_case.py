@@ -28,12 +28,12 @@ import numpy as np
 from sklearn.base import clone
 
 from .exact import (
-    _noise_from_output,
-    _signed,
     exact_privacy_loss,
     exact_privacy_loss_terms,
     mechanism_blocks,
+    noise_from_output,
     sample_outputs,
+    signed_targets,
 )
 
 __all__ = ["AdversarialCase", "adversarial_case", "block_loss_table"]
@@ -126,7 +126,7 @@ def adversarial_case(estimator, n_samples=40, n_features=None, margin=12.0, angl
     if augmented:
         yp[0] = 0
     est = clone(estimator).set_params(w0=None, classes=[0, 1]).fit(X, y)
-    ys, ysp = _signed(est, y), _signed(est, yp)
+    ys, ysp = signed_targets(est, y), signed_targets(est, yp)
     blocks, blocks_p = mechanism_blocks(est, X), mechanism_blocks(est, Xp)
     d_out = est.w_.size if not is_fs else p
     w_star, w0 = np.zeros(d_out), np.zeros(d_out)
@@ -140,8 +140,8 @@ def adversarial_case(estimator, n_samples=40, n_features=None, margin=12.0, angl
             wk = np.zeros(u.size)
         n = Z.shape[0]
         zeros = np.zeros(u.size)
-        b0, _ = _noise_from_output(Z, ys, wk[None], blk["lam"], blk["delta"], zeros)
-        b0p, _ = _noise_from_output(Zp, ysp, wk[None], blk["lam"], blk["delta"], zeros)
+        b0, _ = noise_from_output(Z, ys, wk[None], blk["lam"], blk["delta"], zeros)
+        b0p, _ = noise_from_output(Zp, ysp, wk[None], blk["lam"], blk["delta"], zeros)
         db = (b0 - b0p)[0]
         R = u.size * blk["noise_scale"]  # the mean of ‖b‖: outputs near w* are typical
         w0[blk["cols"]] = (-R * db / np.linalg.norm(db) - b0[0]) / (n * blk["lam"])

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from dpstack.companion import results
+
 __all__ = [
-    "PAPERS",
     "HOW",
     "PaperItem",
     "PAPER_ITEMS",
@@ -45,12 +46,6 @@ __all__ = [
 #: The version of the stacking paper whose figure numbers the book uses.
 PST_VERSION = "arXiv"
 
-#: The three papers by the short name the book uses, with their full reference.
-PAPERS = {
-    "PST": "Yao et al., Privacy-preserving stacking with application to cross-organizational diabetes prediction",
-    "PPTL": "Guo et al., Privacy-preserving transfer learning for knowledge sharing",
-    "MPL": "Hamm, Cao & Belkin, Learning privately from multiparty data (ICML 2016)",
-}
 
 #: How a page reproduces a paper's item. ``"computed"`` and ``"synthetic"`` items are computed by
 #: the page; their status (committed paper-profile results, computed when the page runs, or data
@@ -218,7 +213,6 @@ def _computed_status(page):
     A page may render several registered results (e.g. one per grid); it renders committed
     results when any of them is committed at the paper profile.
     """
-    from dpstack.companion import results
 
     names = [name for name in results.experiments() if (results.get(name).page or name) == page]
     if not names:

@@ -27,6 +27,7 @@ import time
 import zlib
 
 from dpstack.companion import results
+from dpstack.provenance import numerical_platform, platform_summary
 
 __all__ = ["main"]
 
@@ -62,7 +63,6 @@ def _check(profile):
 
 def _replay(names, profile, n_cells, seed, n_jobs):
     """Replay ``n_cells`` random cells of each committed result; one line each, what it proved."""
-    from dpstack.provenance import numerical_platform, platform_summary
 
     print(f"replaying {n_cells} cell(s) of each committed result on {platform_summary(numerical_platform())}")
     bad = 0

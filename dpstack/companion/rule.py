@@ -102,18 +102,13 @@ __all__ = [
     "OUTCOMES",
     "AUC_MARGIN",
     "noninferiority_verdict",
-    "all_of",
-    "any_of",
     "no_pairs",
-    "claims_frame",
     "directional_verdict",
     "equivalence_verdict",
     "verdict_frame",
     "verdict_counts",
     "verdict_sentence",
     "counts_sentence",
-    "check_claim",
-    "claims_table",
     "POWER",
     "repeats_to_decide",
     "holm",
@@ -423,86 +418,6 @@ def no_pairs(claim, kind="directional", margin=float("nan")):
     return Verdict(claim, kind, 0, nan, nan, nan, nan, "inconclusive", margin=margin)
 
 
-def _weakest(verdicts):
-    rank = {"contradicted": 0, "inconclusive": 1, "supported": 2}
-    return min(verdicts, key=lambda v: (rank[v.outcome], -v.p_value if math.isfinite(v.p_value) else -1.0))
-
-
-def all_of(verdicts, claim):
-    """One verdict for "the claim holds for every test": the weakest test, under ``claim``.
-
-    Supported only if every test is supported, contradicted if any is contradicted,
-    inconclusive otherwise (an intersection–union test: each test at its own level).
-    """
-    verdicts = list(verdicts)
-    if not verdicts:
-        raise ValueError("verdicts must not be empty")
-    return replace(_weakest(verdicts), claim=claim)
-
-
-def any_of(verdicts, claim):
-    """One verdict for "the claim holds for some test": the strongest test, under ``claim``.
-
-    Supported if any test is supported, contradicted if all are, inconclusive otherwise. The
-    tests must have been run at level ``alpha / len(verdicts)`` (Bonferroni) for the union to
-    keep the level ``alpha``.
-    """
-    verdicts = list(verdicts)
-    if not verdicts:
-        raise ValueError("verdicts must not be empty")
-    rank = {"supported": 0, "inconclusive": 1, "contradicted": 2}
-    best = min(verdicts, key=lambda v: (rank[v.outcome], v.p_value if math.isfinite(v.p_value) else 2.0))
-    return replace(best, claim=claim)
-
-
-def claims_frame(verdicts, context=None, unit="pairs"):
-    """The verdicts as the pages show them: claim, verdict, effect and 95 % interval, pairs.
-
-    Parameters
-    ----------
-    verdicts : list of Verdict
-    context : list of dict, optional
-        Columns put before the claim, one dict per verdict (e.g. the dataset and method).
-    unit : str, default="pairs"
-        What one paired observation is ("pairs", "splits"), used in the column names.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``claim``, ``rule`` (directional, or the test and its margin), ``verdict`` (one
-        of :data:`OUTCOMES`), ``mean difference``, ``95 % interval``, ``<unit>`` and
-        ``<unit> to decide`` (for inconclusive verdicts: about how many would decide it).
-    """
-    verdicts = list(verdicts)
-    context = list(context) if context is not None else [{} for _ in verdicts]
-    if len(context) != len(verdicts):
-        raise ValueError(f"context must have one entry per verdict ({len(verdicts)}), got {len(context)}")
-    rows = []
-    for v, extra in zip(verdicts, context):
-        if v.outcome != "inconclusive":
-            decide = "–"
-        elif v.n == 0:
-            decide = f"no {unit}"
-        elif math.isinf(v.repeats_to_decide):
-            decide = "never at this effect"
-        else:
-            decide = f"≈ {int(v.repeats_to_decide)}"
-        rule = v.kind if v.kind == "directional" else f"{v.kind}, ±{v.margin:g}"
-        rows.append(
-            {
-                **extra,
-                "claim": v.claim,
-                "rule": rule,
-                "verdict": v.outcome,
-                "mean difference": "–" if v.n == 0 else f"{v.effect:+.3f}",
-                "95 % interval": "–" if v.n < 2 else f"{v.ci_low:+.3f} to {v.ci_high:+.3f}",
-                unit: v.n,
-                f"{unit} to decide": decide,
-            }
-        )
-    return pd.DataFrame(rows)
-
-
 def verdict_frame(verdicts):
     """The verdicts as a table, one row per claim."""
     return pd.DataFrame([v.to_dict() for v in verdicts], columns=list(Verdict.__dataclass_fields__))
@@ -560,91 +475,6 @@ def verdict_sentence(v, digits=3):
 
 
 # --- claims on a tidy table of repeats -----------------------------------------------------------
-
-
-def check_claim(
-    df,
-    better,
-    worse,
-    by="method",
-    value="auc",
-    pair_on=("repeat",),
-    where=None,
-    alternative="greater",
-    alpha=0.05,
-    claim=None,
-    kind="directional",
-    margin=None,
-):
-    """The shared verdict on a claim comparing ``better`` with ``worse`` on paired rows of ``df``.
-
-    Rows of ``df`` with ``df[by] == better`` and ``df[by] == worse`` are matched on
-    ``pair_on`` (e.g. repeat and ε: the same data split) after filtering by ``where``
-    (a dict column -> value or list of values); the claim is judged on the paired differences
-    ``better − worse`` by the rule of :mod:`dpstack.companion.rule`.
-
-    Parameters
-    ----------
-    kind : {"directional", "equivalence", "non-inferiority"}, default="directional"
-        "directional": ``better`` has the larger ``value``; "equivalence": the two are within
-        ``margin`` of each other (TOST); "non-inferiority": ``better`` is not below ``worse`` by
-        ``margin`` or more.
-    margin : float, optional
-        The margin of the equivalence and non-inferiority claims (required for them);
-        :data:`~dpstack.companion.rule.AUC_MARGIN` on the pages.
-    alternative : {"greater", "less"}, default="greater"
-        "less" judges the reversed ordering of a directional claim.
-    alpha : float, default=0.05
-        1 − the level of the interval.
-
-    Returns
-    -------
-    Verdict
-        Supported, contradicted or inconclusive, with the number of pairs, the mean paired
-        difference, its 95 % interval and, when inconclusive, about how many pairs would decide
-        it. No pairs at all gives an inconclusive verdict with nothing measured.
-    """
-    if kind not in ("directional", "equivalence", "non-inferiority"):
-        raise ValueError(f"kind must be 'directional', 'equivalence' or 'non-inferiority', got {kind!r}")
-    if alternative not in ("greater", "less"):
-        raise ValueError(f"alternative must be 'greater' or 'less', got {alternative!r}")
-    if kind != "directional" and margin is None:
-        raise ValueError(f"margin is required for a {kind} claim")
-    part = df
-    for col, val in (where or {}).items():
-        vals = val if isinstance(val, (list, tuple, set)) else [val]
-        part = part[part[col].isin(vals)]
-    keys = list(pair_on)
-    a = part[part[by] == better].set_index(keys)[value]
-    b = part[part[by] == worse].set_index(keys)[value]
-    joined = pd.concat([a.rename("a"), b.rename("b")], axis=1, join="inner").dropna()
-    diff = (joined["a"] - joined["b"]).to_numpy()
-    if alternative == "less":
-        diff = -diff
-    if claim is None:
-        rel = ">" if alternative == "greater" else "<"
-        claim = {
-            "directional": f"{better} {rel} {worse}",
-            "equivalence": f"{better} ≈ {worse}",
-            "non-inferiority": f"{better} not worse than {worse}",
-        }[kind]
-    if diff.size == 0:
-        return no_pairs(claim, kind, float("nan") if margin is None else float(margin))
-    if kind == "equivalence":
-        return equivalence_verdict(diff, margin, claim=claim, alpha=alpha)
-    if kind == "non-inferiority":
-        return noninferiority_verdict(diff, margin, claim=claim, alpha=alpha)
-    return directional_verdict(diff, claim=claim, alpha=alpha)
-
-
-def claims_table(results, context=None):
-    """The verdicts of a page's claims as the pages show them (one style for every page).
-
-    ``results`` is a list of :class:`~dpstack.companion.rule.Verdict` (from
-    :func:`check_claim`); ``context`` one dict of leading columns per verdict (e.g. the dataset).
-    See :func:`dpstack.companion.rule.claims_frame` for the columns.
-    """
-    return claims_frame(results, context, unit="pairs")
 
 
 # --- the repeat as the unit, claims with parts, Holm -----------------------------------------------

@@ -19,8 +19,24 @@ from pathlib import Path
 
 import pandas as pd
 
+from dpstack.companion.registry import DATA_STATUS, paper_names, papers
 from dpstack.companion.rule import OUTCOMES, counts_sentence
-from dpstack.companion.verdicts import DATA_STATUS, RULE, Rule, claims, committed_frames, judge, robust_column, tally
+from dpstack.companion.verdicts import (
+    RULE,
+    Rule,
+    claims,
+    committed_frames,
+    judge,
+    prepare_functions,
+    robust_column,
+    tally,
+)
+
+
+def _label(paper):
+    """How a heading names ``paper`` ("PST (Yao et al.)")."""
+    return next(p.LABEL for p in papers() if p.NAME == paper)
+
 
 __all__ = [
     "judged",
@@ -42,7 +58,6 @@ _DATA_WORDS = {
     "stand-in": "on a stand-in data set (orderings on that data, not evidence about the paper's)",
     "synthetic": "on the synthetic RUIJIN-like cohort (orderings on that cohort, not evidence about RUIJIN)",
 }
-_PAPER_NAMES = {"PST": "PST (Yao et al.)", "PPTL": "PPTL (Guo et al.)", "MPL": "MPL (Hamm, Cao & Belkin)"}
 
 
 @functools.cache
@@ -207,10 +222,9 @@ def verdict_table(page=None, rows=None, live=None, result=None, prepare=None):
 def _variant_rows(page, prepare, live=None):
     import dataclasses
 
-    from dpstack.companion.verdicts import PREPARE
-
-    if prepare not in PREPARE:
-        raise ValueError(f"prepare must be one of {sorted(PREPARE)}, got {prepare!r}")
+    known = prepare_functions()
+    if prepare not in known:
+        raise ValueError(f"prepare must be one of {sorted(known)}, got {prepare!r}")
     mine = [dataclasses.replace(c, prepare=prepare) for c in claims() if c.page == page and c.kind != "not judged"]
     frames = {**_frames(), **(live or {})}
     j = judge(frames=frames, claim_list=mine)
@@ -346,10 +360,10 @@ def findings_html(prefix=""):
     j = judged()
     t = tally(j)
     out = []
-    for paper in ("PST", "PPTL", "MPL"):
+    for paper in paper_names():
         rows = j[j["paper"] == paper]
         own = t[(t["paper"] == paper) & (t["data"] == "paper")]
-        head = f"<h3>{html.escape(_PAPER_NAMES[paper])}</h3>"
+        head = f"<h3>{html.escape(_label(paper))}</h3>"
         if own.empty:
             out.append(head + "<p>No claim judged on the paper's data here.</p>")
             continue
@@ -390,11 +404,12 @@ def findings_html(prefix=""):
     return _html("".join(out))
 
 
-def summary_markdown(prefix="../notebooks/", papers=("PST", "PPTL", "MPL")):
+def summary_markdown(prefix="../notebooks/", papers=None):
     """The landing page's summary (Markdown): per paper the tally on its data and the contradicted claims.
 
-    ``papers`` selects the papers (an overview page shows its own).
+    ``papers`` selects the papers (an overview page shows its own; default: every paper).
     """
+    papers = paper_names() if papers is None else papers
     j = judged()
     t = tally(j)
     lines = []
@@ -409,7 +424,7 @@ def summary_markdown(prefix="../notebooks/", papers=("PST", "PPTL", "MPL")):
             for _, row in rows.iterrows()
         )
         line = (
-            f"- **{_PAPER_NAMES[paper]}**, on the paper's data: {r['supported']} of {r['total']} claims supported, "
+            f"- **{_label(paper)}**, on the paper's data: {r['supported']} of {r['total']} claims supported, "
             f"{r['contradicted']} contradicted, {r['inconclusive']} inconclusive."
         )
         if bad:
@@ -463,11 +478,15 @@ def rule_changes():
     return table.reset_index()
 
 
-def _old_tally():
-    """The tallies of the previous rule and encodings (the counts the pages showed before), per paper."""
-    from dpstack.companion.pages import claim_counts
+#: The tallies of the rule the book used before the present one (per-page claims, every kind of
+#: data pooled), per paper. That rule's code is gone; its tallies were computed once, from the
+#: committed results this rule judges, and are kept as data for the findings page's comparison.
+PREVIOUS_RULE_TALLIES = Path(__file__).resolve().parent / "data" / "previous_rule_tallies.csv"
 
-    old = claim_counts()
+
+def _old_tally():
+    """The previous rule's tallies, per paper, as "supported/contradicted/inconclusive"."""
+    old = pd.read_csv(PREVIOUS_RULE_TALLIES)
     return {r["paper"]: f"{r['supported']}/{r['contradicted']}/{r['inconclusive']}" for r in old.to_dict("records")}
 
 
@@ -492,7 +511,7 @@ def rule_change_table():
 def summary_files():
     """{path: text} of the generated summaries: the landing page's and one per paper's overview."""
     out = {SUMMARY_PATH: summary_markdown()}
-    for paper in ("PST", "PPTL", "MPL"):
+    for paper in paper_names():
         out[SUMMARY_PATH.with_name(f"findings_{paper.lower()}.md")] = summary_markdown(papers=(paper,))
     return out
 

@@ -53,13 +53,11 @@ asked to (``compute=True``, the quick profile of the page).
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 import pandas as pd
 
 from dpstack.companion import results
-from dpstack.companion.stats import t_half_width
+from dpstack.companion import results as _results
 
 __all__ = [
     "as_primary",
@@ -67,6 +65,8 @@ __all__ = [
     "REFIT",
     "PRIMARY",
     "protocol_results",
+    "is_committed_or_computed",
+    "row_keys",
     "missing_results",
     "missing_variants",
     "protocol_variants",
@@ -78,10 +78,6 @@ __all__ = [
     "collapsed",
     "repeat_summary",
     "repeats_summary",
-    "claim_effects",
-    "SensitivityPage",
-    "sensitivity_page",
-    "claims_under_protocols",
     "protocol_table",
 ]
 
@@ -203,20 +199,6 @@ _DRAW_WORDS = {
 _FIXED = {"MNIST": True, "NEWS20": False, "PPTL-MNIST": True}
 
 
-class _Claim(NamedTuple):
-    primary: str
-    better: str
-    worse: str
-    at: str  # "finite ε, averaged within a repeat" or "smallest ε"
-
-
-#: The two claims the row scale was found to move (judged elsewhere; here: their effect per protocol).
-_CLAIMS = (
-    _Claim("pst_fig1_epsilon", "PST-F(U)", "PLR", "finite"),
-    _Claim("pptl_table1_mnist", "PPTL-FS(R)", "SimComb", "smallest"),
-)
-
-
 def _entry(result_name):
     if result_name not in PRIMARY:
         raise KeyError(f"result_name must be one of {sorted(PRIMARY)} to have protocol variants, got {result_name!r}")
@@ -231,7 +213,8 @@ def protocol_results(result_name):
     return [n for n in (e["refit"], e["row_scale"], e["repeats"]) if n]
 
 
-def _available(name, profile, seed, compute, **overrides):
+def is_committed_or_computed(name, profile, seed, compute, **overrides):
+    """Whether result ``name`` can be shown: committed at ``profile``, or ``compute`` asks for a live run."""
     return compute or results.is_committed(name, profile, seed=seed, **overrides)
 
 
@@ -255,7 +238,7 @@ def missing_variants(result_name, profile="paper", *, seed=0):
 
 
 def _load(name, profile, seed, n_jobs, compute, **overrides):
-    if not _available(name, profile, seed, compute, **overrides):
+    if not is_committed_or_computed(name, profile, seed, compute, **overrides):
         return None
     return results.load_or_run(name, profile=profile, seed=seed, n_jobs=n_jobs, **overrides)
 
@@ -374,7 +357,6 @@ def protocol_table():
     Generated from :data:`PRIMARY`, :func:`variant_notes` and :func:`not_applicable`, so a variant
     registered here is described on the page without typing it there.
     """
-    from dpstack.companion import results as _results
 
     def scales(name):
         grid = _results.get(name).parameters("paper")
@@ -420,7 +402,8 @@ def protocol_table():
 
 
 # --------------------------------------------------------------------------------------- collapses
-def _keys(frame):
+def row_keys(frame):
+    """The columns that identify a row of a protocol table: data set, ε and repeat (those present)."""
     return [k for k in ("dataset", "epsilon", "repeat") if k in frame.columns]
 
 
@@ -432,7 +415,7 @@ def collapsed(frame, result_name):
     """
     e = _entry(result_name)
     frame = frame[frame["combiner"] == "C-hl"] if "combiner" in frame.columns else frame
-    keys = _keys(frame)
+    keys = row_keys(frame)
     base = frame[frame["method"].isin(e["one_level"])].groupby(keys)["auc"].max().rename("_best")
     merged = frame.join(base, on=keys)
     skill = np.maximum(merged["_best"] - 0.5, 0.0)
@@ -465,319 +448,3 @@ def repeats_summary(result_name, profile="paper", *, seed=0, n_jobs=1, compute=F
 
 
 # --------------------------------------------------------------------------------------- claims
-def _t_interval(values):
-    values = np.asarray(values, dtype=float)
-    values = values[np.isfinite(values)]
-    n = values.size
-    mean = float(values.mean()) if n else np.nan
-    half = t_half_width(values, 0.95)  # NaN for n < 2
-    return n, mean, mean - half, mean + half
-
-
-def _claim_rows(frame, claim, protocol):
-    frame = frame[frame["combiner"] == "C-hl"] if "combiner" in frame.columns else frame
-    rows = []
-    for d, part in frame.groupby("dataset", sort=False) if "dataset" in frame.columns else [("", frame)]:
-        part = part[np.isfinite(part["epsilon"])]
-        if claim.at == "smallest":
-            part = part[part["epsilon"] == part["epsilon"].min()]
-        wide = part.pivot_table(index=["repeat", "epsilon"], columns="method", values="auc")
-        if claim.better not in wide or claim.worse not in wide:
-            continue
-        # the repeat is the unit: the differences of one repeat (its ε) are averaged first
-        diff = (wide[claim.better] - wide[claim.worse]).groupby(level="repeat").mean()
-        n, mean, lo, hi = _t_interval(diff)
-        eps = part["epsilon"].unique()
-        where = f"ε = {eps.min():g}" if claim.at == "smallest" else "every finite ε, averaged in each repeat"
-        rows.append(
-            {
-                "claim": f"{claim.better} > {claim.worse}",
-                "dataset": d,
-                "where": where,
-                "protocol": protocol,
-                "repeats": n,
-                "effect": mean,
-                "ci_low": lo,
-                "ci_high": hi,
-            }
-        )
-    return rows
-
-
-def claim_effects(primary_frames, variants):
-    """The paired effect of the two claims the row scale moves, under every protocol.
-
-    Parameters
-    ----------
-    primary_frames : dict of str → DataFrame
-        Primary result name → its table (the protocol "as in the book").
-    variants : dict of str → dict of str → DataFrame
-        Primary result name → :func:`protocol_variants`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``claim``, ``dataset``, ``where``, ``protocol``, ``repeats``, ``effect`` (mean over repeats
-        of the repeat's mean difference of test AUC) and its 95 % t-interval ``ci_low``, ``ci_high``.
-    """
-    rows = []
-    for claim in _CLAIMS:
-        frames = {"as in the book": primary_frames.get(claim.primary)}
-        frames.update(variants.get(claim.primary, {}))
-        for protocol, frame in frames.items():
-            if frame is not None:
-                rows += _claim_rows(frame, claim, protocol)
-    return pd.DataFrame(
-        rows, columns=["claim", "dataset", "where", "protocol", "repeats", "effect", "ci_low", "ci_high"]
-    )
-
-
-# --------------------------------------------------------------------------------------- the page
-class SensitivityPage(NamedTuple):
-    """What the protocol-sensitivity page shows: a note, tables for the reader, a figure, prose, and the data.
-
-    ``tables`` holds the reader's tables (formatted, reader words): ``"claims"``, ``"repeats"``
-    (the stacked methods at each table's smallest ε), ``"repeats, every ε"`` and ``"means"``;
-    ``data`` the numbers behind them (:func:`claim_effects`, the mean AUC per protocol and
-    :func:`repeat_summary` of the stacked methods).
-    """
-
-    note: str
-    tables: dict
-    figure: object
-    prose: str
-    data: dict | None = None
-
-
-def _ci(effect, lo, hi):
-    return f"{effect:+.3f} [{lo:+.3f}, {hi:+.3f}]" if np.isfinite(lo) else f"{effect:+.3f}"
-
-
-def _reader_tables(effects, means, stacked):
-    claims = pd.DataFrame(
-        {
-            "claim": effects["claim"],
-            "data": [f"{d}, {w}" if d else w for d, w in zip(effects["dataset"], effects["where"])],
-            "protocol": effects["protocol"],
-            "repeats": effects["repeats"],
-            "difference of test AUC [95 % CI]": [
-                _ci(e, lo, hi) for e, lo, hi in zip(effects["effect"], effects["ci_low"], effects["ci_high"])
-            ],
-        }
-    )
-    shown = stacked.rename(
-        columns={
-            "epsilon": "ε",
-            "mean": "mean AUC",
-            "median": "median AUC",
-            "min": "worst repeat",
-            "collapsed": "collapsed repeats (share)",
-        }
-    )
-    smallest = shown[shown["ε"] == shown.groupby("table")["ε"].transform("min")]
-    return {  # the first column as the row labels: no running row number
-        "claims": claims.set_index("claim"),
-        "repeats": smallest.set_index("table"),
-        "repeats, every ε": shown.set_index("table"),
-        "means": means.rename(columns={"epsilon": "ε"}).set_index("table"),
-    }
-
-
-def _mean_table(primary_frames, variants):
-    """Mean test AUC per table, dataset, method and ε: one column per protocol (the book's protocol first)."""
-    long = []
-    for name, frame in primary_frames.items():
-        if not PRIMARY[name].get("curves"):
-            continue  # the curves against ε (PST Figure 1, PPTL Table 1); the others are judged in the claims table
-        for protocol, f in {"as in the book": frame, **variants.get(name, {})}.items():
-            f = f[f["combiner"] == "C-hl"] if "combiner" in f.columns else f
-            g = f.groupby(["dataset", "method", "epsilon"], sort=False)["auc"].mean().reset_index()
-            long.append(g.assign(table=PRIMARY[name]["table"], protocol=protocol))
-    long = pd.concat(long, ignore_index=True)
-    keys = ["table", "dataset", "method", "epsilon"]
-    wide = long.pivot_table(index=keys, columns="protocol", values="auc", sort=False)
-    return wide[list(dict.fromkeys(long["protocol"]))].reset_index().rename_axis(columns=None)
-
-
-def _claim_sentence(effects):
-    out = []
-    for (claim, dataset, where), part in effects.groupby(["claim", "dataset", "where"], sort=False):
-        bits = []
-        for r in part.to_dict("records"):
-            side = "above 0" if r["ci_low"] > 0 else "below 0" if r["ci_high"] < 0 else "includes 0"
-            bits.append(f"{r['protocol']}: {r['effect']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}], {side}")
-        on = f" on {dataset}" if dataset else ""
-        out.append(f"* **{claim}**{on} ({where}): " + "; ".join(bits) + ".")
-    return "\n".join(out)
-
-
-def _refit_sentence(means):
-    if REFIT not in means:
-        return ""
-    d = means.assign(change=means[REFIT] - means["as in the book"]).dropna(subset=["change"])
-    if d.empty:
-        return ""
-    big = d.loc[d["change"].abs().idxmax()]
-    up = int((d["change"] > 0).sum())
-    return (
-        f"Refitting the chosen setting on the whole training set raises the mean test AUC in {up} of "
-        f"{len(d)} (table, dataset, method, ε) entries; the largest change is {big['method']} on "
-        f"{big['dataset']} at ε = {big['epsilon']:g} in {big['table']}, from {big['as in the book']:.3f} to "
-        f"{big[REFIT]:.3f}."
-    )
-
-
-def _repeats_sentence(summaries):
-    out = []
-    for name, s in summaries.items():
-        stacked = s[s["collapsed"].notna()]
-        if stacked.empty:
-            continue
-        worst = stacked.loc[stacked["collapsed"].idxmax()]
-        skew = stacked.loc[stacked["mean − median"].idxmin()]
-        where = f" on {worst['dataset']}" if "dataset" in s else ""
-        skew_where = f" on {skew['dataset']}" if "dataset" in s else ""
-        out.append(
-            f"{PRIMARY[name]['table']}, {int(worst['repeats'])} repeats: the largest share of collapsed repeats is "
-            f"{worst['collapsed']:.0%} ({worst['method']}{where} at ε = {worst['epsilon']:g}); the mean lies "
-            f"furthest below the median for {skew['method']}{skew_where} at ε = {skew['epsilon']:g} "
-            f"(mean {skew['mean']:.3f}, median {skew['median']:.3f}, worst repeat {skew['min']:.3f})."
-        )
-    return " ".join(out)
-
-
-def _figure(effects, means):
-    import matplotlib.pyplot as plt
-
-    from dpstack.companion.plotting import FIGURE_WIDTH, color_for, legend_below, ours_paper_key, set_grid_ticks
-
-    panels = list(dict.fromkeys(zip(effects["claim"], effects["dataset"])))
-    heights = [0.9 + 0.3 * len(effects[(effects["claim"] == c) & (effects["dataset"] == d)]) for c, d in panels]
-    fig, axes = plt.subplots(
-        len(panels) + 1,
-        1,
-        figsize=(FIGURE_WIDTH, sum(heights) + 3.0),
-        squeeze=False,
-        layout="constrained",
-        gridspec_kw={"height_ratios": [*heights, 3.0]},
-    )
-    axes = axes[:, 0]
-    for ax, (claim, dataset) in zip(axes, panels):
-        part = effects[(effects["claim"] == claim) & (effects["dataset"] == dataset)].reset_index(drop=True)
-        y = np.arange(len(part))[::-1]
-        ax.errorbar(
-            part["effect"],
-            y,
-            xerr=[part["effect"] - part["ci_low"], part["ci_high"] - part["effect"]],
-            fmt="o",
-            color=color_for(claim.split(" > ")[0]),
-            capsize=3,
-        )
-        ax.axvline(0, color="k", lw=0.6)
-        ax.set_yticks(y, part["protocol"])
-        ax.set(title=f"{claim}{' on ' + dataset if dataset else ''}", xlabel="difference of test AUC [95 % CI]")
-    ax = axes[-1]
-    if REFIT in means:
-        part = means[(means["table"] == "PST Figure 1") & (means["dataset"] == "MNIST")]
-        part = part[np.isfinite(part["epsilon"])]
-        for m, sub in part.groupby("method", sort=False):
-            ax.plot(sub["epsilon"], sub["as in the book"], "-o", color=color_for(m), label=f"{m}", ms=4)
-            ax.plot(sub["epsilon"], sub[REFIT], "--s", color=color_for(m), ms=4, mfc="none")
-        ax.set_xscale("log")
-        set_grid_ticks(ax, sorted(part["epsilon"].unique()))
-        ax.set(title="PST Figure 1, MNIST: validated and refit", xlabel="ε", ylabel="mean test AUC")
-        ax.legend()
-        legend_below(fig, extra=ours_paper_key(ours="validated model (solid)", paper="refit on all (dashed)"))
-    else:
-        ax.set_axis_off()
-    plt.close(fig)  # shown where the page displays it, not where it is built
-    return fig
-
-
-def sensitivity_page(profile="paper", *, seed=0, n_jobs=1):
-    """Everything the protocol-sensitivity page shows, from the committed results (``profile="paper"``).
-
-    At ``profile="paper"`` only committed results are read: while any protocol result is not
-    committed, the page shows a note saying so and no numbers. Another profile computes the
-    grids live (the quick profile: a few repeats, MNIST only for PST).
-
-    Returns
-    -------
-    SensitivityPage
-        ``note`` (where the numbers come from, or that they are not computed yet), ``tables``
-        (``"claims"``: :func:`claim_effects`; ``"means"``: mean test AUC per protocol; ``"repeats"``:
-        :func:`repeat_summary` of the stacked methods per primary result), ``figure`` (or None) and
-        ``prose`` (Markdown built from the results).
-    """
-    compute = profile != "paper"
-    missing = [n for name in PRIMARY for n in protocol_results(name)]
-    missing = [n for n in missing if not _available(n, profile, seed, compute)]
-    if missing:
-        note = (
-            "**Not yet computed.** The protocol-sensitivity results have not been computed at the papers' "
-            f"scale yet ({len(missing)} of {sum(len(protocol_results(n)) for n in PRIMARY)} grids missing); "
-            "they are computed together with the book's other results, and this page then shows them. "
-            "Until then it shows no numbers."
-        )
-        return SensitivityPage(note, {}, None, "")
-    shown = [name for name in PRIMARY if PRIMARY[name].get("curves") or PRIMARY[name]["repeats"]]
-    primary = {name: results.load_or_run(name, profile=profile, seed=seed, n_jobs=n_jobs) for name in shown}
-    variants = {name: protocol_variants(name, profile, seed=seed, n_jobs=n_jobs, compute=compute) for name in shown}
-    effects = claim_effects(primary, variants)
-    means = _mean_table(primary, variants)
-    summaries = {}
-    for name in shown:
-        if not PRIMARY[name]["repeats"]:
-            continue
-        label = next(k for k in variants[name] if k.endswith(REDRAWN))
-        summary = repeat_summary(variants[name][label], name)
-        if "n_groups" in summary:  # PST Figure 2 [IJCAI Fig. 2(a)–(b)]: its default K, the K of every other figure
-            summary = summary[summary["n_groups"] == 5].drop(columns="n_groups")
-        summaries[name] = summary
-    stacked = pd.concat(
-        [s[s["collapsed"].notna()].assign(table=PRIMARY[n]["table"]) for n, s in summaries.items()],
-        ignore_index=True,
-    )
-    stacked = stacked[["table", "dataset", "method", "epsilon", "repeats", "mean", "median", "min", "collapsed"]]
-    source = (
-        "committed results computed at the papers' scale" if not compute else f"a live run at the {profile} profile"
-    )
-    note = f"From {source}: {', '.join(PRIMARY[n]['table'] for n in PRIMARY)}, each under every protocol."
-    robust = claims_under_protocols(profile)
-    if robust is not None:
-        note += (
-            " Every claim on the papers' data is judged again under each protocol in the last table; the claim "
-            "tables of the experiment pages summarise it in their robust column."
-        )
-    prose = "\n\n".join(
-        p
-        for p in (
-            "**The two claims the row scale moves**, under every protocol (the difference of test AUC, "
-            "paired on the repeat):\n\n" + _claim_sentence(effects),
-            _refit_sentence(means),
-            _repeats_sentence(summaries),
-        )
-        if p
-    )
-    data = {"claims": effects, "means": means, "repeats": stacked}
-    tables = _reader_tables(effects, means, stacked)
-    if robust is not None:
-        data["every claim"] = robust
-        tables["every claim"] = robust.set_index("claim")
-    return SensitivityPage(note, tables, _figure(effects, means), prose, data)
-
-
-def claims_under_protocols(profile="paper"):
-    """Every judged claim on the papers' data: its verdict as in the book and under each protocol (a frame).
-
-    Columns ``claim`` (its label and data set), ``page``, ``as in the book``, one column per
-    protocol label (a verdict; "not measured" where the variant lacks the claim's rows; "not
-    applicable" with the reason where the protocol does not apply; "–" where the result has no
-    such variant) and ``robust`` (the claim tables' column). Read from the committed results
-    (None at another profile: the registry judges committed results only).
-    """
-    if profile != "paper":
-        return None
-    from dpstack.companion.verdicts import robust_table
-
-    return robust_table()

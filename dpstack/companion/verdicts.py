@@ -12,7 +12,7 @@ for private data). One fact of a paper (one sentence, on one data set) is one cl
 Holm inside a claim over its x, Holm over each paper's family of claims on one kind of data);
 :func:`tally` counts the outcomes per paper and data status (only ``"paper"`` enters a paper's
 tally); :func:`robust_column` re-judges the claims under the protocol variants of
-:func:`dpstack.companion.variants.protocol_variants` when that module is present.
+:func:`dpstack.companion.variants.protocol_variants`.
 
 Presentation only: nothing here is imported by the code that computes a committed result, so
 editing a claim never makes a result stale.
@@ -26,15 +26,15 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from dpstack.companion import results
 from dpstack.companion import rule as V
+from dpstack.companion.registry import DATA_STATUS, paper_module, paper_names, papers
+from dpstack.companion.variants import missing_variants, not_applicable, protocol_variants
 
 __all__ = [
-    "Part",
-    "Claim",
-    "Margin",
     "Rule",
     "RULE",
-    "DATA_STATUS",
+    "prepare_functions",
     "claims",
     "claim",
     "encoding",
@@ -46,105 +46,6 @@ __all__ = [
     "robust_table",
     "committed_frames",
 ]
-
-#: the kinds of data a claim can be judged on, in the order the tallies list them
-DATA_STATUS = ("paper", "stand-in", "synthetic")
-KINDS = ("directional", "equivalence", "non-inferiority", "not judged")
-
-
-@dataclass(frozen=True)
-class Margin:
-    """A margin of "≈" / "not worse" claims, derived from the design (see :mod:`dpstack.companion.rule`)."""
-
-    value: float
-    metric: str
-    dataset: str
-    derivation: str
-
-
-@dataclass(frozen=True)
-class Part:
-    """One comparison of a claim: rows ``a`` against rows ``b`` (or a printed number), at one x.
-
-    ``a``/``b``/``c`` are row selectors as tuples of (column, value) pairs (hashable, so the
-    encoding can be pinned); ``pair_on`` the keys matched within a repeat (their differences
-    averaged in the repeat); ``c`` makes the part "``a`` between ``c`` and ``b``".
-    """
-
-    label: str
-    a: tuple
-    b: tuple | float
-    pair_on: tuple = ()
-    c: tuple | None = None
-
-    def differences(self, frame, value, unit="repeat"):
-        b = self.b if isinstance(self.b, (int, float)) else dict(self.b)
-        return V.repeat_differences(
-            frame,
-            dict(self.a),
-            b,
-            value=value,
-            pair_on=self.pair_on,
-            unit=unit,
-            c=None if self.c is None else dict(self.c),
-        )
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One claim of one paper, with its encoding and the data it is judged on."""
-
-    id: str
-    paper: str
-    words: str
-    location: str
-    page: str
-    result: str
-    data: str
-    dataset: str
-    kind: str
-    label: str  # the claim as judged, in symbols ("PST-F(W) > PST-F(U) at every ε")
-    parts: tuple = ()
-    quantifier: str = "every"  # "every" or "some" (ignored for one part)
-    value: str = "auc"
-    margin: Margin | None = None
-    prepare: str = ""  # a key of PREPARE: how the committed table becomes the judged frame
-    note: str = ""  # why a "not judged" claim is not, or how the encoding reads the words
-
-    def __post_init__(self):
-        if self.data not in DATA_STATUS:
-            raise ValueError(f"data must be one of {DATA_STATUS}, got {self.data!r} (claim {self.id})")
-        if self.kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r} (claim {self.id})")
-        if self.quantifier not in ("every", "some"):
-            raise ValueError(f"quantifier must be 'every' or 'some', got {self.quantifier!r} (claim {self.id})")
-        if self.kind in ("equivalence", "non-inferiority") and self.margin is None:
-            raise ValueError(f"claim {self.id}: a {self.kind} claim needs a margin")
-        if self.kind != "not judged" and not self.parts:
-            raise ValueError(f"claim {self.id}: a judged claim needs at least one part")
-
-
-def sel(**kw):
-    """A row selector as a sorted tuple of (column, value) pairs."""
-    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in kw.items()))
-
-
-def _mpl_dp(frame):
-    from dpstack.companion.papers.mpl.grids import DP_NOISE
-    from dpstack.companion.papers.mpl.pages import trial_means
-
-    return trial_means(frame, DP_NOISE)
-
-
-def _mpl_exp(frame):
-    from dpstack.companion.papers.mpl.grids import EXP_NOISE
-    from dpstack.companion.papers.mpl.pages import trial_means
-
-    return trial_means(frame, EXP_NOISE)
-
-
-#: how a committed table becomes the frame a claim is judged on (by :attr:`Claim.prepare`)
-PREPARE = {"": lambda f: f, "mpl": _mpl_dp, "mpl-exp": _mpl_exp}
 
 
 @dataclass(frozen=True)
@@ -169,16 +70,24 @@ RULE = Rule()
 
 @functools.cache
 def _registry():
-    from dpstack.companion.papers.mpl import claims as mpl
-    from dpstack.companion.papers.pptl import claims as pptl
-    from dpstack.companion.papers.pst import claims as pst
-
     out = {}
-    for module in (pst, pptl, mpl):
-        for c in module.CLAIMS:
+    for paper in papers():
+        for c in paper_module(paper.NAME, "claims").CLAIMS:
             if c.id in out:
                 raise ValueError(f"duplicate claim id {c.id!r}")
             out[c.id] = c
+    return out
+
+
+@functools.cache
+def prepare_functions():
+    """How a committed table becomes the frame a claim is judged on: name (a claim's ``prepare``) → function.
+
+    ``""`` is the table itself; the papers' ``claims`` modules add theirs (``PREPARE``).
+    """
+    out = {"": lambda frame: frame}
+    for paper in papers():
+        out.update(getattr(paper_module(paper.NAME, "claims"), "PREPARE", {}))
     return out
 
 
@@ -247,7 +156,7 @@ def judge_claim(c, frame, rule=RULE):
     """The verdict of claim ``c`` on ``frame`` (the committed table of ``c.result``), before Holm across claims."""
     if c.kind == "not judged":
         raise ValueError(f"claim {c.id} is not judged: {c.note}")
-    f = PREPARE[c.prepare](frame)
+    f = prepare_functions()[c.prepare](frame)
     margin = _margin(c, rule)
     parts = [
         V.part_verdict(p.differences(f, c.value, unit=rule.unit), c.kind, margin, p.label, rule.alpha) for p in c.parts
@@ -260,7 +169,6 @@ def committed_frames(names):
 
     A committed table that is stale or damaged raises (:func:`dpstack.companion.results.load`).
     """
-    from dpstack.companion import results
 
     out = {}
     for name in names:
@@ -348,26 +256,17 @@ def tally(judged):
         counts = {o: int((part["verdict"] == o).sum()) for o in V.OUTCOMES}
         rows.append({"paper": paper, "data": data, **counts, "total": int(len(part))})
     out = pd.DataFrame(rows, columns=["paper", "data", *V.OUTCOMES, "total"])
-    order = {p: i for i, p in enumerate(("PST", "PPTL", "MPL"))}
+    order = {p: i for i, p in enumerate(paper_names())}
     return out.sort_values(
         ["paper", "data"], key=lambda s: s.map(order) if s.name == "paper" else s.map(DATA_STATUS.index)
     ).reset_index(drop=True)
 
 
 def _variants_provider():
-    try:
-        from dpstack.companion.variants import protocol_variants
-    except ImportError:
-        return None
     return protocol_variants
 
 
 def _notes_provider():
-    try:
-        from dpstack.companion.variants import missing_variants, not_applicable
-    except ImportError:
-        return None
-
     def notes(result_name):
         out = {label: f"not computed yet: {label}" for label in missing_variants(result_name)}
         out.update({label: f"not applicable: {why}" for label, why in not_applicable(result_name).items()})
@@ -437,7 +336,7 @@ def robust_column(judged, variants=None, rule=RULE, notes=None):
         The output of :func:`judge` (its claims are re-judged).
     variants : callable, optional
         ``variants(result_name) -> {protocol label: frame}`` (default:
-        :func:`dpstack.companion.variants.protocol_variants` when that module exists).
+        :func:`dpstack.companion.variants.protocol_variants`).
         Each variant is judged as a family of the claims it covers (Holm as for the primary
         results); a variant lacking some of a claim's rows does not judge that claim, and the
         column says so ("not measured: <label>").

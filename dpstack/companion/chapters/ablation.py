@@ -24,8 +24,12 @@ import textwrap
 import numpy as np
 import pandas as pd
 
+from dpstack.companion.papers.pptl import grids as transfer
+from dpstack.companion.papers.pst import grids as stacking
 from dpstack.companion.papers.stacked_pages import chosen_lam, edge_share, factor_effects
+from dpstack.companion.plotting import color_for
 from dpstack.companion.rule import directional_verdict, verdict_frame
+from dpstack.companion.stats import t_half_width
 
 __all__ = [
     "SIMPLE",
@@ -162,7 +166,6 @@ def effects_table(fx, baseline=SIMPLE):
 
 def plot_effects(ax, fx, title):
     """Mean test AUC with its 95 % interval and the worst repeat (×), one row per variant, one colour per method."""
-    from dpstack.companion.plotting import color_for
 
     order = list(dict.fromkeys(fx["variant"]))
     methods = list(dict.fromkeys(fx["method"]))
@@ -355,7 +358,6 @@ def beside_table(df, paper=None):
 
     ``paper``: a Series of the paper's printed values by method, shown in a last column.
     """
-    from dpstack.companion.stats import t_half_width
 
     rows = []
     for m, part in df.groupby("method", sort=False):
@@ -401,8 +403,6 @@ def grid_table(compared, profile="paper"):
     ``compared``: {table name ("PST Figure 1" or "PPTL Table 1"): tidy frame of the grid comparison
     (variants ``"old grid"``, the narrow grid, and ``"new grid"``, the profile's wide one)}.
     """
-    from dpstack.companion.papers.pptl import grids as transfer
-    from dpstack.companion.papers.pst import grids as stacking
 
     grids = {
         "PST Figure 1": {"old": stacking.OLD_LAM_GRIDS[profile], "new": stacking.PROFILES[profile]["lam_grid"]},

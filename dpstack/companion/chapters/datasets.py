@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from dpstack.datasets._home import DatasetNotFoundError, dataset_status
+from dpstack.datasets._home import data_home as _home_path
 from dpstack.datasets.har import load_har
 from dpstack.datasets.kddcup99 import KDD_CATEGORIES, KDD_COLUMNS, load_kddcup99
 from dpstack.datasets.mnist import load_mnist
@@ -33,8 +34,6 @@ def absent_data_note(data_home=None):
     them, and what the page shows once they are there (as the other pages' notes do).
     """
     import html
-
-    from dpstack.datasets._home import data_home as _home_path
 
     status = dataset_status(data_home)
     status = status[status.required & status.dataset.isin(list(PAGE_DATASETS))]

@@ -26,6 +26,7 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from dpstack.companion.chapters.plr import load_digits_pair
+from dpstack.companion.plotting import COLORS, save_figure
 from dpstack.companion.stats import mean_interval
 from dpstack.datasets import make_ruijin_like
 from dpstack.linear import PrivateLogisticRegression
@@ -171,7 +172,6 @@ def format_table(summary, columns=None, digits=3):
 
 def plot_digits(ax, summary):
     """Mean AUC against ε with 95% confidence intervals; ε = ∞ drawn at the right edge."""
-    from dpstack.companion.plotting import COLORS
 
     epsilons = sorted(summary.index.get_level_values("epsilon").unique())
     finite = [e for e in epsilons if np.isfinite(e)]
@@ -207,8 +207,6 @@ def plot_digits(ax, summary):
 def write_figure(summary, out):
     """Draw :func:`plot_digits` into ``<out>/demo_digits_auc.svg``: the same bytes for the same table, every run."""
     import matplotlib.pyplot as plt
-
-    from dpstack.companion.plotting import save_figure
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -36,8 +36,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpstack import PrivateLogisticRegression, PrivateStackingClassifier, PrivateTransferStacking, SimComb
 from dpstack.base import PrivacyLeakWarning
 from dpstack.companion.papers.open_choices import select_on_scores
+from dpstack.companion.plotting import color_for, panels, plot_mean_with_spread
 from dpstack.companion.stats import mean_interval
 from dpstack.metrics import roc_auc_score
 
@@ -172,7 +174,6 @@ def _importance(feature_importance, X_fit, d, outside):
 
 
 def _model(method, epsilon, lam, seed, classes, n_groups, importance, groups, eta):
-    from dpstack import PrivateLogisticRegression, PrivateStackingClassifier, PrivateTransferStacking, SimComb
 
     common = dict(random_state=seed, classes=list(classes))
     if method == "PLR":
@@ -408,11 +409,7 @@ def method_label(method, feature_importance=None, groups=None):
 def plot_own_data(result, ax=None):
     """Mean test AUC against ε with 95 % bands; the non-private version (ε = ∞) as a dashed line per method."""
 
-    from dpstack.companion.plotting import color_for, plot_mean_with_spread
-
     if ax is None:
-        from dpstack.companion.plotting import panels
-
         _, ax = panels(1, height=3.6)
     frame = result.frame
     colors = {method: color_for(method) for method in frame["method"].unique()}  # the book's colour per method

@@ -17,8 +17,28 @@ around 1/ε = 10" is a non-inferiority claim at every 1/ε ≤ 10 with the KDD a
 from __future__ import annotations
 
 from dpstack.companion.paper_values import MPL_CLAIMS, MPL_HAR
+from dpstack.companion.papers.mpl.grids import DP_NOISE, EXP_NOISE
+from dpstack.companion.registry import Claim, Margin, Part, sel
 from dpstack.companion.rule import accuracy_margin
-from dpstack.companion.verdicts import Claim, Margin, Part, sel
+
+
+def trial_means(df, noise=DP_NOISE):
+    """Mean accuracy per split: columns n_parties, repeat, method, inv_epsilon, accuracy.
+
+    The noise draws of a split are averaged (the split is the unit of repetition). batch and
+    indiv, which add no noise, are placed at 1/ε = 0 (no noise), where the private methods'
+    noise-free releases are too. ``noise`` selects the noise kind for 1/ε > 0.
+    """
+    inv = df["inv_epsilon"].fillna(0.0)
+    keep = (df["noise"] == noise) | (inv == 0.0)
+    d = df[keep].assign(inv_epsilon=inv[keep])
+    out = d.groupby(["n_parties", "repeat", "method", "inv_epsilon"], sort=True)["accuracy"].mean()
+    return out.reset_index()
+
+
+#: how an MPL table becomes the frame its claims are judged on: the split means with the ε-DP
+#: noise ("mpl"), or with the noise that is not ε-DP ("mpl-exp", the hypothesis of the pages)
+PREPARE = {"mpl": lambda df: trial_means(df, DP_NOISE), "mpl-exp": lambda df: trial_means(df, EXP_NOISE)}
 
 __all__ = ["CLAIMS", "MARGINS", "INV_EPSILONS", "PRIVATE"]
 

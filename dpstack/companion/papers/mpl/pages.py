@@ -15,25 +15,23 @@ import numpy as np
 import pandas as pd
 
 from dpstack.companion import paper_values as pv
-from dpstack.companion.papers.mpl.grids import DP_NOISE, PRIVATE
+from dpstack.companion import show
+from dpstack.companion.paper_values import MPL_CLAIMS, MPL_HAR
+from dpstack.companion.papers.mpl.claims import trial_means
+from dpstack.companion.papers.mpl.grids import DATASETS, DP_NOISE, PRIVATE, summarize_mpl
 from dpstack.companion.plotting import color_for, set_grid_ticks
-from dpstack.companion.rule import claims_frame as _claims_frame
-from dpstack.companion.rule import directional_verdict, equivalence_verdict
+from dpstack.companion.rule import OUTCOMES, verdict_counts
 from dpstack.companion.stats import mean_interval
 from dpstack.companion.table_style import MISSING, paper_vs_ours
+from dpstack.companion.try_it import TRY_IT, try_it
 
 __all__ = [
     "PAGES",
-    "trial_means",
     "accuracy",
     "accuracy_table",
-    "judge_claims",
     "plot_accuracy",
     "DECIMALS",
-    "EQUIVALENCE_MARGIN",
-    "NEAR_BATCH_MARGIN",
     "METHOD_ORDER",
-    "claims_frame",
     "absent_data_note",
     "paper_printed",
     "reading",
@@ -79,25 +77,7 @@ PAGES = {
 #: Decimals of the accuracy tables: the paper prints its MPL accuracies with two.
 DECIMALS = 2
 #: "≈" in the paper's HAR values is judged with this equivalence margin (accuracy points).
-EQUIVALENCE_MARGIN = 0.05
-#: "nearly as well as batch" is judged as "no more than this below batch".
-NEAR_BATCH_MARGIN = 0.02
-#: Row order of the tables: the two references, then the private methods.
 METHOD_ORDER = ("batch", "indiv", "soft", "avg", "vote")
-
-
-def trial_means(df, noise=DP_NOISE):
-    """Mean accuracy per split: columns n_parties, repeat, method, inv_epsilon, accuracy.
-
-    The noise draws of a split are averaged (the split is the unit of repetition). batch and
-    indiv, which add no noise, are placed at 1/ε = 0 (no noise), where the private methods'
-    noise-free releases are too. ``noise`` selects the noise kind for 1/ε > 0.
-    """
-    inv = df["inv_epsilon"].fillna(0.0)
-    keep = (df["noise"] == noise) | (inv == 0.0)
-    d = df[keep].assign(inv_epsilon=inv[keep])
-    out = d.groupby(["n_parties", "repeat", "method", "inv_epsilon"], sort=True)["accuracy"].mean()
-    return out.reset_index()
 
 
 def accuracy(trials, method, inv_epsilon, n_parties):
@@ -154,95 +134,6 @@ def accuracy_table(df, dataset, n_parties, noise=DP_NOISE):
     return table
 
 
-def _by_repeat(*series):
-    joined = pd.concat(series, axis=1, join="inner")
-    return [joined.iloc[:, k] for k in range(joined.shape[1])]
-
-
-def judge_claims(df, dataset, noise=DP_NOISE):
-    """The paper's claims for this page, each judged on our per-split numbers.
-
-    Returns
-    -------
-    list of dpstack.companion.rule.Verdict
-        Claims of the page's kind (``PAGES[dataset]["claims"]``): the HAR claims of MPL §6.1 or
-        the KDD claims of §6.2 (also used for URL, §6.3: "the overall tendency is very similar").
-        On the MNIST stand-in only the pattern claims are judged, never the HAR numbers.
-    """
-    t = trial_means(df, noise)
-    Ms = sorted(t["n_parties"].unique())
-    invs = sorted(v for v in t["inv_epsilon"].unique() if v > 0)
-    kind = PAGES[dataset]["claims"]
-    text = pv.MPL_CLAIMS[kind]["claims"]
-    out = []
-    if kind == "har":
-        M = Ms[-1]
-        if PAGES[dataset]["paper_values"]:
-            for (method, inv), paper in pv.MPL_HAR["values"].items():
-                ours = accuracy(t, method, inv, M)
-                where = "" if method in ("batch", "indiv") else " at 1/ε = 0"
-                out.append(
-                    equivalence_verdict(
-                        ours - paper,
-                        EQUIVALENCE_MARGIN,
-                        claim=f"{method} accuracy ≈ {paper:.2f}{where} (within ±{EQUIVALENCE_MARGIN:g})",
-                    )
-                )
-        indiv = accuracy(t, "indiv", 0.0, M)
-        vote, ind = _by_repeat(accuracy(t, "vote", 0.1, M), indiv)
-        out.append(directional_verdict(ind - vote, claim=f"{text['vote_useless']} (vote below indiv)"))
-        for method in ("soft", "avg"):
-            curves = [accuracy(t, method, v, M) for v in invs if v <= 1.0]
-            worst = pd.concat(curves, axis=1).min(axis=1)
-            w, ind = _by_repeat(worst, indiv)
-            out.append(
-                directional_verdict(w - ind, claim=text[f"{method}_above_indiv"] + " (smallest margin over 1/ε ≤ 1)")
-            )
-        return out
-    small_inv = invs[0]
-    for M in Ms:
-        batch, indiv = accuracy(t, "batch", 0.0, M), accuracy(t, "indiv", 0.0, M)
-        for method in PRIVATE:
-            m, b, i = _by_repeat(accuracy(t, method, small_inv, M), batch, indiv)
-            between = np.minimum(b - m, m - i)
-            out.append(
-                directional_verdict(
-                    between, claim=f"{method} between indiv and batch at 1/ε = {small_inv:g}, M = {M:,}"
-                )
-            )
-    if len(Ms) > 1:
-        big, small = Ms[-1], Ms[0]
-        for method in ("soft", "avg"):
-            mean_curve = {
-                M: pd.concat([accuracy(t, method, v, M) for v in invs], axis=1).mean(axis=1) for M in (big, small)
-            }
-            a, b = _by_repeat(mean_curve[big], mean_curve[small])
-            out.append(
-                directional_verdict(
-                    a - b, claim=f"{method}: mean accuracy over 1/ε > 0 higher at M = {big:,} than at M = {small:,}"
-                )
-            )
-    big = Ms[-1]
-    near = [accuracy(t, "soft", v, big) for v in invs if v <= 10.0]
-    worst = pd.concat(near, axis=1).min(axis=1)
-    w, b = _by_repeat(worst, accuracy(t, "batch", 0.0, big))
-    out.append(
-        directional_verdict(
-            w - b + NEAR_BATCH_MARGIN,
-            claim=f"soft within {NEAR_BATCH_MARGIN} of batch for every 1/ε ≤ 10 at M = {big:,}",
-        )
-    )
-    return out
-
-
-def claims_frame(verdicts):
-    """The verdicts as the page shows them, in the one claims-table style of the book.
-
-    :func:`dpstack.companion.rule.claims_frame` with one paired observation per split.
-    """
-    return _claims_frame(verdicts, unit="splits")
-
-
 def plot_accuracy(ax, df, n_parties, noise=DP_NOISE, title=None):
     """The paper's figure for one M: mean accuracy of each private method against 1/ε with its 95 %
     band over splits, batch (solid) and indiv (dashed) as lines with their bands.
@@ -284,8 +175,6 @@ def absent_data_note(dataset, status):
     import html
     import re
 
-    from dpstack.companion.papers.mpl.grids import DATASETS
-
     text = re.sub(r";? ?the code below is the one that will run once they are there\.?", ".", status).strip()
     text = re.sub(r"^Data absent: ", "", text)
     # A sentence naming a command belongs to the appendix, not to the page.
@@ -304,7 +193,6 @@ def absent_data_note(dataset, status):
         '<a href="../book/how_built.html">How this book is built</a> says how to fetch the files and compute '
         "the results."
     )
-    from dpstack.companion.pages import TRY_IT, try_it
 
     note = (
         f'<div class="admonition warning dpstack-data-absent"><p class="admonition-title">Data absent: '
@@ -325,8 +213,6 @@ def paper_printed(dataset):
     2–4 are plots), the statements those of :data:`~dpstack.companion.paper_values.MPL_CLAIMS`.
     """
     import html
-
-    from dpstack.companion.paper_values import MPL_CLAIMS, MPL_HAR
 
     page = PAGES[dataset]
     claims = MPL_CLAIMS[page["claims"] if dataset != "url" else "url"]
@@ -367,8 +253,6 @@ def _fmt_inv(v):
 
 def reading(df, dataset, with_hypothesis=True):
     """The page's reading, in Markdown, every number taken from ``df`` (the tidy MPL table)."""
-    from dpstack.companion.papers.mpl.grids import summarize_mpl
-    from dpstack.companion.rule import OUTCOMES, verdict_counts
 
     t = trial_means(df)
     Ms = sorted(t["n_parties"].unique())
@@ -411,7 +295,6 @@ def reading(df, dataset, with_hypothesis=True):
             f"1/ε = {_fmt_inv(float(soft['inv_epsilon'].iloc[-1]))} it is {float(ratio.iloc[-1]):.0f} × "
             "‖wₛ‖."
         )
-    from dpstack.companion import show
 
     page = PAGES[dataset]["page"]
     rows = show.judged(page, show._live_frames({page: df}))

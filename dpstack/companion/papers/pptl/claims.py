@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dpstack.companion.paper_values import PPTL_CLAIMS
 from dpstack.companion.papers.pst.claims import MARGINS as PST_MARGINS
+from dpstack.companion.registry import Claim, Margin, Part, sel
 from dpstack.companion.rule import auc_margin
-from dpstack.companion.verdicts import Claim, Margin, Part, sel
 
 __all__ = ["CLAIMS", "MARGINS", "EPSILONS", "METHODS"]
 

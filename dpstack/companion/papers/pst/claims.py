@@ -24,8 +24,8 @@ Encodings fixed before looking at the results:
 from __future__ import annotations
 
 from dpstack.companion.paper_values import PST_CLAIMS
+from dpstack.companion.registry import Claim, Margin, Part, sel
 from dpstack.companion.rule import auc_margin
-from dpstack.companion.verdicts import Claim, Margin, Part, sel
 
 __all__ = ["CLAIMS", "MARGINS", "EPSILONS", "STACKING", "K_DEFAULT"]
 
