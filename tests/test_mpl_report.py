@@ -5,7 +5,7 @@ import pandas as pd
 
 from dpstack.companion.papers.mpl import pages as mpl_report
 from dpstack.companion.papers.mpl.grids import DP_NOISE, EXP_NOISE
-from dpstack.companion.table_style import MISSING
+from dpstack.companion.tables import MISSING
 
 
 def _rows(n_repeats=3, Ms=(10,)):

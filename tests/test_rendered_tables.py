@@ -2,7 +2,7 @@
 
 Scanned: the HTML outputs of every executed notebook (what the book renders), and the notebooks'
 code for tables printed as text blocks (``to_string``). Each check is planted below and seen to
-fail, and a table made by :func:`dpstack.companion.table_style.scrollable` from the same raw frame passes.
+fail, and a table made by :func:`dpstack.companion.tables.scrollable` from the same raw frame passes.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import table_check  # noqa: E402
 
-from dpstack.companion.table_style import as_table, scrollable  # noqa: E402
+from dpstack.companion.tables import as_table, scrollable  # noqa: E402
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
@@ -50,7 +50,7 @@ def test_no_table_is_printed_as_a_text_block(path):
     nb = nbformat.read(path, as_version=4)
     blocks = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and re.search(r"\.to_string\(", c.source)]
     assert not blocks, (
-        f"{path.name}: cells {blocks} print a table with to_string (use dpstack.companion.table_style.as_table)"
+        f"{path.name}: cells {blocks} print a table with to_string (use dpstack.companion.tables.as_table)"
     )
 
 

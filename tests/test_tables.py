@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 
 from dpstack.companion.stats import t_half_width as ci_half_width
-from dpstack.companion.table_style import MISSING, as_table, decimals_of, paper_vs_ours, scrollable, tidy
+from dpstack.companion.tables import MISSING, as_table, decimals_of, paper_vs_ours, scrollable, tidy
 
 
 def repeats(cells):
@@ -107,7 +107,7 @@ def test_cells_the_paper_alone_reports_are_dropped_and_counted():
 
 
 def test_as_table_shows_any_frame_tidy_and_scrollable():
-    from dpstack.companion.table_style import as_table
+    from dpstack.companion.tables import as_table
 
     shown = as_table(pd.DataFrame({"claim": ["x", "y"], "n_pairs": [12.0, 3.0], "share": [6.9571e-05, 3e-9]}), "a note")
     assert list(shown.frame.iloc[0]) == ["x", "12", "0.0001"]
@@ -151,7 +151,7 @@ def test_two_methods_are_never_pooled_into_one_cell():
 
 
 def test_plain_text_math_and_booleans_inside_cells_read_as_words():
-    from dpstack.companion.table_style import math_text, readable_header
+    from dpstack.companion.tables import math_text, readable_header
 
     assert math_text("target PLR (centre (1-η)w_s)") == "target PLR (centre (1-η)wₛ)"
     assert math_text("PPTL ε^(k) = ε; r^(d-1); x^2") == "PPTL ε⁽ᵏ⁾ = ε; r⁽ᵈ⁻¹⁾; x²"
@@ -162,7 +162,7 @@ def test_plain_text_math_and_booleans_inside_cells_read_as_words():
 
 
 def test_numbers_inside_text_cells_keep_four_significant_digits():
-    from dpstack.companion.table_style import _cell_text
+    from dpstack.companion.tables import _cell_text
 
     text = "claimed sensitivity 2.0000; measured 1.9848 and 0.8021; numpy 1.26.4; 12345.678; λ 5.29832e-05 / 1000"
     assert _cell_text(text, MISSING) == (

@@ -1,20 +1,27 @@
 """The book's table style: our numbers beside the paper's, readable on any screen.
 
-One cell reads ``ours ± CI (paper)``: the mean of our repeats, the half-width of its 95 %
-t-interval (computed from the repeats, not the standard deviation), and the paper's mean in
-brackets, all rounded to the number of decimals the paper prints. Nothing shows as ``NaN``:
-a missing value is a dash, explained in the table's footnote. Counts print as integers, a
-column of floats uses one fixed-point format (never ``6.9571e-02`` beside ``0.6410``), and no
-cell or row is cut to "…".
+Every table in the book goes through this module (:func:`book_tables` makes it the way a notebook
+shows any :class:`pandas.DataFrame`), so every table reads the same: no index column, headers in
+words (``λ at the grid's bottom``, not ``lam_bottom``), no ``NaN`` (a dash, explained under the
+table), numbers at a stated precision (at most four significant digits; quantities spanning
+decades in scientific notation, ``2.0e3``; p-values down to ``< 1e-300``), booleans as words,
+plain-text math in Unicode (``wₛ``, ``ε⁽ᵏ⁾``) and a table of more than :data:`LONG` rows folded
+under a one-line summary.
 
-:func:`paper_vs_ours` builds such a table; :func:`tidy` formats any other table the same
-way; :func:`scrollable` wraps either so that, on a narrow screen, the table scrolls
-sideways inside the page instead of being cut off.
+One cell of :func:`paper_vs_ours` reads ``ours ± CI (paper)``: the mean of our repeats, the
+half-width of its 95 % t-interval (computed from the repeats, not the standard deviation), and the
+paper's mean in brackets, all rounded to the number of decimals the paper prints. :func:`tidy`
+formats any other table the same way; :func:`scrollable` wraps either so that, on a narrow
+screen, the table scrolls sideways inside the page instead of being cut off.
+
+No committed result depends on this module (the grids never import it), so changing the style
+never makes a stored result out of date.
 """
 
 from __future__ import annotations
 
 import html as _html
+import re
 from numbers import Integral, Real
 
 import numpy as np
@@ -31,10 +38,17 @@ __all__ = [
     "as_table",
     "ScrollableTable",
     "MISSING",
+    "LONG",
+    "book_tables",
+    "readable_header",
+    "math_text",
 ]
 
 #: What a missing value shows as (explained in each table's footnote).
-MISSING = "–"
+MISSING = "—"
+
+#: Tables with more rows than this are folded under a one-line summary (opened with a click).
+LONG = 15
 
 #: The class of the element that lets a table scroll sideways (styled in the book's CSS).
 SCROLL_CLASS = "dpstack-table-scroll"
@@ -235,33 +249,6 @@ def paper_vs_ours(
     return ScrollableTable(table, " ".join(footnote))
 
 
-def tidy(frame, decimals=None, missing=MISSING):
-    """Any table formatted for reading: strings, nothing cut, no NaN, counts as integers.
-
-    A column whose values are all whole numbers (``3.0``) prints as integers; any other
-    numeric column prints in one fixed-point format with ``decimals`` decimals (by default
-    the most any of its values needs, at most 4), so ``0.0696`` never shows as
-    ``6.9571e-02``; a non-zero value too small for them reads ``< 0.0001`` (never a false
-    ``0.0000``). Booleans and text are kept. NaN and None show as ``missing``.
-    """
-    out = pd.DataFrame(index=frame.index)
-    for column in frame.columns:
-        series = frame[column]
-        if pd.api.types.is_bool_dtype(series) or not pd.api.types.is_numeric_dtype(series):
-            out[column] = series.map(
-                lambda v: missing if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
-            )
-            continue
-        values = series.astype(float)
-        finite = values[np.isfinite(values)]
-        if len(finite) and np.all(finite == np.round(finite)) and np.all(np.abs(finite) < 1e15):
-            out[column] = values.map(lambda v: f"{int(v)}" if np.isfinite(v) else missing)
-            continue
-        places = decimals if decimals is not None else min(decimals_of(finite.round(4)), 4)
-        out[column] = values.map(lambda v, places=places: fixed_text(v, places, missing))
-    return out
-
-
 def fixed_text(value, places, missing=MISSING):
     """``value`` as fixed-point text with ``places`` decimals; never a false zero.
 
@@ -279,19 +266,257 @@ def fixed_text(value, places, missing=MISSING):
     return _fmt(value, places)
 
 
+#: Code names that appear as column headers or cell values, in words.
+WORDS = {
+    "lam": "λ",
+    "lam_h": "λₕ",
+    "lam_bottom": "λ at the grid's bottom",
+    "lam_top": "λ at the grid's top",
+    "lam_edge": "λ at an edge of the grid",
+    "lam_high_edge": "high-level λ at an edge of the grid",
+    "epsilon": "ε",
+    "eps": "ε",
+    "epsilon_lo": "lowest ε",
+    "epsilon_noise": "ε of the noise",
+    "noise_scale": "noise scale",
+    "noise_term": "noise term",
+    "reg_term": "regularisation term",
+    "sample_term": "sample term",
+    "n_classes": "classes",
+    "n_parties": "parties",
+    "n_groups": "groups",
+    "n_jobs": "parallel jobs",
+    "n_candidates": "candidates",
+    "vote_gap": "gap, vote",
+    "weighted_gap": "gap, weighted",
+    "far_outside": "far outside",
+    "label_flip": "one label flipped",
+    "feature_flip": "one feature vector flipped",
+    "delta>0": "δ > 0",
+    "delta=0": "δ = 0",
+    "ci_low": "95 % CI, low",
+    "ci_high": "95 % CI, high",
+    "ci95": "± 95 % CI",
+    "auc": "AUC",
+    "auc_hl": "AUC, C-hl",
+    "auc_wmv": "AUC, C-wmv",
+    "auc_best_single": "AUC, best single block",
+    "q_k": "qₖ",
+    "d_k": "dₖ",
+    "eps_k": "εₖ",
+    "Delta_k": "Δₖ",
+    "lambda_k": "λₖ",
+}
+
+#: A header or cell that is a code name: ``lam_bottom``, ``n_classes``, ``delta>0``.
+CODE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+$|^[a-z]+[<>=]+\d+$")
+
+#: A header naming a p-value: its numbers print as p-values (down to "< 1e-300").
+P_VALUE = re.compile(r"(?:^|\b)(?:p|p-value|p value|p_value|pvalue|p adjusted|p_adjusted)(?:\b|$)", re.I)
+
+
+#: Unicode subscripts, for a one-letter index written as code (``w_s`` → "wₛ", ``q_k`` → "qₖ").
+SUBSCRIPTS = dict(zip("0123456789aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
+SUBSCRIPTED = re.compile(r"(?<![a-z0-9])([A-Za-zα-ωΑ-Ω])_([0-9aehijklmnoprstuvx])(?![A-Za-z0-9])")
+
+
+#: Unicode superscripts, for an exponent written as code (``ε^(k)`` → "ε⁽ᵏ⁾", ``r^(d-1)`` → "r⁽ᵈ⁻¹⁾").
+SUPERSCRIPTS = dict(zip("0123456789+-−=()abcdefghijklmnoprstuvwxyz", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁼⁽⁾ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ"))
+SUPERSCRIPTED = re.compile(r"(?<![\w\\])([A-Za-zα-ωΑ-Ω])\^(\([^()\s]{1,8}\)|[-−]?\d+)")
+
+
+def math_text(text):
+    """Plain-text math in a table typeset with Unicode: ``w_s`` → "wₛ", ``ε^(k)`` → "ε⁽ᵏ⁾", ``q_k`` → "qₖ".
+
+    Only one-letter subscripts and short exponents are rewritten (a code name such as ``n_jobs``
+    is left alone); an exponent with a character that has no superscript form is kept as it is.
+    """
+    text = SUBSCRIPTED.sub(lambda m: m.group(1) + SUBSCRIPTS[m.group(2)], text)
+
+    def sup(m):
+        power = m.group(2)
+        if all(ch in SUPERSCRIPTS for ch in power):
+            return m.group(1) + "".join(SUPERSCRIPTS[ch] for ch in power)
+        return m.group()
+
+    return SUPERSCRIPTED.sub(sup, text)
+
+
+def readable_header(name):
+    """A column header in words: ``lam_bottom`` → "λ at the grid's bottom", ``q_k`` → "qₖ".
+
+    Known code names come from :data:`WORDS`; any other ``snake_case`` name has its underscores
+    read as spaces (``n_parties`` → "parties": a leading ``n_`` is "the number of"). Headers
+    already in words are kept.
+    """
+    if isinstance(name, tuple):
+        return ", ".join(readable_header(part) for part in name if str(part) != "")
+    text = str(name)
+    if text in WORDS:
+        return WORDS[text]
+    words = re.sub(r"\b(q|d|eps|Delta|lambda)_k\b", lambda m: WORDS[m.group(0)], text)
+    words = math_text(words)
+    words = re.sub(r"\w+(?:_\w+)+|\w+[<>=]+\d+", lambda m: _code_to_words(m.group(0)), words)
+    return words
+
+
+def _code_to_words(token):
+    if token in WORDS:
+        return WORDS[token]
+    if token.startswith("n_"):
+        return token[2:].replace("_", " ")
+    parts = [WORDS.get(part, part) for part in token.split("_")]
+    return " ".join(parts)
+
+
+def _sci(value, significant=2):
+    """``2043.36`` → "2.0e3", ``5.29832e-05`` → "5.3e−5" (a minus sign, no "+", no padding)."""
+    mantissa, exponent = f"{value:.{significant - 1}e}".split("e")
+    return f"{mantissa}e{int(exponent)}".replace("-", "−")
+
+
+def _p_value(value):
+    if not np.isfinite(value):
+        return MISSING
+    if value < 1e-300:
+        return "< 1e-300"
+    if value < 1e-3:
+        return _sci(value, 2)
+    return f"{value:.3f}"
+
+
+BOOLEAN_IN_TEXT = re.compile(r"([:=]\s*)(True|False)\b")
+LONG_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?e[-+]?\d+(?![\w.])|(?<![\w.])\d+\.\d{2,}(?![\w.])")
+
+
+def _four_digits(number):
+    """A printed number cut to four significant digits, trailing zeros kept (``1.9848`` → "1.985")."""
+    if "e" in number:  # 5.29832e-05 → "5.3e−5", as a column of such numbers prints
+        return _sci(float(number), 2)
+    digits = number.replace(".", "").lstrip("0")
+    if len(digits) <= 4:
+        return number
+    return np.format_float_positional(float(number), precision=4, unique=False, fractional=False, trim="k").rstrip(".")
+
+
+def _cell_text(value, missing):
+    """A non-numeric cell as text: booleans as words, dicts as "key: value" lists, no NaN."""
+    if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+        return missing
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        return "; ".join(
+            f"{k}: {v:.3g}" if isinstance(v, float) else f"{k}: {_cell_text(v, missing)}" for k, v in value.items()
+        )
+    if isinstance(value, Real) and not isinstance(value, Integral):
+        v = float(value)
+        if not np.isfinite(v):
+            return missing if np.isnan(v) else ("∞" if v > 0 else "−∞")
+        if v == 0:
+            return "0"
+        if 1e-3 <= abs(v) < 1e4:  # four significant digits, no trailing zeros: 44.9, 0.1235, 2
+            return np.format_float_positional(v, precision=4, unique=True, fractional=False, trim="-").replace("-", "−")
+        return _sci(v, 3)
+    text = str(value)
+    if text in ("nan", "NaN", "<NA>", "None"):
+        return missing
+    if CODE_NAME.match(text) and text in WORDS:
+        return WORDS[text]
+    if text in ("True", "False"):
+        return "yes" if text == "True" else "no"
+    # A check printed inside a sentence ("parts disjoint: True"): the boolean in words too.
+    text = BOOLEAN_IN_TEXT.sub(lambda m: m.group(1) + ("yes" if m.group(2) == "True" else "no"), text)
+    # A number inside a sentence at four significant digits too ("sensitivity 2.0000" → "2.000").
+    text = LONG_NUMBER.sub(lambda m: _four_digits(m.group()), text)
+    return math_text(text)
+
+
+def _number_column(values, header, decimals, missing):
+    finite = values[np.isfinite(values)]
+    if P_VALUE.search(str(header)):
+        return values.map(_p_value)
+    if len(finite) and np.all(finite == np.round(finite)) and np.all(np.abs(finite) < 1e15):
+        if np.abs(finite).max() < 1e6:
+            return values.map(lambda v: f"{int(v)}" if np.isfinite(v) else missing)
+    nonzero = np.abs(finite[finite != 0])
+    if (
+        decimals is None
+        and len(nonzero)
+        and (nonzero.max() >= 1e4 or (nonzero.max() >= 1 and nonzero.max() / nonzero.min() > 1e4))
+    ):
+        # A quantity spanning decades (a λ chosen from a grid, a noise-to-signal ratio):
+        # two significant digits in scientific notation, the same for every row.
+        return values.map(lambda v: missing if not np.isfinite(v) else ("0" if v == 0 else _sci(v, 2)))
+    if decimals is not None:
+        places = decimals
+    else:
+        places = min(decimals_of(finite.round(4)), 4)
+        if len(nonzero):  # at most four significant digits: 123.4567 → 123.5
+            places = min(places, max(0, 4 - int(np.floor(np.log10(nonzero.max()))) - 1))
+    return values.map(lambda v, places=places: fixed_text(v, places, missing))
+
+
+def tidy(frame, decimals=None, missing=MISSING):
+    """Any table formatted for reading: strings, nothing cut, no NaN, counts as integers.
+
+    A column whose values are all whole numbers (``3.0``) prints as integers; a column of
+    p-values (its header says "p") prints down to ``< 1e-300``; a column spanning decades (a
+    chosen λ) prints with two significant digits in scientific notation (``2.0e3``); any other
+    numeric column prints in one fixed-point format with ``decimals`` decimals (by default the
+    most any of its values needs, at most 4 and at most four significant digits), so ``0.0696``
+    never shows as ``6.9571e-02``; a non-zero value too small for them reads ``< 0.0001`` (never
+    a false ``0.0000``). Booleans read "yes" / "no", a dict reads "key: value; …", and NaN, None
+    and ``<NA>`` show as ``missing``.
+    """
+    out = pd.DataFrame(index=frame.index)
+    for position, column in enumerate(frame.columns):
+        series = frame.iloc[:, position]
+        if pd.api.types.is_bool_dtype(series) or not pd.api.types.is_numeric_dtype(series):
+            out[column] = series.map(lambda v: _cell_text(v, missing))
+            continue
+        out[column] = _number_column(series.astype(float), column, decimals, missing)
+    return out
+
+
+def _without_index(frame):
+    """The index as ordinary columns (a default 0..n-1 index is dropped), headers in words."""
+    frame = frame.copy()
+    if isinstance(frame.columns, pd.MultiIndex):
+        frame.columns = [tuple(str(part) for part in c) for c in frame.columns]
+    index = frame.index
+    default = isinstance(index, pd.RangeIndex) or (
+        index.nlevels == 1 and index.name is None and pd.api.types.is_integer_dtype(index)
+    )
+    if default:
+        frame = frame.reset_index(drop=True)
+    else:
+        names = [n if n is not None else "" for n in index.names]
+        if index.nlevels == 1 and not names[0]:
+            names = [""]
+        frame.index = index.set_names([n or f"level {i}" for i, n in enumerate(names)])
+        frame = frame.reset_index()
+        if index.nlevels == 1 and not names[0]:
+            frame = frame.rename(columns={frame.columns[0]: ""})
+    frame.columns = [readable_header(c) for c in frame.columns]
+    return frame
+
+
 class ScrollableTable:
     """A table of strings and its footnote, shown as HTML that scrolls sideways when too wide.
 
     ``frame`` is a plain :class:`pandas.DataFrame`; the text form (``repr``) prints every row
-    and column in full.
+    and column in full. ``summary``, for a table of more than :data:`LONG` rows, is the line
+    shown while the table is folded.
     """
 
-    def __init__(self, frame, footnote=""):
+    def __init__(self, frame, footnote="", summary=None):
         self.frame = frame
         self.footnote = footnote
+        self.summary = summary
 
     def _repr_html_(self):
-        return scrollable(self.frame, self.footnote)
+        return scrollable(self.frame, self.footnote, summary=self.summary)
 
     def __repr__(self):
         with pd.option_context(
@@ -301,28 +526,75 @@ class ScrollableTable:
         return text + (f"\n{self.footnote}" if self.footnote else "")
 
 
-def scrollable(frame, footnote="", formatted=False):
+def scrollable(frame, footnote="", formatted=False, summary=None):
     """HTML of ``frame`` inside an element that scrolls sideways on a narrow screen.
 
-    Every row, column and character is shown (no "…"). Unless ``formatted``, numbers are first
-    formatted by :func:`tidy`. ``footnote`` is printed under the table.
+    Every row, column and character is shown (no "…"), without an index column: a meaningful
+    index becomes the first columns, a default 0..n-1 index is dropped. Headers are put in words
+    (:func:`readable_header`). Unless ``formatted``, numbers are first formatted by :func:`tidy`.
+    ``footnote`` is printed under the table, with a line saying what a dash means when the table
+    has one and the footnote does not. A table of more than :data:`LONG` rows is folded under
+    ``summary`` (by default its size), opened with a click.
     """
     if isinstance(frame, ScrollableTable):
-        frame, footnote = frame.frame, footnote or frame.footnote
-    all_text = all(frame[c].map(lambda v: isinstance(v, str)).all() for c in frame.columns)
+        frame, footnote, summary = frame.frame, footnote or frame.footnote, summary or frame.summary
+    if isinstance(frame, pd.Series):
+        frame = frame.to_frame()
+    frame = _without_index(frame)
+    all_text = all(frame.iloc[:, i].map(lambda v: isinstance(v, str)).all() for i in range(frame.shape[1]))
     shown = frame if formatted or all_text else tidy(frame)
+    shown = shown.apply(lambda col: col.map(lambda v: _cell_text(v, MISSING)))
     with pd.option_context("display.max_colwidth", None):
         table = shown.to_html(
-            max_rows=None, max_cols=None, na_rep=MISSING, border=0, classes=["dataframe", "dpstack-table"]
+            index=False,
+            max_rows=None,
+            max_cols=None,
+            na_rep=MISSING,
+            border=0,
+            classes=["dpstack-table"],
         )
-    note = f'<p class="dpstack-table-note">{_html.escape(footnote)}</p>' if footnote else ""
-    return f'<div class="{SCROLL_CLASS}" style="overflow-x:auto;max-width:100%">{table}</div>{note}'
+    has_dash = bool(shown.isin([MISSING]).to_numpy().any())
+    if has_dash and MISSING not in (footnote or ""):
+        footnote = (
+            footnote + " " if footnote else ""
+        ) + f"{MISSING}: no value in this cell (not applicable or not computed)."
+    note = f'<p class="dpstack-table-note">{_html.escape(math_text(footnote))}</p>' if footnote else ""
+    box = f'<div class="{SCROLL_CLASS}" style="overflow-x:auto;max-width:100%">{table}</div>'
+    if len(shown) > LONG:
+        line = summary or f"{len(shown)} rows × {shown.shape[1]} columns"
+        box = (
+            f'<details class="dpstack-table-long"><summary>{_html.escape(line)} '
+            f"(click to show the table)</summary>{box}</details>"
+        )
+    return box + note
 
 
-def as_table(frame, footnote="", decimals=None):
+def as_table(frame, footnote="", decimals=None, summary=None):
     """Any table for a notebook page: formatted by :func:`tidy`, scrolling sideways when too wide.
 
-    ``display(as_table(claims))`` shows every row, column and character, no NaN, counts as
-    integers, and ``footnote`` under the table.
+    ``display(as_table(claims))`` shows every row, column and character, no index column, no
+    NaN, headers in words, counts as integers, and ``footnote`` under the table; a table of more
+    than :data:`LONG` rows is folded under ``summary``.
     """
-    return ScrollableTable(tidy(frame, decimals=decimals), footnote)
+    if isinstance(frame, pd.Series):
+        frame = frame.to_frame()
+    return ScrollableTable(tidy(frame, decimals=decimals), footnote, summary=summary)
+
+
+def book_tables():
+    """Show every :class:`pandas.DataFrame` and :class:`~pandas.Series` of a notebook in the book's style.
+
+    Registers :func:`scrollable` as the notebook's HTML form of both, so a table a page displays
+    without calling :func:`as_table` still has no index column, no NaN and headers in words.
+    Outside IPython this does nothing.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython ships with every notebook kernel
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    formatter = shell.display_formatter.formatters["text/html"]
+    formatter.for_type(pd.DataFrame, lambda frame: scrollable(frame))
+    formatter.for_type(pd.Series, lambda series: scrollable(series.to_frame()))

@@ -22,7 +22,7 @@ from dpstack.companion.papers.mpl.grids import DATASETS, DP_NOISE, PRIVATE, summ
 from dpstack.companion.plotting import color_for, set_grid_ticks
 from dpstack.companion.rule import OUTCOMES, verdict_counts
 from dpstack.companion.stats import mean_interval
-from dpstack.companion.table_style import MISSING, paper_vs_ours
+from dpstack.companion.tables import MISSING, paper_vs_ours
 from dpstack.companion.try_it import TRY_IT, try_it
 
 __all__ = [
