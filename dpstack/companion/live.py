@@ -711,7 +711,7 @@ def knobs_table(pages=None):
                     "parameter": param,
                     "grid": exp if several else "",
                     "what": knob.help,
-                    "paper": _short(_plain(knob.profile_value(COMMITTED_PROFILE)), limit=5),
+                    "paper": _short(plain(knob.profile_value(COMMITTED_PROFILE)), limit=5),
                 }
             )
     return pd.DataFrame(rows, columns=["page", "parameter", "grid", "what", "paper"])
@@ -766,11 +766,12 @@ def check_page_parameters(namespace, name, *common):
     )
 
 
-def _plain(value):
+def plain(value):
+    """A knob's value as plain JSON data (a mapping's keys, a tuple as a list)."""
     if isinstance(value, dict):
         return list(value)
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     if isinstance(value, float) and value.is_integer() and math.isfinite(value):
         return value
     return value
@@ -778,11 +779,11 @@ def _plain(value):
 
 def profile_values(name, profile=COMMITTED_PROFILE):
     """Each knob's value in ``profile`` (variants by name), for :func:`differences`."""
-    return {k: _plain(knob.profile_value(profile)) for k, knob in knobs(name).items()}
+    return {k: plain(knob.profile_value(profile)) for k, knob in knobs(name).items()}
 
 
 def _same(a, b):
-    a, b = _plain(a), _plain(b)
+    a, b = plain(a), plain(b)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     if _real(a) and _real(b):
@@ -805,7 +806,7 @@ def differences(name, profile="paper", seed=0, **values):
         out["seed"] = (seed, 0)
     for key in knobs(name):
         value = values.get(key)
-        requested = resolved[key] if value is None else _plain(value)
+        requested = resolved[key] if value is None else plain(value)
         if not _same(requested, committed[key]):
             out[key] = (requested, committed[key])
     return out

@@ -682,6 +682,26 @@ def code_hashes(exp):
     return dict(sorted(out.items()))
 
 
+def _module_of(path):
+    """``dpstack/a/b.py`` → ``dpstack.a.b`` (``__init__.py`` → its package, ``_fused.c`` → ``dpstack._fused``)."""
+    parts = path.rsplit(".", 1)[0].split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _current_code(prov, name):
+    """The code hashes, now, of what a committed result recorded, read from the source (nothing imported).
+
+    The files a result recorded are closed under imports when it was computed; their closure now
+    holds every file they import today, so an edited, removed or newly imported file shows. A
+    result that recorded code defined outside dpstack (a user's cell function) needs the function
+    itself: the experiment is then looked up (and its modules imported).
+    """
+    recorded = prov.get("code", {})
+    if any(k.startswith("external:") for k in recorded):
+        return code_hashes(get(name))
+    return closure_hashes(*(_module_of(k) for k in recorded), package_root=_PACKAGE_ROOT)
+
+
 def _changed(recorded, current):
     keys = sorted(set(recorded) | set(current))
     return [
@@ -1059,7 +1079,7 @@ def check(name, profile, root=None):
             f"{str(prov.get('csv_sha256'))[:12]}…): the file was changed after it was computed. Restore it "
             f"(git checkout) or recompute it with: {reproduce_command(name, profile)}"
         )
-    changed = _changed(prov.get("code", {}), code_hashes(get(name)))
+    changed = _changed(prov.get("code", {}), _current_code(prov, name))
     if changed:
         raise StaleResultError(name, profile, changed, reproduce_command(name, profile))
     return prov

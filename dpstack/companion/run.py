@@ -170,7 +170,7 @@ def run_command(args):
     data = text.encode("utf-8")
     prov.update(
         command="python -m dpstack.companion run " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["run"] else []),
-        knobs={k: live._plain(v) for k, v in values.items()},
+        knobs={k: live.plain(v) for k, v in values.items()},
         differs_from_committed={k: {"this run": a, "committed": b} for k, (a, b) in diff.items()},
         columns=dtypes,
         n_rows=int(len(frame)),

@@ -12,6 +12,7 @@ claim.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import html
 import math
@@ -61,13 +62,21 @@ _DATA_WORDS = {
 
 
 @functools.cache
-def _frames():
-    return committed_frames(sorted({c.result for c in claims(judged=True)}))
+def _frames(claim_list=None):
+    claim_list = claims(judged=True) if claim_list is None else claim_list
+    return committed_frames(sorted({c.result for c in claim_list if c.kind != "not judged"}))
+
+
+def _families(page):
+    """The (paper, data status) families of ``page``'s claims: what Holm adjusts its verdicts over."""
+    return frozenset((c.paper, c.data) for c in claims() if c.page == page)
 
 
 @functools.cache
-def _judged_committed():
-    j = judge(frames=_frames())
+def _judged_committed(families=None):
+    """The committed verdicts of every claim, or of the claims in ``families`` (a frozenset of (paper, data))."""
+    mine = None if families is None else [c for c in claims() if (c.paper, c.data) in families]
+    j = judge(frames=_frames(mine), claim_list=mine)
     j["robust"] = robust_column(j)
     return j
 
@@ -75,15 +84,20 @@ def _judged_committed():
 def judged(page=None, frames=None):
     """All claims judged (Holm over each paper's families), with the robust column; optionally one page's rows.
 
-    ``frames`` (result name → table) replaces committed tables, e.g. a page's live table at
-    another profile; the families are then judged again with those tables.
+    A page's rows are judged with the families they belong to only (Holm runs within a paper's
+    claims on one kind of data, so the other papers' claims do not change them): rendering one
+    page reads only its papers' committed results. ``frames`` (result name → table) replaces
+    committed tables, e.g. a page's live table at another profile; the families are then judged
+    again with those tables.
     """
+    families = None if page is None else _families(page)
     if frames:
-        all_frames = {**_frames(), **frames}
-        j = judge(frames=all_frames)
+        mine = None if families is None else [c for c in claims() if (c.paper, c.data) in families]
+        all_frames = {**_frames(mine), **frames}
+        j = judge(frames=all_frames, claim_list=mine)
         j["robust"] = robust_column(j)
     else:
-        j = _judged_committed().copy()
+        j = _judged_committed(families).copy()
     return j if page is None else j[j["page"] == page].reset_index(drop=True)
 
 
@@ -163,7 +177,7 @@ def _detail(row):
     return "".join(f"<p>{x}</p>" if not x.startswith("<ul") else x for x in items)
 
 
-def _live_frames(live):
+def live_frames(live):
     """The tables of ``live`` (result name → table) that are not the committed ones (those need a new judgement)."""
     out = {}
     for name, frame in (live or {}).items():
@@ -194,9 +208,9 @@ def verdict_table(page=None, rows=None, live=None, result=None, prepare=None):
     Returns an object that Jupyter renders as HTML (``IPython.display.HTML`` when available).
     """
     if rows is None and prepare is not None:
-        rows = _variant_rows(page, prepare, live)
+        rows = variant_rows(page, prepare, live)
     elif rows is None:
-        rows = judged(page, _live_frames(live))
+        rows = judged(page, live_frames(live))
     if result is not None:
         rows = rows[[c.result == result for c in rows["claim_obj"]]]
     body = []
@@ -219,9 +233,8 @@ def verdict_table(page=None, rows=None, live=None, result=None, prepare=None):
     return _html(text)
 
 
-def _variant_rows(page, prepare, live=None):
-    import dataclasses
-
+def variant_rows(page, prepare, live=None):
+    """``page``'s judged claims with every table prepared by ``prepare`` (a name of :func:`prepare_functions`)."""
     known = prepare_functions()
     if prepare not in known:
         raise ValueError(f"prepare must be one of {sorted(known)}, got {prepare!r}")
@@ -251,7 +264,7 @@ def verdict_box(page, live=None):
 
     ``live`` as for :func:`verdict_table`.
     """
-    rows = judged(page, _live_frames(live))
+    rows = judged(page, live_frames(live))
     parts = []
     for data in DATA_STATUS:
         part = rows[(rows["data"] == data) & rows["verdict"].isin(OUTCOMES)]

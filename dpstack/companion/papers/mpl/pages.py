@@ -297,14 +297,14 @@ def reading(df, dataset, with_hypothesis=True):
         )
 
     page = PAGES[dataset]["page"]
-    rows = show.judged(page, show._live_frames({page: df}))
+    rows = show.judged(page, show.live_frames({page: df}))
     dp = verdict_counts(rows[rows["verdict"].isin(OUTCOMES)])
     line = (
         f"- **The paper's statements** with ε-DP noise: {dp['supported']} supported, {dp['contradicted']} "
         f"contradicted, {dp['inconclusive']} inconclusive"
     )
     if with_hypothesis:
-        ex = verdict_counts(show._variant_rows(page, "mpl-exp", {page: df}))
+        ex = verdict_counts(show.variant_rows(page, "mpl-exp", {page: df}))
         line += (
             f"; with the dimension-free sampler (not ε-DP): {ex['supported']} supported, "
             f"{ex['contradicted']} contradicted, {ex['inconclusive']} inconclusive"
