@@ -8,7 +8,7 @@ import nbformat
 import papermill
 import pytest
 
-from dpstack.companion import live
+from dpstack.companion import live, show
 from dpstack.companion.parameters import ParameterError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +70,7 @@ def test_the_committed_parameters_show_no_live_box():
     page = {"profile": "paper", "n_jobs": 1, "seed": 0, "epsilons": None, "n_repeats": 10}
     grids = live.check_page_parameters(page, "pst_fig1_epsilon", "profile", "n_jobs", "seed")
     assert not grids.live  # n_repeats = 10 is the committed value
-    assert grids.box_html() is None
+    assert show.live_box_html(grids) is None
     assert live.check_page_parameters(
         {**page, "profile": "quick"}, "pst_fig1_epsilon", "profile", "n_jobs", "seed"
     ).live
@@ -204,6 +204,6 @@ def test_a_protocol_parameter_reads_the_stored_variant_with_the_pages_columns():
             assert grids.variant(f"{page}_nonprivate") is None and "protocol" not in grids.differences(
                 f"{page}_nonprivate"
             )
-        box = grids.box_html()
+        box = show.live_box_html(grids)
         assert "Another protocol" in box and "Verdicts under this protocol" in box
         assert "protocol: rows ÷ 4 (committed: the papers&#x27; protocol)" in box  # in words, not a repr

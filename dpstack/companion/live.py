@@ -519,7 +519,7 @@ class PageParameters(dict):
 
     What :func:`check_page_parameters` returns; a page gets its tables from :meth:`frame` (the
     committed results when nothing differs from them, else computed live, once per grid) and
-    shows :meth:`show_box` at its top: nothing for the committed results, a box saying what this
+    has :func:`dpstack.companion.show.live_box` at its top: nothing for the committed results, a box saying what this
     live run changed otherwise.
     """
 
@@ -619,78 +619,6 @@ class PageParameters(dict):
         """The table of one grid (``experiment``: needed on a page with several grids)."""
         return self.run(experiment).frame
 
-    def box_html(self):
-        """The box atop a live page (HTML), or ``None`` for the committed results.
-
-        It computes every grid of the page that differs from the committed profile, then says
-        what differs (per grid), the wall time and ``n_jobs``, that the verdicts, tables and
-        figures below come from this run, and that the committed verdict box and the prose do not
-        apply; it adds the verdicts of this run when the page judges claims of the papers.
-        """
-        import html
-
-        if not self.live:
-            return None
-        changed = [exp for exp in self.experiments if self.differences(exp)]
-        t0 = time.perf_counter()
-        for exp in changed:
-            self.run(exp)
-        wall = time.perf_counter() - t0
-        several = len(self.experiments) > 1
-        items = []
-        for exp in changed:
-            diff = "; ".join(
-                f"protocol: {new} (committed: {old})"
-                if k == "protocol"
-                else f"{k} = {_short(new)} (committed: {_short(old)})"
-                for k, (new, old) in self.differences(exp).items()
-            )
-            items.append(f"<li>{html.escape((exp + ': ') if several else '')}{html.escape(diff)}</li>")
-        same = [exp for exp in self.experiments if exp not in changed]
-        if same:
-            items.append(f"<li>unchanged, the committed results: {html.escape(', '.join(same))}</li>")
-        stored = all(self.run(exp).source == "committed" for exp in changed)
-        if stored:  # a protocol variant read from the committed results: nothing was computed
-            head = (
-                f"<p><b>Another protocol</b>: {html.escape(self.protocol)}, read from the committed results of "
-                "this variant (computed at the paper profile with the book's other results), not the papers' "
-                "protocol. This page differs in:</p>"
-            )
-        else:
-            head = "<p><b>Computed live</b>, not the committed results of the paper profile. This run differs in:</p>"
-        parts = [
-            head,
-            "<ul>" + "".join(items) + "</ul>",
-            f"<p>Wall time {wall:.1f} s with n_jobs = {self.n_jobs}.</p>",
-            "<p>The tables, figures and verdict tables below are computed from this run (the verdict tables' "
-            "robustness column excepted: it reads the stored runs of the protocol variants). The verdict box at "
-            "the top of the page and the prose between the tables describe the committed paper-profile results "
-            "and do not apply to this run.</p>",
-        ]
-        verdicts = ""
-        from dpstack.companion import show
-
-        if len(show.judged(self.page)):  # the page judges claims of the papers: judge them on this run
-            box = show.verdict_box(self.page, live={exp: self.frame(exp) for exp in self.experiments})
-            verdicts = getattr(box, "data", str(box)).replace(
-                "Verdicts on this page", "Verdicts under this protocol" if stored else "Verdicts of this live run"
-            )
-        title = "Another protocol" if stored else "Computed live"
-        return (
-            f'<div class="admonition warning dpstack-live-box"><p class="admonition-title">{title}</p>'
-            + "".join(parts)
-            + "</div>"
-            + verdicts
-        )
-
-    def show_box(self):
-        """Display :meth:`box_html` in a notebook (nothing for the committed results)."""
-        box = self.box_html()
-        if box is not None:
-            from IPython.display import HTML, display
-
-            display(HTML(box))
-
 
 def knobs_table(pages=None):
     """Every experiment page's knob parameters, one row each, for the page on re-running the book.
@@ -711,7 +639,7 @@ def knobs_table(pages=None):
                     "parameter": param,
                     "grid": exp if several else "",
                     "what": knob.help,
-                    "paper": _short(plain(knob.profile_value(COMMITTED_PROFILE)), limit=5),
+                    "paper": short_text(plain(knob.profile_value(COMMITTED_PROFILE)), limit=5),
                 }
             )
     return pd.DataFrame(rows, columns=["page", "parameter", "grid", "what", "paper"])
@@ -731,7 +659,7 @@ def check_page_parameters(namespace, name, *common):
     -------
     PageParameters
         The knob values (a dict), with :meth:`PageParameters.frame` and
-        :meth:`PageParameters.show_box` for the page.
+        :func:`dpstack.companion.show.live_box` for the page.
     """
     from dpstack.companion.parameters import check_parameters, injected_parameters
 
@@ -812,7 +740,8 @@ def differences(name, profile="paper", seed=0, **values):
     return out
 
 
-def _short(value, limit=6):
+def short_text(value, limit=6):
+    """``repr(value)``, a long list cut to its first values and its length."""
     if isinstance(value, list) and len(value) > limit:
         return "[" + ", ".join(map(repr, value[: limit - 1])) + f", … ({len(value)} values)]"
     return repr(value)
@@ -862,7 +791,7 @@ class LiveResult:
                 f"{float(prov.get('wall_time_s', float('nan'))):.0f} s)."
             )
         changed = "; ".join(
-            f"{k} = {_short(new)} (committed: {_short(old)})" for k, (new, old) in self.differences.items()
+            f"{k} = {short_text(new)} (committed: {short_text(old)})" for k, (new, old) in self.differences.items()
         )
         return (
             f"**Computed live**, not the committed results: {changed or 'the committed parameters'}. "

@@ -16,10 +16,12 @@ import dataclasses
 import functools
 import html
 import math
+import time
 from pathlib import Path
 
 import pandas as pd
 
+from dpstack.companion.live import short_text
 from dpstack.companion.registry import DATA_STATUS, paper_names, papers
 from dpstack.companion.rule import OUTCOMES, counts_sentence
 from dpstack.companion.verdicts import (
@@ -40,6 +42,8 @@ def _label(paper):
 
 
 __all__ = [
+    "live_box",
+    "live_box_html",
     "judged",
     "verdict_table",
     "verdict_box",
@@ -534,3 +538,73 @@ def main(argv=None):
     for path, text in summary_files().items():
         path.write_text(text, encoding="utf-8")
         print(f"wrote {path}")
+
+
+def live_box_html(params):
+    """The box atop a live page (HTML) for a page's :class:`~dpstack.companion.live.PageParameters`, or ``None``.
+
+    It computes every grid of the page that differs from the committed profile, then says
+    what differs (per grid), the wall time and ``n_jobs``, that the verdicts, tables and
+    figures below come from this run, and that the committed verdict box and the prose do not
+    apply; it adds the verdicts of this run when the page judges claims of the papers.
+    """
+    if not params.live:
+        return None
+    changed = [exp for exp in params.experiments if params.differences(exp)]
+    t0 = time.perf_counter()
+    for exp in changed:
+        params.run(exp)
+    wall = time.perf_counter() - t0
+    several = len(params.experiments) > 1
+    items = []
+    for exp in changed:
+        diff = "; ".join(
+            f"protocol: {new} (committed: {old})"
+            if k == "protocol"
+            else f"{k} = {short_text(new)} (committed: {short_text(old)})"
+            for k, (new, old) in params.differences(exp).items()
+        )
+        items.append(f"<li>{html.escape((exp + ': ') if several else '')}{html.escape(diff)}</li>")
+    same = [exp for exp in params.experiments if exp not in changed]
+    if same:
+        items.append(f"<li>unchanged, the committed results: {html.escape(', '.join(same))}</li>")
+    stored = all(params.run(exp).source == "committed" for exp in changed)
+    if stored:  # a protocol variant read from the committed results: nothing was computed
+        head = (
+            f"<p><b>Another protocol</b>: {html.escape(params.protocol)}, read from the committed results of "
+            "this variant (computed at the paper profile with the book's other results), not the papers' "
+            "protocol. This page differs in:</p>"
+        )
+    else:
+        head = "<p><b>Computed live</b>, not the committed results of the paper profile. This run differs in:</p>"
+    parts = [
+        head,
+        "<ul>" + "".join(items) + "</ul>",
+        f"<p>Wall time {wall:.1f} s with n_jobs = {params.n_jobs}.</p>",
+        "<p>The tables, figures and verdict tables below are computed from this run (the verdict tables' "
+        "robustness column excepted: it reads the stored runs of the protocol variants). The verdict box at "
+        "the top of the page and the prose between the tables describe the committed paper-profile results "
+        "and do not apply to this run.</p>",
+    ]
+    verdicts = ""
+    if len(judged(params.page)):  # the page judges claims of the papers: judge them on this run
+        box = verdict_box(params.page, live={exp: params.frame(exp) for exp in params.experiments})
+        verdicts = getattr(box, "data", str(box)).replace(
+            "Verdicts on this page", "Verdicts under this protocol" if stored else "Verdicts of this live run"
+        )
+    title = "Another protocol" if stored else "Computed live"
+    return (
+        f'<div class="admonition warning dpstack-live-box"><p class="admonition-title">{title}</p>'
+        + "".join(parts)
+        + "</div>"
+        + verdicts
+    )
+
+
+def live_box(params):
+    """Display :func:`live_box_html` in a notebook (nothing for the committed results)."""
+    box = live_box_html(params)
+    if box is not None:
+        from IPython.display import HTML, display
+
+        display(HTML(box))
