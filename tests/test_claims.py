@@ -5,7 +5,7 @@ kind, quantifier, margin and each part's rows, direction and pairing). Changing 
 makes ``test_claim_encoding_is_pinned`` fail for that claim; a deliberate change rewrites the
 snapshot with::
 
-    python -c "import json; from dpstack import papers as P; \\
+    python -c "import json; from dpstack.companion import verdicts as P; \\
     open('tests/claim_encodings.json','w').write(json.dumps({c.id: P.encoding(c) \\
     for c in P.claims()}, indent=1, ensure_ascii=False, sort_keys=True) + '\\n')"
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import csv
 import datetime
+import functools
 import hashlib
 import io
 import json
@@ -51,7 +52,14 @@ import pandas as pd
 
 from dpstack._files import remove_orphans, temp_suffix
 from dpstack.companion.runner import external_code_hashes, run_cells
-from dpstack.provenance import closure_hashes, numerical_platform, platform_summary
+from dpstack.provenance import (
+    closure_hashes,
+    code_hash,
+    module_closure,
+    module_file,
+    numerical_platform,
+    platform_summary,
+)
 
 __all__ = [
     "Experiment",
@@ -699,7 +707,36 @@ def _current_code(prov, name):
     recorded = prov.get("code", {})
     if any(k.startswith("external:") for k in recorded):
         return code_hashes(get(name))
-    return closure_hashes(*(_module_of(k) for k in recorded), package_root=_PACKAGE_ROOT)
+    root = Path(_PACKAGE_ROOT)
+    fingerprint = _source_fingerprint(root)
+    files = _closure_files(tuple(sorted({_module_of(k) for k in recorded})), root, fingerprint)
+    return {rel: _file_hash(root.parent / rel, stamp) for rel, stamp in files}
+
+
+def _source_fingerprint(root):
+    """(file, size, mtime) of every source file under ``root``: what invalidates the memos below."""
+    out = []
+    for path in sorted(p for pattern in ("*.py", "*.c") for p in root.rglob(pattern)):
+        st = path.stat()
+        out.append((path.relative_to(root.parent).as_posix(), st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=64)
+def _closure_files(modules, root, fingerprint):
+    """((file, its (size, mtime)), …) of the import closure of ``modules`` (memoised while no file changes)."""
+    stamps = {rel: (size, mtime) for rel, size, mtime in fingerprint}
+    rels = [
+        module_file(m, root).relative_to(root.parent).as_posix() for m in module_closure(*modules, package_root=root)
+    ]
+    return tuple((rel, stamps.get(rel)) for rel in rels)
+
+
+@functools.lru_cache(maxsize=1024)
+def _file_hash(path, stamp):
+    """:func:`dpstack.provenance.code_hash` of ``path``, memoised on its (size, mtime): a page checks
+    many results that share their files."""
+    return code_hash(path)
 
 
 def _changed(recorded, current):

@@ -65,10 +65,15 @@ _DATA_WORDS = {
 }
 
 
-@functools.cache
 def _frames(claim_list=None):
+    """The committed tables the claims in ``claim_list`` (default: every judged claim) are judged on."""
     claim_list = claims(judged=True) if claim_list is None else claim_list
-    return committed_frames(sorted({c.result for c in claim_list if c.kind != "not judged"}))
+    return _committed(tuple(sorted({c.result for c in claim_list if c.kind != "not judged"})))
+
+
+@functools.cache
+def _committed(names):
+    return committed_frames(names)
 
 
 def _families(page):
