@@ -81,13 +81,22 @@ def _families(page):
     return frozenset((c.paper, c.data) for c in claims() if c.page == page)
 
 
-@functools.cache
-def _judged_committed(families=None):
-    """The committed verdicts of every claim, or of the claims in ``families`` (a frozenset of (paper, data))."""
-    mine = None if families is None else [c for c in claims() if (c.paper, c.data) in families]
-    j = judge(frames=_frames(mine), claim_list=mine)
+def _family_claims(families):
+    """The claims in ``families`` (a frozenset of (paper, data status)), or None for every claim."""
+    return None if families is None else [c for c in claims() if (c.paper, c.data) in families]
+
+
+def _judge_with_robust(claim_list, frames):
+    j = judge(frames=frames, claim_list=claim_list)
     j["robust"] = robust_column(j)
     return j
+
+
+@functools.cache
+def _judged_committed(families=None):
+    """The committed verdicts of every claim, or of the claims in ``families``."""
+    mine = _family_claims(families)
+    return _judge_with_robust(mine, _frames(mine))
 
 
 def judged(page=None, frames=None):
@@ -101,10 +110,8 @@ def judged(page=None, frames=None):
     """
     families = None if page is None else _families(page)
     if frames:
-        mine = None if families is None else [c for c in claims() if (c.paper, c.data) in families]
-        all_frames = {**_frames(mine), **frames}
-        j = judge(frames=all_frames, claim_list=mine)
-        j["robust"] = robust_column(j)
+        mine = _family_claims(families)
+        j = _judge_with_robust(mine, {**_frames(mine), **frames})
     else:
         j = _judged_committed(families).copy()
     return j if page is None else j[j["page"] == page].reset_index(drop=True)
