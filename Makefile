@@ -20,6 +20,8 @@ export PATH := $(ENV_DIR)/bin:$(PATH)
 ifeq ($(origin DPSTACK_DATA), undefined)
 ifneq ($(wildcard ../shared/data/MANIFEST.md),)
 export DPSTACK_DATA := $(abspath ../shared/data)
+# read-only input: `make data` (and so `make book`) never fetches into it
+SHARED_DATA := 1
 endif
 endif
 # Notebook kernels draw with the inline backend (figures become outputs), whatever the caller's MPLBACKEND.
@@ -52,7 +54,11 @@ book: $(STAMP)
 # (~0.5 GB) only on request: make data DATASETS="url". CI runs `make test`, which never fetches.
 DATASETS ?= mnist news20 kddcup99 har
 data: $(STAMP)
+ifdef SHARED_DATA
+	@echo "data: using the shared data folder $(DPSTACK_DATA) as it is (read-only input: nothing is fetched into it)"
+else
 	"$(PY)" -m dpstack.datasets fetch $(DATASETS) --missing-ok
+endif
 
 
 # Recompute the registered experiments at the papers' scale and write results/<page>/<profile>.csv + .json

@@ -40,40 +40,72 @@ def _pid_alive(pid):
     return True
 
 
+def _writer_of(name):
+    """``(host, pid)`` from a name made by :func:`temp_suffix` (``….<host>.<pid>.<8 hex>.tmp|part``), else None."""
+    parts = name.split(".")
+    if len(parts) < 5 or parts[-1] not in ("tmp", "part"):
+        return None
+    host, pid, tag = parts[-4], parts[-3], parts[-2]
+    if not (host and pid.isdigit() and len(tag) == 8 and all(c in "0123456789abcdef" for c in tag)):
+        return None
+    return host, int(pid)
+
+
 def is_orphan(path, now=None):
     """True for a temporary file (or folder) named by :func:`temp_suffix` whose writer is gone.
 
     Same host: the writer's process no longer exists. Another host (a shared folder): older
-    than one hour.
+    than one hour. A name not made by :func:`temp_suffix` is never an orphan, whatever its age.
     """
-    parts = Path(path).name.split(".")
-    try:
-        host, pid = parts[-4], int(parts[-3])
-    except (IndexError, ValueError):
-        host, pid = None, None
-    if host == HOST and pid is not None:
+    writer = _writer_of(Path(path).name)
+    if writer is None:
+        return False
+    host, pid = writer
+    if host == HOST:
         return not _pid_alive(pid)
     try:
-        return (now or time.time()) - Path(path).stat().st_mtime > ORPHAN_AGE
+        return (now or time.time()) - Path(path).lstat().st_mtime > ORPHAN_AGE
     except OSError:
         return False
 
 
+def _through_link(folder):
+    """True when ``folder`` is a symbolic link, or lies under one inside the user cache folder."""
+    folder = Path(os.path.abspath(folder))
+    cache = Path(os.path.abspath(user_cache_dir()))
+    inside = folder == cache or cache in folder.parents
+    for path in [folder, *folder.parents]:
+        if path.is_symlink():
+            return True
+        if not inside or path == cache:
+            return False
+    return False
+
+
 def remove_orphans(folder, pattern="*.tmp"):
-    """Delete the temporary files in ``folder`` left by writers that were killed mid-write."""
+    """Delete the temporary files in ``folder`` left by writers that were killed mid-write.
+
+    Only names made by :func:`temp_suffix` are candidates; nothing is deleted through a
+    symbolic link: a ``folder`` that is (or lies under) a link the cache did not make is left
+    alone, and a candidate that is a link is not followed.
+    """
     import shutil
 
+    folder = Path(folder)
     try:
-        candidates = list(Path(folder).glob(pattern))
+        if _through_link(folder):
+            return  # a linked folder: its files may be anybody's
+        candidates = list(folder.glob(pattern))
     except OSError:
         return
     for path in candidates:
         try:
-            if is_orphan(path):
-                if path.is_dir() and not path.is_symlink():
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    path.unlink()
+            if path.is_symlink() or not is_orphan(path):
+                continue
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink()
         except OSError:
             pass  # vanished meanwhile, or not ours to delete
 

@@ -102,19 +102,32 @@ class PrivacyLedger:
 
     @classmethod
     def from_records(cls, records):
-        """Inverse of :meth:`to_records`."""
+        """Inverse of :meth:`to_records`.
+
+        Raises
+        ------
+        ValueError
+            Naming the record and the field, for a record that is not a dict, lacks
+            ``mechanism``, ``part`` or ``epsilon``, has an unknown field, or whose ``outside`` is
+            not a boolean (the string ``"false"`` is not read as true).
+        """
+        fields = {"mechanism", "part", "epsilon", "unit", "note", "outside"}
         led = cls()
-        for r in records:
+        for i, r in enumerate(records):
+            if not isinstance(r, dict):
+                raise ValueError(f"ledger record {i} must be a dict, got {type(r).__name__}")
+            missing = [k for k in ("mechanism", "part", "epsilon") if k not in r]
+            if missing:
+                raise ValueError(f"ledger record {i} lacks the field {missing[0]!r}")
+            unknown = sorted(set(r) - fields)
+            if unknown:
+                raise ValueError(f"ledger record {i} has an unknown field {unknown[0]!r}")
+            outside = r.get("outside", False)
+            if not isinstance(outside, bool):
+                raise ValueError(f"ledger record {i}: outside must be true or false, got {outside!r}")
             eps = math.inf if r["epsilon"] == "inf" else r["epsilon"]
             led.entries.append(
-                _checked_spend(
-                    r["mechanism"],
-                    r["part"],
-                    eps,
-                    r.get("unit", "one sample"),
-                    r.get("note", ""),
-                    bool(r.get("outside", False)),
-                )
+                _checked_spend(r["mechanism"], r["part"], eps, r.get("unit", "one sample"), r.get("note", ""), outside)
             )
         return led
 

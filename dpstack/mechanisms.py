@@ -369,13 +369,17 @@ def _check_representable(epsilon, norm_bound, name="norm_bound"):
         )
 
 
+#: the smallest ε every calibration represents in float64 (below it ε/4 or e^(ε/4) − 1 underflows)
+SMALLEST_EPSILON = 1e-300
+
+
 def _beyond_float(name, value, **context):
     """The message of a calibration whose noise scale or Δ is not a finite float64."""
     given = ", ".join(f"{k}={v!r}" for k, v in context.items())
     return (
         f"{name}={value!r} is too small for this calibration ({given}): the noise scale or the "
         "added ridge Δ would be infinite in float64 (ε/4 underflows, e^(ε/4) − 1 = 0). "
-        f"Use {name} >= 1e-300 (any such ε works; a tiny ε gives essentially pure noise)."
+        f"Use {name} >= {SMALLEST_EPSILON:g} (any such ε works; a tiny ε gives essentially pure noise)."
     )
 
 

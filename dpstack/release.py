@@ -66,12 +66,14 @@ is computed from the values of a record. The export checks that they are exactly
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import hmac
 import json
 import math
 import os
 import re
+import stat
 import tempfile
 import warnings
 from pathlib import Path
@@ -79,6 +81,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from ._files import remove_orphans, temp_suffix
 from .base import ReleaseFormatError, released_attributes
 
 __all__ = [
@@ -104,6 +107,8 @@ SCHEMA_ATTRIBUTES = ("feature_names_in_",)
 MAX_FILE_BYTES = 64 * 2**20
 #: largest number of elements of one array in a release
 MAX_ARRAY_ELEMENTS = 10**7
+#: most digits of one JSON integer in a release (an int64 has at most 19)
+MAX_INT_DIGITS = 18
 #: deepest nesting of JSON objects and lists in a release
 MAX_DEPTH = 64
 #: largest item size of a string array (bytes), and of a numeric one
@@ -514,7 +519,8 @@ def save_release(estimator, path, key=None):
         doc["hmac_sha256"] = _mac(mac_key, payload)
     text = json.dumps(doc, indent=1, sort_keys=True, allow_nan=False)
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    remove_orphans(path.parent, f".{glob.escape(path.name)}.*.tmp")  # left by a writer killed mid-write
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=temp_suffix(), dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
@@ -536,6 +542,35 @@ def _finite_float(text):
     if not math.isfinite(value):
         raise ReleaseFormatError(f"the JSON number {text[:20]} is not a finite number (double)")
     return value
+
+
+def _bounded_int(text):
+    digits = text.lstrip("-")
+    if len(digits) > MAX_INT_DIGITS:
+        raise ReleaseFormatError(
+            f"the JSON integer {text[:20]}… has {len(digits)} digits; a release holds none over {MAX_INT_DIGITS}"
+        )
+    return int(text)
+
+
+def _read_regular_file(path, limit):
+    """Up to ``limit + 1`` bytes of ``path``, refusing anything but a regular file before reading.
+
+    The file is opened without blocking (a named pipe with no writer would otherwise wait
+    forever) and checked on the open descriptor, so it cannot be swapped in between.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ReleaseFormatError(f"{path}: not a regular file (a folder, a pipe or a device), so not a release")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb") as f:
+            fd = None
+            return f.read(limit + 1)
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 def _no_duplicates(pairs):
@@ -580,8 +615,7 @@ def load_release(path, key=None):
         (with a key) has no HMAC or a wrong one.
     """
     mac_key = None if key is None else _key_bytes(key)
-    with open(path, "rb") as f:
-        raw = f.read(MAX_FILE_BYTES + 1)
+    raw = _read_regular_file(path, MAX_FILE_BYTES)
     if len(raw) > MAX_FILE_BYTES:
         raise ReleaseFormatError(f"{path}: larger than {MAX_FILE_BYTES} bytes, the limit of a release")
     try:
@@ -590,6 +624,7 @@ def load_release(path, key=None):
             object_pairs_hook=_no_duplicates,
             parse_constant=_refuse_constant,
             parse_float=_finite_float,
+            parse_int=_bounded_int,
         )
     except ReleaseFormatError as exc:
         raise ReleaseFormatError(f"{path}: {exc}") from None

@@ -253,7 +253,15 @@ def bound_rows(X, method="clip", row_scale=1.0, row_max=None):
     own maximum, which is 0 only when every row is 0).
     """
     validate_function_params(_BOUND_ROWS_CONSTRAINTS, "bound_rows", method=method, row_scale=row_scale, row_max=row_max)
-    X = np.asarray(X, dtype=float)
+    try:
+        X = np.asarray(X, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"bound_rows: X must be a 2-D array of numbers (n_samples, n_features): {exc}") from None
+    if X.ndim != 2:
+        raise ValueError(
+            f"bound_rows: X must be a 2-D array (n_samples, n_features), got {X.ndim} dimension(s) "
+            f"of shape {X.shape} (reshape a single row with X.reshape(1, -1))"
+        )
     if method == "private_max" and row_max is None:
         row_max = block_norm_max(X / check_positive(row_scale, "row_scale"), [np.arange(X.shape[1])])[0]
     return bound_blocks(X, [np.arange(X.shape[1])], np.ones(1), method, row_scale, block_max=[row_max])[0]

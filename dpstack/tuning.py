@@ -237,6 +237,13 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
         for method in ("get_params", "set_params", "fit", "predict"):
             if not callable(getattr(est, method, None)):
                 raise TypeError(f"estimator must have {method}(); got {type(est).__name__}")
+        releases = getattr(type(est), "_release_attributes", None) or ()
+        if "privacy_" not in releases or "random_state" not in est.get_params(deep=False):
+            raise TypeError(
+                "estimator must be a private estimator that takes a random_state and releases its privacy "
+                "ledger (privacy_), as dpstack's do: each candidate's ledger is composed into the tuning's; "
+                f"got {type(est).__module__}.{type(est).__name__}, which declares no privacy ledger"
+            )
         try:
             settings = list(ParameterGrid(self.param_grid))
         except (TypeError, ValueError) as exc:

@@ -803,3 +803,22 @@ def test_every_damaged_file_read_without_verification_is_named(home, rel):
                 unnamed.append((what, "loaded without an error"))
         path.write_bytes(good)
     assert not unnamed, unnamed
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_a_kdd_row_with_an_extra_field_is_refused_naming_the_file(home, where):
+    (home / "kddcup99").mkdir()
+    rows = list(KDD_ROWS)
+    i = 0 if where == "first" else len(rows) - 1
+    rows[i] = rows[i] + ",surplus"
+    with gzip.open(home / "kddcup99/kddcup.data_10_percent.gz", "wt") as f:
+        f.write("\n".join(rows) + "\n")
+    with pytest.raises(ds.CorruptFileError, match="kddcup.data_10_percent.gz.*(more than the 42|42 comma-separated)"):
+        ds.load_kddcup99("train", data_home=home, verify=False)
+
+
+def test_a_data_home_that_is_a_file_is_named_as_such(tmp_path):
+    not_a_folder = tmp_path / "data"
+    not_a_folder.write_text("")
+    with pytest.raises(ds.DatasetNotFoundError, match="data home .*data is a file, not a folder"):
+        ds.load_mnist(data_home=not_a_folder)

@@ -44,6 +44,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
+        if mode == "trickle":  # one byte every 20 ms, for ever (until the client gives up)
+            import time
+
+            try:
+                for i in range(len(body)):
+                    self.wfile.write(body[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(0.02)
+            except OSError:
+                pass
+            return
         if mode == "cut":
             self.wfile.write(body[: len(body) // 2])
             self.wfile.flush()
@@ -248,3 +259,30 @@ def test_the_uci_mirror_of_the_url_archive_is_listed_first():
             "http://www.sysnet.ucsd.edu/projects/url/url_svmlight.tar.gz",
         )
     }
+
+
+def test_a_mirror_that_trickles_is_abandoned_for_the_next(server, home, monkeypatch):
+    """One byte every 20 ms never trips the socket timeout; the pace check abandons it (limits
+    lowered here from 8,000 bytes/s after 30 s, so the test takes a second)."""
+    import time
+
+    base, routes, hits = server
+    data = gzip.compress(os.urandom(5_000), mtime=0)
+    kdd = {"kddcup99/corrected.gz": data}
+    routes["/slow/corrected.gz"] = (data, "trickle")
+    routes["/ok/corrected.gz"] = (data, "ok")
+    monkeypatch.setattr(_home, "GRACE_SECONDS", 0.5)
+    monkeypatch.setattr(_home, "MIN_RATE", 1_000)
+    _pin(monkeypatch, "kddcup99", kdd, [f"{base}/slow/corrected.gz"])
+    start = time.monotonic()
+    with pytest.raises(ConnectionError, match="too slow, .* bytes in .* s"):
+        ds.fetch("kddcup99", data_home=home)
+    assert time.monotonic() - start < 30 and not _leftovers(home)
+    _pin(monkeypatch, "kddcup99", kdd, [f"{base}/slow/corrected.gz", f"{base}/ok/corrected.gz"])
+    assert [p.name for p in ds.fetch("kddcup99", data_home=home)] == ["corrected.gz"]
+    # and a download that takes longer than the whole limit, however fast
+    monkeypatch.setattr(_home, "MAX_SECONDS", 0.3)
+    (home / "kddcup99/corrected.gz").unlink()
+    _pin(monkeypatch, "kddcup99", kdd, [f"{base}/slow/corrected.gz"])
+    with pytest.raises(ConnectionError, match="abandoned after .* s, the limit of one download"):
+        ds.fetch("kddcup99", data_home=home)

@@ -2,9 +2,9 @@
 
 import hashlib
 import importlib.util
-import json
 import math
 import os
+import re
 from pathlib import Path
 
 import nbformat
@@ -142,7 +142,7 @@ def test_the_command_line_writes_a_tidy_csv_and_its_provenance(tmp_path, capsys)
     assert cli(args + ["--methods", "PLR", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "Computed live" in printed and f"wrote {out}" in printed
-    prov = json.loads(out.with_suffix(".json").read_text())
+    prov = results.read_provenance_json(out.with_suffix(".json").read_text())
     assert prov["csv_sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
     assert prov["differs_from_committed"]["epsilons"] == {"this run": [1.0], "committed": prov_eps()}
     frame = results.read_csv(out.read_text(), prov["columns"])
@@ -231,13 +231,43 @@ def test_the_csv_and_its_provenance_are_written_as_a_pair(tmp_path, monkeypatch)
     assert (json_path.read_bytes(), csv_path.read_bytes()) == (b"old json", b"old csv")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv", "t.json"]
     # an orphan of a killed writer of this name is removed by the next write; other files are not touched
-    orphan = tmp_path / ".t.csv.nohost.1.abcd.tmp"
+    orphan = tmp_path / ".t.csv.nohost.1.0123abcd.tmp"
     orphan.write_text("partial")
     os.utime(orphan, (0, 0))  # older than an hour, from another host
-    other = tmp_path / ".unrelated.nohost.1.abcd.tmp"
+    other = tmp_path / ".unrelated.nohost.1.0123abcd.tmp"
     other.write_text("not ours")
     os.utime(other, (0, 0))
     monkeypatch.setattr(results.os, "fsync", real_fsync)
     results.write_files([(json_path, b"new json"), (csv_path, b"new csv")])
     assert (json_path.read_bytes(), csv_path.read_bytes()) == (b"new json", b"new csv")
     assert not orphan.exists() and other.exists()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["pst_fig1_epsilon", "--epsilons", "1e-320"],
+            r"epsilons = \[1e-320\]: expected a non-empty list of numbers >= 1e-300",
+        ),
+        (
+            ["pst_fig1_epsilon", "--repeats", "100000000"],
+            r"n_repeats = 100000000: expected an integer from 2 .* to 1,000",
+        ),
+        (["pst_fig2_groups", "--k-grid", "2", "100000"], r"k_grid = \[2, 100000\]: expected .* integers from 1 to 100"),
+        (["ruijin_transfer_groups", "--k-grid", "2", "51"], r"k_grid = \[2, 51\]: expected .* integers from 1 to 50"),
+        (
+            ["pst_fig1_epsilon", "--repeats", "1000", "--max-cells", "100"],
+            r"the grid has [\d,]+ cells, more than the ceiling of 100; pass --max-cells",
+        ),
+    ],
+)
+def test_values_the_estimators_or_the_machine_cannot_take_are_refused_before_any_work(
+    args, message, capsys, monkeypatch
+):
+    def no_work(*a, **k):
+        raise AssertionError("the grid was computed before its parameters were checked")
+
+    monkeypatch.setattr(results, "compute", no_work)
+    assert cli(["run", *args]) == 2
+    assert re.search(message, capsys.readouterr().err)

@@ -8,7 +8,10 @@ would fail on a dangling one, and this runs in seconds).
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import nbformat
@@ -154,3 +157,25 @@ def test_every_doc_link_points_at_a_page_that_exists():
 )
 def test_overview_pages_link_the_pages_they_name(page, pattern):
     assert re.search(pattern, (ROOT / "book" / page).read_text())
+
+
+@pytest.mark.skipif(
+    not (ROOT.parent / "shared" / "data" / "MANIFEST.md").is_file() or shutil.which("make") is None,
+    reason="no shared data folder beside the repository",
+)
+def test_make_book_never_fetches_into_the_shared_data_folder():
+    """The shared folder is read-only input: `make data` (run by `make book`) leaves it alone."""
+    env = {k: v for k, v in os.environ.items() if k != "DPSTACK_DATA"}
+    out = subprocess.run(
+        ["make", "-n", "--no-print-directory", "data"], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert "dpstack.datasets fetch" not in out and "nothing is fetched into it" in out
+    elsewhere = subprocess.run(
+        ["make", "-n", "--no-print-directory", "data", "DPSTACK_DATA=/tmp/elsewhere"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "dpstack.datasets fetch" in elsewhere

@@ -175,3 +175,18 @@ def test_release_refuses_feature_names_that_are_not_column_names(tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(ReleaseFormatError, match="column names"):
         load_release(path)
+
+
+@pytest.mark.parametrize(
+    "record, message",
+    [
+        ({"mechanism": "m", "part": "D"}, "record 0 lacks the field 'epsilon'"),
+        ({"part": "D", "epsilon": 1.0}, "lacks the field 'mechanism'"),
+        ({"mechanism": "m", "part": "D", "epsilon": 1.0, "outside": "false"}, "outside must be true or false"),
+        ({"mechanism": "m", "part": "D", "epsilon": 1.0, "outisde": True}, "unknown field 'outisde'"),
+        (["m", "D", 1.0], "record 0 must be a dict"),
+    ],
+)
+def test_ledger_records_that_do_not_fit_name_the_field(record, message):
+    with pytest.raises(ValueError, match=message):
+        PrivacyLedger.from_records([record])

@@ -354,3 +354,70 @@ def test_mpl_vote_with_protected_auxiliary_rows_round_trips_where_n_is_not_neede
     loaded = load_release(tmp_path / "vote.json")
     assert loaded.noise_scale_ == est.noise_scale_
     assert loaded.privacy_.total() == est.privacy_.total()
+
+
+# ---------------------------------------------------------------- round four: integers, special files, killed writers
+@pytest.mark.parametrize(
+    "where, value",
+    [
+        ("epsilon", "1" + "0" * 400),  # an integer of 401 digits where a float belongs
+        ("epsilon", "1" + "0" * 5000),  # past Python's own int-string limit
+        ("max_iter", "9" * 40),
+    ],
+)
+def test_huge_json_integers_are_a_format_error_naming_the_integer(where, value, tmp_path):
+    est, _ = _plr()
+    path = save_release(est, tmp_path / "m.json")
+    doc = json.loads(path.read_text())
+    doc["release"]["params"][where] = "@@"
+    doc["sha256"] = "@@sha"
+    text = json.dumps(doc).replace('"@@"', value)
+    path.write_text(text)
+    with pytest.raises(ReleaseFormatError, match="JSON integer .* digits"):
+        load_release(path)
+
+
+def test_a_named_pipe_is_refused_without_blocking(tmp_path):
+    """A FIFO with no writer: a plain open() would wait forever; the loader refuses it at once."""
+    import os
+    import threading
+
+    fifo = tmp_path / "release.json"
+    os.mkfifo(fifo)
+    outcome = []
+
+    def load():
+        try:
+            load_release(fifo)
+        except ReleaseFormatError as exc:
+            outcome.append(str(exc))
+
+    t = threading.Thread(target=load, daemon=True)
+    t.start()
+    t.join(10)
+    assert not t.is_alive(), "load_release blocked on a named pipe"
+    assert outcome and "not a regular file" in outcome[0]
+    with pytest.raises(ReleaseFormatError, match="not a regular file"):
+        load_release(tmp_path)  # a folder
+
+
+def test_a_killed_writers_temporary_file_is_removed_by_the_next_save(tmp_path):
+    """save_release names its temporary file after its host and process; the next save removes a
+    dead writer's file and never one of another naming."""
+    import subprocess
+    import sys
+
+    est, _ = _plr()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], check=True, capture_output=True, text=True
+    )
+    pid = int(dead.stdout)
+    from dpstack._files import HOST
+
+    orphan = tmp_path / f".m.json.abc123.{HOST}.{pid}.0a1b2c3d.tmp"
+    orphan.write_text("half a release")
+    mine = tmp_path / ".m.json.notes.tmp"  # not of the project's naming
+    mine.write_text("keep me")
+    save_release(est, tmp_path / "m.json")
+    assert not orphan.exists() and mine.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".m.json.notes.tmp", "m.json"]

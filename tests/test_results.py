@@ -1,6 +1,7 @@
 """Results as data: exact CSV, provenance, integrity, staleness, replay of committed results."""
 
 import json
+import math
 import secrets
 import shutil
 import sys
@@ -611,3 +612,62 @@ def test_a_same_platform_difference_is_recomputed_in_a_fresh_process(monkeypatch
         pytest.skip("the committed result comes from another numerical platform")
     assert out[0]["identical"] and out[0]["fresh_process"]
     assert "recomputed in a fresh process" in results.replay_summary(name, "paper", out)
+
+
+def test_a_grid_asks_only_for_the_data_it_uses(monkeypatch):
+    """PPTL Figure 4's grid over the RUIJIN-like cohort alone needs no MNIST; PST Figure 1 on MNIST
+    alone needs no NEWS20 (the checks run before any work, in `run` and on the pages)."""
+    from dpstack.companion.papers.pptl import grids as pptl_grids
+    from dpstack.companion.papers.pst import grids as pst_grids
+    from dpstack.datasets import DatasetNotFoundError
+
+    asked = []
+
+    def absent(*datasets):
+        asked.append(datasets or ("MNIST",))
+        raise DatasetNotFoundError(f"missing {datasets or 'MNIST'}")
+
+    monkeypatch.setattr(pptl_grids, "require_data", absent)
+    monkeypatch.setattr(pst_grids, "require_data", absent)
+    groups = results.get("ruijin_transfer_groups")
+    assert groups.data_status("quick", datasets=["RUIJIN"]) is None and asked == []
+    assert "MNIST" in groups.data_status("quick") and asked == [("MNIST",)]
+    fig1 = results.get("pst_fig1_epsilon")
+    asked.clear()
+    assert fig1.data_status("quick", datasets=["MNIST"]) and asked == [("MNIST",)]
+    asked.clear()
+    assert fig1.data_status("quick") and asked == [("MNIST", "NEWS20")]
+    asked.clear()
+    assert results.get("pst_fig4_combiners").data_status("quick") and asked == [("NEWS20",)]
+
+
+def test_provenance_is_strict_json_and_infinite_floats_come_back_as_floats(tmp_path):
+    prov = {"format": 1, "cells": [{"epsilon": float("inf"), "lam": 1e-3}, {"epsilon": -np.inf, "x": float("nan")}]}
+    text = results.provenance_json(prov).decode()
+    assert "Infinity" not in text and "NaN" not in text
+    json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in a provenance file"))
+    back = results.read_provenance_json(text)
+    assert back["cells"][0]["epsilon"] == np.inf and back["cells"][1]["epsilon"] == -np.inf
+    assert math.isnan(back["cells"][1]["x"]) and back["cells"][0]["lam"] == 1e-3
+    with pytest.raises(ValueError, match="not strict JSON: Infinity"):
+        results.read_provenance_json('{"epsilon": Infinity}')
+
+
+@pytest.mark.parametrize("name,profile", COMMITTED)
+def test_committed_provenance_is_strict_json(name, profile):
+    _, json_path = results.result_paths(name, profile)
+    json.loads(json_path.read_text(), parse_constant=lambda c: pytest.fail(f"{json_path}: {c} is not strict JSON"))
+
+
+@pytest.mark.parametrize(
+    "columns, message",
+    [
+        ({"method": "float64", "auc": "float64"}, "column 'method' is recorded as float64"),
+        ({"method": "str", "auc": "int64"}, "column 'auc' is recorded as int64"),
+        (["method", "auc"], "not a mapping of column name to type"),
+    ],
+)
+def test_recorded_columns_that_lie_are_an_integrity_error(columns, message):
+    text = "method,auc\nPLR,0.5\nPST-F,0.75\n"
+    with pytest.raises(results.ResultIntegrityError, match=message):
+        results.read_csv(text, columns)

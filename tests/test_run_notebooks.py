@@ -128,7 +128,7 @@ def test_a_killed_run_leaves_nothing_nbval_collects_and_the_next_run_cleans_up(t
     assert [p.name for p in tmp_path.glob("*.ipynb")] + [p.name for p in tmp_path.glob(".*.ipynb")] == ["nb.ipynb"]
     left = [p for p in tmp_path.iterdir() if p.name.startswith(".nb.ipynb")]
     assert left and all(p.suffix == ".tmp" for p in left)  # the killed writer's, not collected by nbval
-    unrelated = tmp_path / ".other.ipynb.nohost.1.abcd.tmp"
+    unrelated = tmp_path / ".other.ipynb.nohost.1.0123abcd.tmp"
     unrelated.write_text("not this page's")
     _notebook(path, "print(x * 2)")
     run_notebooks.run(path, {}, "python3")

@@ -207,3 +207,26 @@ def test_cells_run_with_one_blas_thread():
     with threadpool_limits(limits=2, user_api="blas"):
         df = run_cells(blas_threads_cell, [{}])
     assert df.threads.tolist() == [1]
+
+
+def test_never_more_workers_than_cells_to_compute(monkeypatch):
+    """--n-jobs 12 on 3 cells starts 3 workers (joblib is asked for 3), and -1 is left to the backend."""
+    from dpstack.companion import runner as R
+
+    asked = []
+    real = R.Parallel
+
+    def recording(*args, **kwargs):
+        asked.append(kwargs.get("n_jobs"))
+        return real(*args, **{**kwargs, "n_jobs": 1})
+
+    monkeypatch.setattr(R, "Parallel", recording)
+    cells = [{"repeat": r} for r in range(3)]
+    R.run_cells(_draw_cell, cells, n_jobs=12)
+    R.run_cells(_draw_cell, cells, n_jobs=-1)
+    R.run_cells(_draw_cell, cells[:1], n_jobs=-1)
+    assert asked == [3, -1, 1]
+
+
+def _draw_cell(repeat, seed_sequence):
+    return {"x": float(np.random.default_rng(seed_sequence).random())}

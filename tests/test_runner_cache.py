@@ -311,7 +311,7 @@ def test_a_writer_killed_mid_write_leaves_no_temp_file_after_the_next_run(tmp_pa
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
     assert [p.suffix for p in _entries(cache)] == [".tmp"]  # the orphan
     # a temp file of a live writer (this process) must survive the clean-up
-    live = next(iter(_entries(cache))).parent / f"x.abc.{_files.HOST}.{os.getpid()}.0000.tmp"
+    live = next(iter(_entries(cache))).parent / f"x.abc.{_files.HOST}.{os.getpid()}.0000abcd.tmp"
     live.write_bytes(b"in progress")
     CALLS.clear()
     run_cells(mixed_cell, [{"scale": 1.0, "repeat": 0}], seed=0, cache=cache)
@@ -431,3 +431,27 @@ def test_the_key_is_private_outside_the_cache_and_refused_inside_it(tmp_path, mo
     key_path.chmod(0o644)
     with pytest.raises(_files.CacheKeyError, match="readable or writable by others"):
         _files.cache_key()
+
+
+def test_a_damaged_entry_in_a_read_only_cache_is_ignored_not_a_crash(tmp_path, monkeypatch):
+    """A shared read-only cache (a real read-only mount refuses root too; simulated here, since
+    chmod does not stop root): the damaged entry cannot be removed; the cell is recomputed, with a warning."""
+    import errno
+
+    cache = tmp_path / "cache"
+    run_cells(mixed_cell, [{"scale": 1.0, "repeat": 0}], seed=0, cache=cache)
+    (entry,) = [p for p in _entries(cache) if p.suffix == ".json"]
+    entry.write_bytes(entry.read_bytes()[:-5] + b"XXXXX")
+
+    def read_only(self, *args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system", str(self))
+
+    monkeypatch.setattr(Path, "unlink", read_only)
+    monkeypatch.setattr(runner.tempfile, "mkstemp", lambda *a, **k: read_only(Path(k.get("dir", "."))))
+    CALLS.clear()
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        df = run_cells(mixed_cell, [{"scale": 1.0, "repeat": 0}], seed=0, cache=cache)
+    assert len(df) == 2 and len(CALLS) == 1 and entry.exists()
+    messages = " | ".join(str(w.message) for w in record)
+    assert "discarded the cache entry" in messages and "could not remove" in messages

@@ -572,3 +572,11 @@ def test_the_hook_accepts_an_exported_low_level_release(tmp_path):
     again = clone(est).fit(X, y, low_level=published.low_level_)
     np.testing.assert_array_equal(again.high_level_.w_, est.high_level_.w_)
     assert again.privacy_.per_part() == est.privacy_.per_part()
+
+
+@pytest.mark.parametrize("X", [np.ones(3), None, [], [[1.0, "a"]], np.ones((2, 2, 2))])
+def test_bound_rows_refuses_what_is_not_a_matrix_naming_x(X):
+    from dpstack import bound_rows
+
+    with pytest.raises(ValueError, match="bound_rows: X must be a 2-D array"):
+        bound_rows(X)

@@ -392,3 +392,15 @@ def test_validation_tuning_reproduces_the_papers_protocol_on_the_same_features(m
         assert math.isinf(ours["epsilon_total"])
     with pytest.raises(ValueError, match="tuning"):
         EE.pst_end_to_end_cell("PLR", 1.0, tuning="grid", seed_sequence=ss())
+
+
+def test_a_template_that_is_not_a_private_estimator_is_refused_before_any_fit():
+    from sklearn.linear_model import LogisticRegression
+
+    tuner = PrivateParameterTuning(LogisticRegression(), {"C": [0.1, 1.0]}, random_state=0)
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    with pytest.raises(
+        TypeError, match="estimator must be a private estimator .*LogisticRegression, which declares no privacy ledger"
+    ):
+        tuner.fit(X, (X[:, 0] > 0).astype(int))
+    assert not hasattr(tuner, "best_estimator_")

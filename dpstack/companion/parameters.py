@@ -19,6 +19,8 @@ import ast
 import math
 import numbers
 
+from dpstack.mechanisms import SMALLEST_EPSILON
+
 __all__ = ["RULES", "check_parameters", "injected_parameters", "ParameterError"]
 
 PROFILES = ("smoke", "quick", "paper")
@@ -37,7 +39,7 @@ def _int(v):
 
 
 def _epsilon(v):
-    return _real(v) and v > 0
+    return _real(v) and v >= SMALLEST_EPSILON  # the estimators' own bound (float('inf'): non-private)
 
 
 def _positive(v):
@@ -62,14 +64,23 @@ def _importance(v):
     )
 
 
+#: the most repeats a page or the command line accepts (a grid is built in memory before it runs)
+MAX_REPEATS = 1000
+
 #: parameter name -> (check, what a valid value is)
 RULES = {
     "profile": (lambda v: v in PROFILES, f"one of {PROFILES}"),
-    "epsilon": (_epsilon, "a number > 0 (float('inf') for non-private)"),
-    "epsilon_source": (_epsilon, "a number > 0"),
-    "epsilon_target": (_epsilon, "a number > 0"),
-    "epsilons": (_list_of(_epsilon), "a non-empty list of numbers > 0, e.g. [0.1, 1.0]"),
-    "figure_epsilons": (_list_of(_epsilon), "a non-empty list of numbers > 0"),
+    "epsilon": (_epsilon, f"a number >= {SMALLEST_EPSILON:g} (float('inf') for non-private)"),
+    "epsilon_source": (_epsilon, f"a number >= {SMALLEST_EPSILON:g}"),
+    "epsilon_target": (_epsilon, f"a number >= {SMALLEST_EPSILON:g}"),
+    "epsilons": (_list_of(_epsilon), f"a non-empty list of numbers >= {SMALLEST_EPSILON:g}, e.g. [0.1, 1.0]"),
+    "figure_epsilons": (_list_of(_epsilon), f"a non-empty list of numbers >= {SMALLEST_EPSILON:g}"),
+    "delta": (lambda v: _real(v) and 0 < v < 1, "a number strictly between 0 and 1, e.g. 1e-5"),
+    "n_steps": (lambda v: _int(v) and 1 <= v <= 100_000, "an integer from 1 to 100,000"),
+    "candidate_counts": (
+        _list_of(lambda x: _int(x) and 1 <= x <= 1000, distinct=True),
+        "a non-empty list of distinct integers from 1 to 1,000",
+    ),
     "lam": (_positive, "a finite number > 0"),
     "lams": (_list_of(_positive), "a non-empty list of finite numbers > 0"),
     "n_grid": (
@@ -81,7 +92,10 @@ RULES = {
         "a list of at least two distinct integers >= 1",
     ),
     "class_counts": (_list_of(lambda x: _int(x) and x >= 2), "a non-empty list of integers >= 2"),
-    "n_repeats": (lambda v: _int(v) and v >= 2, "an integer >= 2 (an interval needs two repeats)"),
+    "n_repeats": (
+        lambda v: _int(v) and 2 <= v <= MAX_REPEATS,
+        f"an integer from 2 (an interval needs two repeats) to {MAX_REPEATS:,}",
+    ),
     "n_draws": (lambda v: _int(v) and v >= 2, "an integer >= 2"),
     "n_trials": (lambda v: _int(v) and v >= 2, "an integer >= 2"),
     "pool_size": (lambda v: _int(v) and v >= 2, "an integer >= 2"),

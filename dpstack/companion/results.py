@@ -161,7 +161,9 @@ class Experiment:
         ``finish(frame)`` → the tidy table; must keep the rows and their order (it may drop or
         add columns).
     status : callable or None
-        ``status()`` → ``None`` when the data the experiment needs is present, else a message.
+        ``status(**parameters)`` → ``None`` when the data the experiment needs is present, else a
+        message; called with the grid's parameters (see :meth:`data_status`) so that a grid
+        asks only for the data it uses, or with none for the profile's defaults.
     description : str
         One line for ``python -m dpstack.companion list``.
     page : str
@@ -187,6 +189,12 @@ class Experiment:
         if profile not in self.profiles:
             raise ValueError(f"profile must be one of {sorted(self.profiles)} for {self.name!r}, got {profile!r}")
         return {**self.profiles[profile], **overrides}
+
+    def data_status(self, profile, **overrides):
+        """``None`` when the data the grid of ``profile`` (with ``overrides``) needs is present, else a message."""
+        if self.status is None:
+            return None
+        return self.status(**self.parameters(profile, **overrides))
 
     def grid(self, profile, **overrides):
         """The list of cells of ``profile`` (with ``overrides``)."""
@@ -230,6 +238,25 @@ def _data_status(require, *datasets):
     return None
 
 
+def _needs(require, *default):
+    """The status of a grid that reads ``default`` (or the ``datasets`` / ``dataset`` it is given).
+
+    Only the data the grid uses is required: a grid over the RUIJIN-like cohort alone does not
+    ask for MNIST. Datasets outside ``default`` (synthetic ones) need no files.
+    """
+
+    def status(datasets=None, dataset=None, **grid):
+        chosen = tuple(datasets) if datasets is not None else (dataset,) if dataset is not None else default
+        chosen = tuple(d for d in chosen if d in default)
+        return _data_status(require, *chosen) if chosen else None
+
+    return status
+
+
+def _status_of(data_status, dataset, **grid):
+    return data_status(dataset)
+
+
 def _both(quick, paper):
     return {"quick": quick, "paper": paper}
 
@@ -251,6 +278,7 @@ def _load_builtins():
         plain_table,
     )
     from dpstack.companion.papers.pptl import grids as pptl
+    from dpstack.companion.papers.pst import alternatives as pst_alternatives
     from dpstack.companion.papers.pst import grids as pst
 
     pages = {"mpl_har": "har", "mpl_kdd": "kdd", "mpl_url": "url", "mpl_mnist10": "mnist10"}
@@ -262,13 +290,13 @@ def _load_builtins():
             mpl.mpl_trial,
             finish=mpl.finish_mpl,
             profiles={"quick": quick, "paper": dict(dataset=dataset, profile="paper")},
-            status=functools.partial(mpl.data_status, dataset),
+            status=functools.partial(_status_of, mpl.data_status, dataset),
             description=f"MPL §6 accuracy against 1/ε on {dataset.upper()} (mpl_trial)",
         )
 
     # --- PST (Yao et al.), figures numbered as in the arXiv version
-    pst_status = functools.partial(_data_status, pst.require_data, "MNIST", "NEWS20")
-    mnist_status = functools.partial(_data_status, pst.require_data, "MNIST")
+    pst_status = _needs(pst.require_data, "MNIST", "NEWS20")
+    mnist_status = _needs(pst.require_data, "MNIST")
     profiles = _both(dict(profile="quick"), dict(profile="paper"))
     for page, cells, what in [
         ("pst_fig1_epsilon", pst.fig1_cells, "PST Figure 1: test AUC against ε"),
@@ -281,17 +309,26 @@ def _load_builtins():
     ]:
         register(page, cells, pst.stacking_cell, profiles, plain_table, pst_status, what)
     register(
+        "pst_alternatives",
+        pst_alternatives.alternatives_cells,
+        pst_alternatives.alternative_cell,
+        profiles,
+        plain_table,
+        pst_status,
+        "PST against today's alternatives (output perturbation, DP-GD, DP-SGD) on PST Figure 1's data and splits",
+    )
+    register(
         "pst_fig4_combiners",
         pst.fig4_cells,
         pst.stacking_cell,
         profiles,
         plain_table,
-        functools.partial(_data_status, pst.require_data, "NEWS20"),
+        _needs(pst.require_data, "NEWS20"),
         "PST Figure 4 [IJCAI Fig. 3]: the combiners",
     )
 
     # --- PPTL (Guo et al.) and PST Table 2 on the RUIJIN-like cohort
-    mnist_t = functools.partial(_data_status, lambda: pptl.require_data())
+    mnist_t = _needs(lambda *datasets: pptl.require_data(), "MNIST")
     register(
         "pptl_table1_mnist",
         pptl.table1_cells,
@@ -585,7 +622,7 @@ def _load_builtins():
             pst.fig4_refit_cells,
             _both(dict(profile="quick", n_repeats=3), dict(profile="paper")),
             plain_table,
-            functools.partial(_data_status, pst.require_data, "NEWS20"),
+            _needs(pst.require_data, "NEWS20"),
             "PST Figure 4 [IJCAI Fig. 3], each combiner's chosen setting refitted on the whole training set",
         ),
         (
@@ -593,7 +630,7 @@ def _load_builtins():
             pst.fig4_row_scale_cells,
             _both(dict(profile="quick", row_scales=[4.0], n_repeats=3), dict(profile="paper", row_scales=scales)),
             row_scale_table,
-            functools.partial(_data_status, pst.require_data, "NEWS20"),
+            _needs(pst.require_data, "NEWS20"),
             "PST Figure 4 [IJCAI Fig. 3], every combiner, rows divided by a public constant",
         ),
         # PPTL Figure 4's MNIST panel (the paper's data; the RUIJIN-like panel is synthetic): refit and rows ÷ 4
@@ -622,7 +659,7 @@ def _load_builtins():
                 dict(dataset="kdd", profile="paper", row_scales=mpl_scales),
             ),
             mpl.finish_mpl,
-            functools.partial(mpl.data_status, "kdd"),
+            functools.partial(_status_of, mpl.data_status, "kdd"),
             "MPL Figure 3 (KDD-99), rows divided by a public constant (the ε-DP release)",
         ),
     ]:
@@ -794,6 +831,8 @@ def write_csv(frame):
 
 def read_csv(text, dtypes):
     """The DataFrame written by :func:`write_csv` (``dtypes``: column → type name)."""
+    if not isinstance(dtypes, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in dtypes.items()):
+        raise ResultIntegrityError(f"the recorded columns are not a mapping of column name to type: {dtypes!r:.200}")
     rows = list(csv.reader(io.StringIO(text)))
     if not rows or rows[0] != list(dtypes):
         raise ResultIntegrityError(f"the CSV's header {rows[:1]} does not list the recorded columns {list(dtypes)}")
@@ -803,10 +842,14 @@ def read_csv(text, dtypes):
     data = {}
     for j, (name, dtype) in enumerate(dtypes.items()):
         values = [r[j] for r in body]
-        if dtype == "float64":
-            data[name] = np.array([float(v) for v in values], dtype=np.float64)
-        elif dtype == "int64":
-            data[name] = np.array([int(v) for v in values], dtype=np.int64)
+        if dtype in ("float64", "int64"):
+            kind = float if dtype == "float64" else int
+            try:
+                data[name] = np.array([kind(v) for v in values], dtype=dtype)
+            except (ValueError, OverflowError) as err:
+                raise ResultIntegrityError(
+                    f"column {name!r} is recorded as {dtype} but holds a value that is not one ({err})"
+                ) from None
         elif dtype == "bool":
             if set(values) - {"True", "False"}:
                 raise ResultIntegrityError(f"column {name!r} holds a value that is not True/False")
@@ -920,6 +963,41 @@ def _jsonable(value):
     return json.loads(_canonical(value))
 
 
+def _tag_nonfinite(value):
+    """``value`` with every infinite or NaN float written ``{"__float__": "inf" | "-inf" | "nan"}``.
+
+    Provenance files are strict JSON (RFC 8259 has no Infinity or NaN), and a tagged float cannot
+    be mistaken for a string; :func:`_untag_nonfinite` reads it back.
+    """
+    if isinstance(value, dict):
+        return {k: _tag_nonfinite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_tag_nonfinite(v) for v in value]
+    if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+        return {"__float__": "nan" if math.isnan(value) else "inf" if value > 0 else "-inf"}
+    return value
+
+
+def _untag_nonfinite(obj):
+    if len(obj) == 1 and obj.get("__float__") in ("inf", "-inf", "nan"):
+        return float(obj["__float__"])
+    return obj
+
+
+def _refuse_constant(name):
+    raise ValueError(f"not strict JSON: {name} (non-finite numbers are written as {{'__float__': ...}})")
+
+
+def provenance_json(prov):
+    """The bytes of a provenance file: strict JSON, non-finite floats tagged, one trailing newline."""
+    return (json.dumps(_tag_nonfinite(prov), indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+
+
+def read_provenance_json(text):
+    """The dict of a provenance file written by :func:`provenance_json` (strict JSON; raises ValueError)."""
+    return json.loads(text, object_hook=_untag_nonfinite, parse_constant=_refuse_constant)
+
+
 # ------------------------------------------------------------------------------------------ compute / save / load
 def _missing(v):
     return v is None or (isinstance(v, float) and math.isnan(v))
@@ -951,8 +1029,19 @@ def _rows_per_cell(frame, cells):
     return counts
 
 
-def compute(name, profile="quick", *, seed=0, n_jobs=1, cache=False, **overrides):
+#: the most cells one computation runs unless asked for more (``max_cells=``, ``--max-cells``)
+MAX_CELLS = 50_000
+
+
+class GridTooLargeError(ValueError):
+    """A grid has more cells than the stated ceiling (:data:`MAX_CELLS`, or the ``max_cells`` given)."""
+
+
+def compute(name, profile="quick", *, seed=0, n_jobs=1, cache=False, max_cells=MAX_CELLS, **overrides):
     """Compute the table of ``name`` live (the runner's progress bar on a terminal).
+
+    A grid of more than ``max_cells`` cells is refused before any of them runs
+    (:class:`GridTooLargeError`, naming the count); pass a larger ``max_cells`` to run it.
 
     Returns
     -------
@@ -966,6 +1055,11 @@ def compute(name, profile="quick", *, seed=0, n_jobs=1, cache=False, **overrides
     exp = get(name)
     params = exp.parameters(profile, **overrides)
     cells = exp.cells(**params)
+    if len(cells) > max_cells:
+        raise GridTooLargeError(
+            f"{name}: the grid has {len(cells):,} cells, more than the ceiling of {max_cells:,}; "
+            f"pass max_cells={len(cells)} (--max-cells {len(cells)} on the command line) to run it anyway"
+        )
     started = datetime.datetime.now(datetime.timezone.utc)
     machine = _machine()
     t0 = time.perf_counter()
@@ -1066,8 +1160,7 @@ def save(frame, root=None):
     data = text.encode("utf-8")
     prov.update(columns=dtypes, n_rows=int(len(frame)), csv_sha256=hashlib.sha256(data).hexdigest())
     csv_path, json_path = result_paths(prov["name"], prov["profile"], root)
-    doc = (json.dumps(prov, indent=1, ensure_ascii=False, allow_nan=True) + "\n").encode()
-    write_files([(csv_path, data), (json_path, doc)])
+    write_files([(csv_path, data), (json_path, provenance_json(prov))])
     return csv_path, json_path
 
 
@@ -1075,7 +1168,7 @@ def provenance(name, profile, root=None):
     """The provenance dict of a committed result (raises :class:`MissingResultError` if absent)."""
     _, json_path = result_paths(name, profile, root)
     try:
-        prov = json.loads(json_path.read_text(encoding="utf-8"))
+        prov = read_provenance_json(json_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise MissingResultError(
             f"no committed result for page {name!r} at profile {profile!r} "

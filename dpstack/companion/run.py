@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import ast
 import hashlib
-import json
 import math
 import os
 import sys
@@ -64,6 +63,12 @@ def _parser(name=None):
     parser.add_argument("--n-jobs", type=int, default=1, help="cells in parallel (-1: every core; default 1)")
     parser.add_argument("--out", type=Path, help="the CSV to write (default: NAME.csv); the JSON goes beside it")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the cell cache")
+    parser.add_argument(
+        "--max-cells",
+        type=int,
+        default=results.MAX_CELLS,
+        help=f"refuse a grid of more cells than this, before any runs (default {results.MAX_CELLS:,})",
+    )
     if name is not None:
         values = live.profile_values(name)
         for key, knob in live.knobs(name).items():
@@ -157,13 +162,27 @@ def run_command(args):
     live.check_knobs(name, {"profile": args.profile, "seed": args.seed, "n_jobs": args.n_jobs, **values})
     out, json_path = output_paths(args.out or Path(f"{name}.csv"))  # before any work
     exp = results.get(name)
-    if exp.status is not None and (message := exp.status()):
-        print(f"{name}: its data is absent here: {message}", file=sys.stderr)
-        return 1
     diff = live.differences(name, args.profile, args.seed, **values)
     overrides = live.grid_overrides(name, values)
+    n_cells = len(exp.grid(args.profile, **overrides))
+    if n_cells > args.max_cells:
+        print(
+            f"{name}: the grid has {n_cells:,} cells, more than the ceiling of {args.max_cells:,}; "
+            f"pass --max-cells {n_cells} to run it anyway",
+            file=sys.stderr,
+        )
+        return 2
+    if message := exp.data_status(args.profile, **overrides):  # only the data this grid uses
+        print(f"{name}: its data is absent here: {message}", file=sys.stderr)
+        return 1
     frame = results.compute(
-        name, args.profile, seed=args.seed, n_jobs=args.n_jobs, cache=not args.no_cache, **overrides
+        name,
+        args.profile,
+        seed=args.seed,
+        n_jobs=args.n_jobs,
+        cache=not args.no_cache,
+        max_cells=args.max_cells,
+        **overrides,
     )
     prov = dict(frame.attrs["provenance"])
     text, dtypes = results.write_csv(frame)
@@ -176,7 +195,7 @@ def run_command(args):
         n_rows=int(len(frame)),
         csv_sha256=hashlib.sha256(data).hexdigest(),
     )
-    doc = (json.dumps(prov, indent=1, ensure_ascii=False, allow_nan=True) + "\n").encode("utf-8")
+    doc = results.provenance_json(prov)
     try:
         results.write_files([(json_path, doc), (out, data)])
     except OSError as err:

@@ -219,6 +219,15 @@ def progress_disabled():
     return not (stream is not None and hasattr(stream, "isatty") and stream.isatty())
 
 
+def _workers(n_jobs, n_todo):
+    """joblib's ``n_jobs``, but never more workers than cells to compute (``-1``, all of a
+    backend's workers, is left to the backend unless one cell is left)."""
+    if isinstance(n_jobs, int) and not isinstance(n_jobs, bool):
+        if n_jobs > 0 or n_todo <= 1:
+            return max(1, min(n_jobs, n_todo)) if n_jobs > 0 else 1
+    return n_jobs
+
+
 def run_cells(func, cells, *, seed=0, n_jobs=1, cache=False, desc=None):
     """Evaluate ``func`` on every cell and collect the result rows in one DataFrame.
 
@@ -279,7 +288,7 @@ def run_cells(func, cells, *, seed=0, n_jobs=1, cache=False, desc=None):
     ) as bar:
         if todo:
             jobs = (delayed(_evaluate)(func, cells[i], seeds[i]) for i in todo)
-            outputs = Parallel(n_jobs=n_jobs, return_as="generator")(jobs)
+            outputs = Parallel(n_jobs=_workers(n_jobs, len(todo)), return_as="generator")(jobs)
             for i, rows in zip(todo, outputs):
                 results[i] = rows
                 if store is not None:
@@ -629,7 +638,10 @@ class _CellStore:
             warnings.warn(
                 f"discarded the cache entry {path}: {why}; the cell is recomputed", CacheIntegrityWarning, stacklevel=3
             )
-            path.unlink(missing_ok=True)  # corrupt, forged, foreign or stale: recompute and rewrite
+            try:
+                path.unlink(missing_ok=True)  # corrupt, forged, foreign or stale: recompute and rewrite
+            except OSError as err:  # a read-only cache: the entry stays, the cell is recomputed each time
+                self._warn(f"could not remove the discarded cache entry {path} ({err}); it is ignored")
         return rows
 
     @staticmethod

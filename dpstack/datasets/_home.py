@@ -23,6 +23,7 @@ import os
 import shutil
 import tarfile
 import tempfile
+import time
 import urllib.error
 import urllib.request
 import warnings
@@ -449,6 +450,12 @@ def resolve_files(name, home=None, download=False, verify=True, only=None):
     """
     info = _get_info(name)
     home = data_home(home)
+    if home.exists() and not home.is_dir():
+        raise DatasetNotFoundError(
+            f"the data home {home} is a file, not a folder (set by "
+            f"{'DPSTACK_DATA' if os.environ.get('DPSTACK_DATA') else 'the data_home argument or the default'}); "
+            "point it at the folder that holds the datasets"
+        )
     files = [f for f in info.files if only is None or any(f.path.endswith(s) for s in only)]
     missing = [f for f in files if not (home / f.path).is_file()]
     if missing and download:
@@ -498,6 +505,40 @@ class DownloadInterrupted(ConnectionError):
     """The connection closed before the announced number of bytes arrived."""
 
 
+class DownloadTooSlow(DownloadInterrupted):
+    """A mirror sent too slowly (below :data:`MIN_RATE` on average) or for too long (:data:`MAX_SECONDS`)."""
+
+
+#: a download is abandoned (and the next mirror tried) when, after GRACE_SECONDS, fewer than
+#: MIN_RATE bytes per second arrived on average, or when it takes longer than MAX_SECONDS in all;
+#: a mirror that sends nothing at all is cut off by the socket's 60 s timeout
+MIN_RATE = 8_000
+GRACE_SECONDS = 30.0
+MAX_SECONDS = 3600.0
+
+
+class _PacedReader:
+    """``resp.read`` that returns what has arrived (``read1``) and checks the pace after each piece."""
+
+    def __init__(self, resp, url):
+        self.resp, self.url, self.start, self.n = resp, url, time.monotonic(), 0
+
+    def read(self, size):
+        chunk = self.resp.read1(size) if hasattr(self.resp, "read1") else self.resp.read(size)
+        self.n += len(chunk)
+        elapsed = time.monotonic() - self.start
+        if chunk and elapsed > MAX_SECONDS:
+            raise DownloadTooSlow(
+                f"{self.url}: abandoned after {elapsed:.0f} s, the limit of one download ({self.n:,} bytes arrived)"
+            )
+        if chunk and elapsed > GRACE_SECONDS and self.n < MIN_RATE * elapsed:
+            raise DownloadTooSlow(
+                f"{self.url}: too slow, {self.n:,} bytes in {elapsed:.0f} s "
+                f"(below {MIN_RATE:,} bytes/s on average); abandoned"
+            )
+        return chunk
+
+
 def _download(url, dest, timeout=60, limit=None):
     """Stream ``url`` to ``dest``, at most ``limit`` bytes, hashing while writing; return the sha256.
 
@@ -523,7 +564,7 @@ def _download(url, dest, timeout=60, limit=None):
                 raise SizeLimitError(
                     f"{url} announces {total:,} bytes, more than the {limit:,} of the published file; not downloaded"
                 )
-            n, sha, _ = copy_bounded(resp, dest, limit, url, progress=show)
+            n, sha, _ = copy_bounded(_PacedReader(resp, url), dest, limit, url, progress=show)
     except http.client.HTTPException as exc:  # IncompleteRead, RemoteDisconnected...: not OSErrors
         raise DownloadInterrupted(f"{url}: transfer interrupted after {done} bytes ({exc!r})") from exc
     finally:

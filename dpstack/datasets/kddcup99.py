@@ -136,11 +136,25 @@ def load_kddcup99(subset="train", data_home=None, download=False, verify=True, d
         path = found[_FILES[part]][0]
         # decompressed through a bounded stream: never more than the published file's size (+10 %)
         with reading(path), open_decompressed(path, raws[_FILES[part]].unpacked) as stream:
-            frame = pd.read_csv(
-                stream,
-                header=None,
-                names=KDD_COLUMNS + ["label"],
-                dtype={c: "category" for c in KDD_CATEGORIES} | {"label": "category"},
+            try:
+                # one column more than the format has, to catch a row with an extra field
+                # (read_csv would otherwise take a first row's extra field as the index)
+                frame = pd.read_csv(
+                    stream,
+                    header=None,
+                    names=KDD_COLUMNS + ["label", "_extra"],
+                    index_col=False,
+                    dtype={c: "category" for c in KDD_CATEGORIES} | {"label": "category", "_extra": object},
+                )
+            except pd.errors.ParserError as exc:
+                raise CorruptFileError(
+                    f"{path}: not the KDD Cup 99 format (42 comma-separated fields): {exc}"
+                ) from None
+        extra = frame.pop("_extra").notna()
+        if extra.any():
+            raise CorruptFileError(
+                f"{path}: row {int(np.argmax(extra.to_numpy())) + 1} has more than the 42 comma-separated fields "
+                "of the KDD Cup 99 format; the file is damaged or not the published one"
             )
         if frame.empty:
             raise CorruptFileError(f"{path}: no rows; the file is damaged or empty")

@@ -41,6 +41,7 @@ from dpstack.base import PrivacyLeakWarning
 from dpstack.companion.papers.open_choices import select_on_scores
 from dpstack.companion.plotting import color_for, panels, plot_mean_with_spread
 from dpstack.companion.stats import mean_interval
+from dpstack.mechanisms import SMALLEST_EPSILON
 from dpstack.metrics import roc_auc_score
 
 __all__ = ["OwnDataResult", "load_table", "run_own_data", "summarize", "method_label", "plot_own_data", "METHODS"]
@@ -133,8 +134,12 @@ def _check(classes, norm_bound, epsilons, n_repeats, test_fraction, lam, lam_gri
         raise ValueError(
             f"norm_bound must be a finite number > 0 (a public bound on the rows' norms), got {norm_bound!r}"
         )
-    if not (isinstance(epsilons, (list, tuple)) and epsilons and all(_real(e) and e > 0 for e in epsilons)):
-        raise ValueError(f"epsilons must be a non-empty list of numbers > 0 (inf: non-private), got {epsilons!r}")
+    if not (
+        isinstance(epsilons, (list, tuple)) and epsilons and all(_real(e) and e >= SMALLEST_EPSILON for e in epsilons)
+    ):
+        raise ValueError(
+            f"epsilons must be a non-empty list of numbers >= {SMALLEST_EPSILON:g} (inf: non-private), got {epsilons!r}"
+        )
     if not (isinstance(n_repeats, numbers.Integral) and n_repeats >= 2):
         raise ValueError(f"n_repeats must be an integer >= 2 (an interval needs two repeats), got {n_repeats!r}")
     if not (_real(test_fraction) and 0 < test_fraction < 1):
@@ -329,11 +334,14 @@ def run_own_data(
             raise ValueError(f"source's feature columns {src_names} differ from data's {names}")
         src = (Xs / norm_bound if _real(norm_bound) and norm_bound > 0 else Xs, np.asarray(ys))
     methods = list(methods) if methods is not None else [m for m in METHODS if source is not None or m not in TRANSFER]
-    epsilons = [float(e) for e in epsilons]
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    if not (isinstance(n_jobs, numbers.Integral) and not isinstance(n_jobs, bool) and (n_jobs >= 1 or n_jobs == -1)):
+        raise ValueError(f"n_jobs must be an integer >= 1, or -1 for every core, got {n_jobs!r}")
     _check(
         classes,
         norm_bound,
-        epsilons,
+        list(epsilons) if isinstance(epsilons, (list, tuple, np.ndarray)) else epsilons,
         n_repeats,
         test_fraction,
         lam,
@@ -344,6 +352,15 @@ def run_own_data(
         source,
         X.shape[1],
     )
+    epsilons = [float(e) for e in epsilons]
+    n_test = max(2, int(round(float(test_fraction) * len(X))))
+    n_fit = (len(X) - n_test) - (max(2, (len(X) - n_test) // 3) if lam_grid is not None else 0)
+    if n_test >= len(X) or n_fit < 2 * (int(n_groups) + 1):
+        raise ValueError(
+            f"test_fraction={test_fraction!r} leaves {max(len(X) - n_test, 0)} of the {len(X)} rows for training "
+            f"({max(n_fit, 0)} to fit after validation); n_groups={n_groups} needs at least {2 * (int(n_groups) + 1)} "
+            "to fit: use a smaller test_fraction (or fewer groups)"
+        )
     for part, labels in (("data", y), ("source", None if src is None else src[1])):
         if labels is not None and not set(np.unique(labels).tolist()) <= set(list(classes)):
             raise ValueError(f"the labels of {part} must lie in classes {list(classes)}")
