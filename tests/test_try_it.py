@@ -22,6 +22,7 @@ THEOREM_PAGES = {
     "mpl_theorem4",
 }
 FOUNDATION_PAGES = {"plr", "audit", "datasets"}
+ALTERNATIVES_PAGES = {"accounting_checked"}
 # Calls that take seconds are compiled and checked, not run.
 SLOW = {"mpl_theorem4"}
 
@@ -55,7 +56,7 @@ def call_keywords(code):
 
 
 def test_every_experiment_and_theorem_page_has_suggestions_and_ends_with_its_box():
-    expected = set(live.page_experiments()) | THEOREM_PAGES | FOUNDATION_PAGES
+    expected = set(live.page_experiments()) | THEOREM_PAGES | FOUNDATION_PAGES | ALTERNATIVES_PAGES
     assert set(pages.TRY_IT) == expected
     for page in expected:
         nb = json.loads((ROOT / "notebooks" / f"{page}.ipynb").read_text(encoding="utf-8"))

@@ -44,6 +44,7 @@ ORDER = [
     "stacking",
     "transfer",
     "multiparty",
+    "alternatives",
     "audit",
     "theory",
     "datasets",

@@ -155,6 +155,7 @@ def _build():
     from dpstack.companion.papers.mpl import grids as mpl
     from dpstack.companion.papers.open_choices import ABLATION_VARIANTS, FACTOR_VARIANTS, PST_FACTOR_VARIANTS
     from dpstack.companion.papers.pptl import grids as pptl
+    from dpstack.companion.papers.pst import alternatives as pst_alternatives
     from dpstack.companion.papers.pst import grids as pst
     from dpstack.companion.results import experiments, get
 
@@ -193,7 +194,21 @@ def _build():
         knob(exp, "n_repeats", reps, "repeats (random splits)", from_profiles(P, "n_repeats"))
         knob(exp, "datasets", pst_datasets, "datasets", from_profiles(P, "datasets"))
         knob(exp, "methods", _choices(pst.STACKING_METHODS), "methods", const(pst.STACKING_METHODS))
-    knob("pst_fig2_groups", "k_grid", _ints(1, min_len=2), "the K grid (feature groups)", from_profiles(P, "k_grid"))
+    # PST against today's alternatives: Figure 1's grid for the alternatives' methods
+    knob("pst_alternatives", "epsilons", eps_list, "the ε grid", from_profiles(P, "epsilons"))
+    knob("pst_alternatives", "n_repeats", reps, "repeats (random splits)", from_profiles(P, "n_repeats"))
+    knob("pst_alternatives", "datasets", pst_datasets, "datasets", from_profiles(P, "datasets"))
+    knob(
+        "pst_alternatives",
+        "methods",
+        _choices(pst_alternatives.ALTERNATIVE_METHODS),
+        "today's methods",
+        const(pst_alternatives.ALTERNATIVE_METHODS),
+    )
+    # K is at most the number of features (100 after PCA on MNIST and NEWS20; 50 in the RUIJIN-like cohort)
+    knob(
+        "pst_fig2_groups", "k_grid", _ints(1, 100, min_len=2), "the K grid (feature groups)", from_profiles(P, "k_grid")
+    )
     knob("pst_fig2_groups", "epsilon", eps_one, "ε", const(1.0))
     knob("pst_fig2_groups", "n_repeats", reps, "repeats", from_profiles(P, "k_repeats"))
     knob("pst_fig2_groups", "datasets", pst_datasets, "datasets", from_profiles(P, "datasets"))
@@ -238,7 +253,7 @@ def _build():
         "datasets",
         const(("RUIJIN", "MNIST")),
     )
-    knob("ruijin_transfer_groups", "k_grid", _ints(1, min_len=2), "the K grid", from_profiles(T, "k_grid"))
+    knob("ruijin_transfer_groups", "k_grid", _ints(1, 50, min_len=2), "the K grid", from_profiles(T, "k_grid"))
     knob("ruijin_transfer_groups", "branch", branch, "the RUIJIN-like branch", const(1))
     knob("ruijin_transfer_groups", "epsilon", eps_one, "ε", const(1.0))
     knob("ruijin_transfer_groups", "n_repeats", reps, "repeats", from_profiles(T, "k_repeats"))
@@ -869,6 +884,7 @@ _EXPERIMENT_NAMES = (
     "pst_fig2_groups",
     "pst_fig3_importance",
     "pst_fig4_combiners",
+    "pst_alternatives",
     "pptl_table1_mnist",
     "pptl_table1_mnist_nonprivate",
     "ruijin_transfer_branches",

@@ -109,6 +109,8 @@ def judged(page=None, frames=None):
     again with those tables.
     """
     families = None if page is None else _families(page)
+    if families is not None and not families:  # a page that judges no claim of the papers
+        return pd.DataFrame(columns=["page", "claim", "verdict", "robust"])
     if frames:
         mine = _family_claims(families)
         j = _judge_with_robust(mine, {**_frames(mine), **frames})

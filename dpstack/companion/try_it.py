@@ -238,6 +238,28 @@ def _try_it():
                 "                  n_repeats=30, pool_size=1500, random_state=0)",
             ),
         ],
+        # --- today's alternatives
+        "pst_alternatives": [
+            _live(
+                "pst_alternatives",
+                "pst_alternatives",
+                "Below the paper's smallest ε: do output perturbation and DP-GD keep their AUC at ε = 0.05 "
+                "(the papers' methods are committed at ε = 0.1 only)?",
+                epsilons=[0.05, 0.1],
+                n_repeats=5,
+                datasets=["MNIST"],
+            ),
+        ],
+        "accounting_checked": [
+            _call(
+                "A stricter δ (one in a million instead of one in a hundred thousand): how much more noise "
+                "does each ε need, and does the gap between the accountants change?",
+                {"delta": 1e-6},
+                "from dpstack.companion.chapters.accounting_checked import accountant_table, noise_table\n\n"
+                "accountant_table(epsilon=1.0, delta=1e-6)\n"
+                "noise_table([0.1, 0.5, 1.0, 2.0, 4.0], delta=1e-6, steps=100)",
+            ),
+        ],
         # --- the foundation pages
         "plr": [
             _call(
