@@ -141,9 +141,10 @@ def test_the_papers_rows_join_only_on_shared_repeats():
     frame = _frame()
     fig1 = frame[frame.method == "PST-F(W)"].assign(combiner="C-hl", method="PST-F(W)")
     alternatives = frame[frame.method != "PST-F(W)"]
-    joined = pages.alternatives_frame(alternatives[alternatives.repeat < 2], fig1)
+    joined = pages.alternatives_frame(alternatives[alternatives.repeat < 2], fig1=fig1)
     assert sorted(joined.loc[joined.method == "PST-F(W)", "repeat"].unique()) == [0, 1]
-    assert set(pages.alternatives_frame(alternatives).method) == set(alternatives.method)
+    # another root seed: Figure 1's repeats are not this run's, so they are not joined
+    assert set(pages.alternatives_frame(alternatives, seed=1).method) == set(alternatives.method)
 
 
 def test_a_page_without_claims_of_the_papers_judges_nothing():

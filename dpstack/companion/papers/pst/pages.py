@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dpstack.companion import results
 from dpstack.companion.papers.pst.alternatives import ALTERNATIVE_METHODS, GUARANTEES
 from dpstack.companion.stats import mean_interval, t_half_width
 
@@ -35,11 +36,17 @@ def alpha_label(row):
 PAPER_METHODS = ("PLR", "PST-S", "PST-F(W)")
 
 
-def alternatives_frame(alternatives, fig1=None):
+def alternatives_frame(alternatives, seed=0, fig1=None):
     """One tidy frame: the alternatives' rows and Figure 1's rows of :data:`PAPER_METHODS` on the same
     (dataset, ε, repeat), which share their split and test set when both were computed with the same
-    root seed (columns dataset, method, epsilon, repeat, auc, lam). ``fig1=None``: the alternatives alone."""
+    root seed (columns dataset, method, epsilon, repeat, auc, lam).
+
+    ``fig1`` defaults to Figure 1's committed result, whose root seed is 0: with another ``seed``
+    the repeats are not paired and the frame holds the alternatives alone.
+    """
     cols = ["dataset", "method", "epsilon", "repeat", "auc", "lam"]
+    if fig1 is None and seed == 0:
+        fig1 = results.load("pst_fig1_epsilon", "paper")
     if fig1 is None:
         return alternatives[cols].reset_index(drop=True)
     keys = alternatives[["dataset", "epsilon", "repeat"]].drop_duplicates()
