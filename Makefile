@@ -20,8 +20,6 @@ export PATH := $(ENV_DIR)/bin:$(PATH)
 ifeq ($(origin DPSTACK_DATA), undefined)
 ifneq ($(wildcard ../shared/data/MANIFEST.md),)
 export DPSTACK_DATA := $(abspath ../shared/data)
-# read-only input: `make data` (and so `make book`) never fetches into it
-SHARED_DATA := 1
 endif
 endif
 # Notebook kernels draw with the inline backend (figures become outputs), whatever the caller's MPLBACKEND.
@@ -53,8 +51,10 @@ book: $(STAMP)
 # (pinned sha256) into the data home; offline, the pages whose data is absent say so. The URL archive
 # (~0.5 GB) only on request: make data DATASETS="url". CI runs `make test`, which never fetches.
 DATASETS ?= mnist news20 kddcup99 har
+# The shared folder beside the repository is read-only input: `make data` (and so `make book`, which
+# runs it as a sub-make with DPSTACK_DATA exported) never fetches into it.
 data: $(STAMP)
-ifdef SHARED_DATA
+ifeq ($(abspath $(DPSTACK_DATA)),$(abspath ../shared/data))
 	@echo "data: using the shared data folder $(DPSTACK_DATA) as it is (read-only input: nothing is fetched into it)"
 else
 	"$(PY)" -m dpstack.datasets fetch $(DATASETS) --missing-ok

@@ -166,10 +166,18 @@ def test_overview_pages_link_the_pages_they_name(page, pattern):
 def test_make_book_never_fetches_into_the_shared_data_folder():
     """The shared folder is read-only input: `make data` (run by `make book`) leaves it alone."""
     env = {k: v for k, v in os.environ.items() if k != "DPSTACK_DATA"}
-    out = subprocess.run(
-        ["make", "-n", "--no-print-directory", "data"], cwd=ROOT, env=env, capture_output=True, text=True, check=True
-    ).stdout
-    assert "dpstack.datasets fetch" not in out and "nothing is fetched into it" in out
+    # top level (the Makefile finds the folder itself), and as `make book`'s sub-make, which inherits
+    # DPSTACK_DATA exported
+    for extra in ({}, {"DPSTACK_DATA": os.path.abspath(ROOT.parent / "shared" / "data")}):
+        out = subprocess.run(
+            ["make", "-n", "--no-print-directory", "data"],
+            cwd=ROOT,
+            env={**env, **extra},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        assert "dpstack.datasets fetch" not in out and "nothing is fetched into it" in out, (extra, out)
     elsewhere = subprocess.run(
         ["make", "-n", "--no-print-directory", "data", "DPSTACK_DATA=/tmp/elsewhere"],
         cwd=ROOT,
