@@ -67,9 +67,9 @@ def test_a_pages_parameters_reach_the_right_grid_and_bad_values_name_the_paramet
 
 
 def test_the_committed_parameters_show_no_live_box():
-    page = {"profile": "paper", "n_jobs": 1, "seed": 0, "epsilons": None, "n_repeats": 10}
+    page = {"profile": "paper", "n_jobs": 1, "seed": 0, "epsilons": None, "n_repeats": 30}
     grids = live.check_page_parameters(page, "pst_fig1_epsilon", "profile", "n_jobs", "seed")
-    assert not grids.live  # n_repeats = 10 is the committed value
+    assert not grids.live  # n_repeats = 30 is the committed value
     assert show.live_box_html(grids) is None
     assert live.check_page_parameters(
         {**page, "profile": "quick"}, "pst_fig1_epsilon", "profile", "n_jobs", "seed"

@@ -123,14 +123,28 @@ def test_every_protocol_result_is_registered_for_the_page_and_the_paper_grids_ar
     names = [n for p in protocols.PRIMARY for n in protocols.protocol_results(p)]
     assert set(names) == {n for n in results.experiments() if results.get(n).page == "protocol_sensitivity"}
     assert protocols.protocol_results("mpl_har") == [] and protocols.protocol_variants("mpl_har") == {}
-    assert protocols.protocol_results("mpl_kdd") == ["protocols_mpl_kdd_row_scale"]  # nothing to refit in MPL
-    repeats = results.get("protocols_pst_fig1_repeats").grid("paper")
-    assert len({c["repeat"] for c in repeats}) == 30 and {c["method"] for c in repeats} == set(pst.STACKING_METHODS)
-    assert len({c["repeat"] for c in results.get("protocols_pptl_table1_repeats").grid("paper")}) == 30
-    refit = results.get("protocols_pst_fig1_refit").grid("paper")
-    assert [dict(c, refit=False) for c in refit] == [
-        dict(c, refit=False) for c in results.get("pst_fig1_epsilon").grid("paper")
+    assert protocols.protocol_results("mpl_kdd") == [  # nothing to refit in MPL
+        "protocols_mpl_kdd_row_scale",
+        "protocols_mpl_kdd_another_seed",
     ]
+    # the primary results: 30 repeats, MNIST drawn anew in each (NEWS20's split is the archive's)
+    primary = results.get("pst_fig1_epsilon").grid("paper")
+    assert len({c["repeat"] for c in primary}) == 30 and {c["method"] for c in primary} == set(pst.STACKING_METHODS)
+    assert all(c.get("data_seed") == c["repeat"] for c in primary if c["dataset"] == "MNIST")
+    assert all("data_seed" not in c for c in primary if c["dataset"] == "NEWS20")
+    table1 = results.get("pptl_table1_mnist").grid("paper")
+    assert len({c["repeat"] for c in table1}) == 30 and all(c["data_seed"] == c["repeat"] for c in table1)
+    # the refit and row-scale variants: the papers' 10 repeats on one draw of the data
+    refit = results.get("protocols_pst_fig1_refit").grid("paper")
+    assert [dict(c, refit=False) for c in refit] == [dict(c, refit=False) for c in pst.fig1_cells("paper")]
+    # another seed: the primary's grid, root seed 1, MNIST's draws moved by SECOND_DATA_DRAW
+    other = results.get("protocols_pst_fig1_another_seed")
+    assert other.seed == results.SECOND_SEED == 1 and results.get("pst_fig1_epsilon").seed == 0
+    moved = [
+        dict(c, data_seed=c["data_seed"] - results.SECOND_DATA_DRAW) if c["dataset"] == "MNIST" else c
+        for c in other.grid("paper")
+    ]
+    assert moved == primary
     scales = {c["options"]["row_scale"] for c in results.get("protocols_pptl_table1_row_scale").grid("paper")}
     assert scales == {2.0, 4.0, 8.0}
 
@@ -147,9 +161,10 @@ def test_every_variant_grid_covers_every_method_of_its_figure_with_its_setting_a
     if e["refit"]:
         refit = results.get(e["refit"]).grid("paper")
         assert refit and all(c["refit"] is True for c in refit)
-        unrefit = [{k: v for k, v in c.items() if k != "refit"} for c in refit]
-        assert all(c in primary for c in unrefit)  # the primary's cells (Figure 2: its K = 1, 5, 50)
-        assert _methods(refit) == _methods(c for c in primary if c in unrefit)
+        unrefit = [{k: v for k, v in c.items() if k not in ("refit", "data_seed")} for c in refit]
+        unseeded = [{k: v for k, v in c.items() if k != "data_seed"} for c in primary]
+        assert all(c in unseeded for c in unrefit)  # the primary's cells (Figure 2: its K = 1, 5, 50)
+        assert _methods(refit) == _methods(c for c in unseeded if c in unrefit)
         assert {c["method"] for c in refit} == {c["method"] for c in primary}  # every method
     else:
         assert "refit" in protocols.not_applicable(name)[protocols.REFIT]  # says why there is none
@@ -158,15 +173,19 @@ def test_every_variant_grid_covers_every_method_of_its_figure_with_its_setting_a
     assert all(s > 1 for s in scale)  # every cell of the sweep divides its rows
     one_scale = {"mpl_kdd", "ruijin_transfer_groups"}  # one scale for their costly grids (budget)
     assert set(scale) == ({4.0} if name in one_scale else {2.0, 4.0, 8.0})
-    base = [{k: v for k, v in c.items() if k not in ("options", "row_scale", "diagnostic_noise")} for c in scaled]
-    assert all(c in primary for c in base)
+    base = [
+        {k: v for k, v in c.items() if k not in ("options", "row_scale", "diagnostic_noise", "data_seed")}
+        for c in scaled
+    ]
+    unseeded = [{k: v for k, v in c.items() if k != "data_seed"} for c in primary]
+    assert all(c in unseeded for c in base)  # the primary's cells (on one draw of the data, 10 repeats)
     assert {c.get("method") for c in scaled} == {c.get("method") for c in primary}  # every method
-    assert len(scaled) == len(set(scale)) * len([c for c in primary if c in base])  # every cell once per scale
-    if e["repeats"]:
-        more = results.get(e["repeats"]).grid("paper")
-        assert len({c["repeat"] for c in more}) >= 30
-        assert {c["method"] for c in more} == {c["method"] for c in primary}
-        assert all(c.get("data_seed") == c["repeat"] for c in more if c["dataset"] == "MNIST")
+    other = results.get(e["another_seed"])
+    assert other.seed == 1 and len(other.grid("paper")) == len(
+        [c for c in primary if c.get("dataset") in {d.get("dataset") for d in other.grid("paper")}]
+    )
+    assert {c.get("method") for c in other.grid("paper")} == {c.get("method") for c in primary}  # every method
+    assert len({c["repeat"] for c in primary}) >= 30  # the primary results have enough repeats to decide
 
 
 def test_every_paper_data_claim_has_the_protocol_variants_or_says_why():
@@ -194,11 +213,12 @@ def test_every_judged_result_states_what_a_repeat_draws():
     assert "synthetic cohort" in protocols.draw_sentence("ruijin_transfer_groups", "RUIJIN-like")
     news = protocols.draw_sentence("pst_fig1_epsilon", "NEWS20")  # NEWS20's split is fixed: no redrawn variant
     assert "archive's fixed train/test split" in news and "robust column" not in news
-    for name in ("pst_fig1_epsilon", "pst_fig2_groups", "pst_fig3_importance", "pst_fig4_combiners"):
-        assert "one fixed draw" in protocols.draw_sentence(name)
-    assert "redrawn in every repeat is in the robust column" in protocols.draw_sentence("pst_fig1_epsilon")
-    assert "robust column" not in protocols.draw_sentence("pst_fig3_importance")  # no redrawn variant
-    assert "redraws their 80/20 train/test splits" in protocols.draw_sentence("pptl_table1_mnist")
+    for name in ("pst_fig1_epsilon", "pst_fig2_groups", "pst_fig3_importance"):
+        assert "every repeat draws the MNIST images" in protocols.draw_sentence(name, "MNIST")
+    assert "one fixed draw" in protocols.draw_sentence("pst_fig1_one_draw", "MNIST")
+    fixed = protocols.draw_sentence("ruijin_transfer_groups", "MNIST")  # one draw, and a variant that draws another
+    assert "one fixed draw" in fixed and "another seed and data draw is in the robust column" in fixed
+    assert "every repeat draws the source and target images" in protocols.draw_sentence("pptl_table1_mnist")
 
 
 def _stacked_rows(frame):
@@ -210,7 +230,7 @@ def test_a_variant_computed_with_its_setting_differs_from_the_primary_and_keeps_
     tiny = dict(datasets=["SYNTH"], k_grid=[1, 5], n_repeats=1)
     primary = results.compute("pst_fig2_groups", "quick", **tiny)
     variants = protocols.protocol_variants("pst_fig2_groups", "quick", compute=True, **tiny)
-    assert list(variants) == [protocols.REFIT, "rows ÷ 4", f"1 {protocols.REDRAWN}"]
+    assert list(variants) == [protocols.REFIT, "rows ÷ 4", protocols.ANOTHER_SEED]
     raw_refit = results.compute("protocols_pst_fig2_refit", "quick", **tiny)
     assert (raw_refit["auc_fit"] == primary["auc"]).all()  # the validated model is the primary's
     for label in (protocols.REFIT, "rows ÷ 4"):
@@ -259,13 +279,11 @@ def test_the_variants_have_the_primary_results_columns():
     tiny = dict(n_repeats=2, epsilons=[1.0], methods=["PLR", "PST-F(U)"], datasets=["MNIST"])
     primary = results.compute("pst_fig1_epsilon", "quick", **tiny)
     variants = protocols.protocol_variants("pst_fig1_epsilon", "quick", compute=True, **tiny)
-    assert list(variants) == [protocols.REFIT, "rows ÷ 4", f"2 {protocols.REDRAWN}"]
+    assert list(variants) == [protocols.REFIT, "rows ÷ 4", protocols.ANOTHER_SEED]
     for label, frame in variants.items():
         assert list(frame.columns) == list(primary.columns), label
         assert len(frame) == len(primary), label
-    redrawn, same = variants[f"2 {protocols.REDRAWN}"], primary["repeat"] == 0
-    assert (redrawn["auc"][same] == primary["auc"][same]).all()  # repeat 0 is the primary's draw of MNIST
-    assert (redrawn["auc"][~same] != primary["auc"][~same]).all()  # repeat 1 another one
+    assert (variants[protocols.ANOTHER_SEED]["auc"] != primary["auc"]).all()  # another seed, another draw
     tiny_t = dict(n_repeats=1, epsilons=[0.5], methods=["PPTL-FS(R)", "SimComb"])
     primary = results.compute("pptl_table1_mnist", "quick", **tiny_t)
     for label, frame in protocols.protocol_variants("pptl_table1_mnist", "quick", compute=True, **tiny_t).items():
@@ -278,8 +296,9 @@ def test_only_committed_variants_are_read_at_the_paper_profile(tmp_path, monkeyp
     assert protocols.protocol_variants("pst_fig1_epsilon") == {}
     assert protocols.missing_results("pptl_table1_mnist") == protocols.protocol_results("pptl_table1_mnist")
     # the robust column names what is not computed yet, in reader words (the page build keeps working)
-    assert protocols.missing_variants("pst_fig2_groups") == [protocols.REFIT, "rows ÷ s", f"N {protocols.REDRAWN}"]
-    assert protocols.missing_variants("mpl_kdd") == ["rows ÷ s"] and protocols.missing_variants("mpl_har") == []
+    assert protocols.missing_variants("pst_fig2_groups") == [protocols.REFIT, "rows ÷ s", protocols.ANOTHER_SEED]
+    assert protocols.missing_variants("mpl_kdd") == ["rows ÷ s", protocols.ANOTHER_SEED]
+    assert protocols.missing_variants("mpl_har") == []
 
 
 # ------------------------------------------------------------------------- collapses and summaries
@@ -343,7 +362,7 @@ def test_the_page_says_not_yet_computed_and_computes_nothing_without_committed_r
     monkeypatch.setattr(results, "compute", lambda *a, **k: pytest.fail("nothing may be computed"))
     page = protocol_sensitivity.sensitivity_page("paper")
     n = sum(len(protocols.protocol_results(name)) for name in protocols.PRIMARY)
-    assert page.note.startswith("**Not yet computed.**") and f"{n} of {n}" in page.note and n == 16
+    assert page.note.startswith("**Not yet computed.**") and f"{n} of {n}" in page.note and n == 20
     assert page.tables == {} and page.figure is None and page.prose == ""
 
 
@@ -367,12 +386,18 @@ def test_the_pages_protocol_table_is_generated_from_the_registered_variants():
     import nbformat
 
     table = protocols.protocol_table()
-    assert list(table.index) == ["as in the book", protocols.REFIT, "rows ÷ s", f"N {protocols.REDRAWN}"]
+    assert list(table.index) == [
+        "as in the book",
+        protocols.REFIT,
+        "rows ÷ s",
+        protocols.ANOTHER_SEED,
+        protocols.PAPER_COUNT,
+    ]
     for name, e in protocols.PRIMARY.items():
         for key, label in (
             ("refit", protocols.REFIT),
             ("row_scale", "rows ÷ s"),
-            ("repeats", f"N {protocols.REDRAWN}"),
+            ("another_seed", protocols.ANOTHER_SEED),
         ):
             if e[key]:
                 assert e["table"] in table.loc[label, "results"], (name, label)
@@ -383,3 +408,20 @@ def test_the_pages_protocol_table_is_generated_from_the_registered_variants():
     typed = "".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert "protocols.protocol_table()" in code and 'page.tables["every claim"]' in code
     assert "| refit on train+validation |" not in typed and "rows ÷ 2, ÷ 4, ÷ 8 |" not in typed
+
+
+def test_what_a_repeat_draws_is_what_the_registered_grid_does():
+    """Planted: a result said to redraw MNIST whose grid keeps one draw (or the reverse) fails here."""
+    for name, kinds in protocols.DRAWS.items():
+        if name not in results.experiments():
+            continue
+        grid = results.get(name).grid("paper")
+        for dataset, kind in kinds.items():
+            if dataset not in ("MNIST",):
+                continue
+            cells = [c for c in grid if c.get("dataset") == dataset]
+            if not cells:
+                continue
+            redrawn = len({c.get("data_seed", 0) for c in cells}) == len({c["repeat"] for c in cells}) > 1
+            assert kind.endswith("-redrawn") == redrawn, (name, dataset, kind)
+            assert ("every repeat draws" in protocols.draw_sentence(name, dataset)) == redrawn, name

@@ -13,7 +13,7 @@ from dpstack.companion import verdicts as P
 def _frame():
     rng = np.random.default_rng(0)
     rows = []
-    for r in range(8):
+    for r in range(12):  # enough repeats for the sign-flip test to decide after Holm inside and across claims
         for e in (0.5, 1.0):
             rows += [
                 {"repeat": r, "epsilon": e, "method": "a", "auc": 0.9 + rng.normal(0, 0.005)},
@@ -66,19 +66,19 @@ def test_the_claim_table_has_four_columns_and_the_detail_in_a_collapsible():
     assert re.findall(r"<th>(.*?)</th>", html.split("</thead>")[0]) == [
         "claim (click for the detail)",
         "verdict",
-        "effect [95 % CI]",
+        "effect [interval]",
         "robust",
     ]
     body = html.split("<tbody>")[1]
     assert body.count("<tr") == len(rows) and body.count("<details>") == len(rows)
     first = body.split("</tr>")[0]
     assert "“a beats b”" in first and "§4.1, Figure 1" in first  # the paper's words, in the detail only
-    assert "Holm over the paper's claims" in first and "Repeats</b>: 8" in first
+    assert "Holm over the paper's claims" in first and "Repeats</b>: 12" in first
     assert "ε=0.5: supported" in first and "ε=1: supported" in first  # the verdict at each x
     eq = body.split("</tr>")[3]
     assert "Margin</b> ±0.01 AUC: a derivation written down" in eq
     noisy = body.split("</tr>")[2]
-    assert "inconclusive" in noisy and "Repeats to decide" in noisy
+    assert "inconclusive" in noisy and "sign-flip test" in noisy and "% CI (Holm)" in noisy
     assert re.search(r"<em>\d+ of 5 claims supported, \d+ contradicted, \d+ inconclusive\.</em>", html)
 
 
@@ -102,18 +102,20 @@ def test_effect_text_and_missing_values():
 
 
 def test_the_robust_sentence_counts_the_verdicts_that_hold_under_every_variant():
-    """Planted: "not run; not measured: …" counted as a changed verdict (it starts with "no") fails here."""
+    """Planted: "not run; not measured: …" counted as a verdict, or a lost decision counted as a reversal, fails here."""
     j = _rows()
     paper = j.index[j["data"] == "paper"]
     j.loc[paper, "robust"] = [
         "yes (refit, rows ÷ 4)",
-        "no: rows ÷ 4 → inconclusive; holds: refit",
+        "holds: refit; decided → inconclusive: rows ÷ 4",
         "not run; not measured: rows ÷ 4",
-        "yes (refit)",
+        "holds: refit; reversed: rows ÷ 4 → contradicted",
     ][: len(paper)]
     text = show.robust_sentence(j)
-    assert "2 of 3 verdicts hold under every variant run, 1 change under some (" in text
-    assert "rows ÷ 4 → inconclusive)" in text and "; 1 not run under any variant yet." in text
-    assert show.robust_sentence(j, detail=False).endswith("1 change under some; 1 not run under any variant yet.")
+    assert "1 of 3 verdicts hold under every one; 1 reverse under some (" in text
+    assert "1 lose their decision under some" in text and "; 1 not run under any variant yet." in text
+    assert show.robust_sentence(j, detail=False).endswith(
+        "0 inconclusive ones are decided under some; 1 not run under any variant yet."
+    )
     j["robust"] = "not run"
     assert show.robust_sentence(j) == ""

@@ -189,7 +189,7 @@ def _build():
 
     P, T, E = pst.PROFILES, pptl.TRANSFER_PROFILES, e2e.PROFILES
     # PST figures
-    for exp in ("pst_fig1_epsilon",):
+    for exp in ("pst_fig1_epsilon", "pst_fig1_one_draw"):
         knob(exp, "epsilons", eps_list, "the ε grid", from_profiles(P, "epsilons"))
         knob(exp, "n_repeats", reps, "repeats (random splits)", from_profiles(P, "n_repeats"))
         knob(exp, "datasets", pst_datasets, "datasets", from_profiles(P, "datasets"))
@@ -265,7 +265,6 @@ def _build():
     for exp, knob_reps in (
         ("protocols_pst_fig1_refit", from_profiles(P, "n_repeats")),
         ("protocols_pst_fig1_row_scale", from_profiles(P, "n_repeats")),
-        ("protocols_pst_fig1_repeats", const(30)),
     ):
         if exp.endswith("row_scale"):
             knob(exp, "row_scales", scales, "the public row scales s (rows ÷ s)", const((2.0, 4.0, 8.0)))
@@ -276,7 +275,6 @@ def _build():
     for exp, knob_reps in (
         ("protocols_pptl_table1_refit", from_profiles(T, "n_repeats")),
         ("protocols_pptl_table1_row_scale", from_profiles(T, "n_repeats")),
-        ("protocols_pptl_table1_repeats", const(30)),
     ):
         if exp.endswith("row_scale"):
             knob(exp, "row_scales", scales, "the public row scales s (rows ÷ s)", const((2.0, 4.0, 8.0)))
@@ -346,7 +344,7 @@ def _build():
     from dpstack.companion.variants import PRIMARY
 
     for primary, entry in PRIMARY.items():
-        for exp in (entry["refit"], entry["row_scale"], entry["repeats"]):
+        for exp in (entry["refit"], entry["row_scale"], entry["another_seed"]):
             if exp is None or exp in out:  # PST Figure 1 and PPTL Table 1: declared above
                 continue
             if exp == entry["row_scale"]:
@@ -734,19 +732,22 @@ def _same(a, b):
     return a == b
 
 
-def differences(name, profile="paper", seed=0, **values):
+def differences(name, profile="paper", seed=None, **values):
     """What a run differs in from the committed ``paper`` profile: ``{parameter: (requested, committed)}``.
 
-    The profile itself counts (``"profile": ("quick", "paper")``), the seed likewise; a knob set
-    to the profile's own value does not.
+    The profile itself counts (``"profile": ("quick", "paper")``), the seed likewise (``None``:
+    the experiment's own root seed); a knob set to the profile's own value does not.
     """
+    from dpstack.companion.results import get
+
     committed = profile_values(name, COMMITTED_PROFILE)
     resolved = profile_values(name, profile)
     out = {}
     if profile != COMMITTED_PROFILE:
         out["profile"] = (profile, COMMITTED_PROFILE)
-    if seed != 0:
-        out["seed"] = (seed, 0)
+    own = get(name).seed
+    if seed is not None and seed != own:
+        out["seed"] = (seed, own)
     for key in knobs(name):
         value = values.get(key)
         requested = resolved[key] if value is None else plain(value)
@@ -827,7 +828,7 @@ def grid_overrides(name, values):
     return out
 
 
-def run(name, *, profile=COMMITTED_PROFILE, seed=0, n_jobs=1, cache=False, **values):
+def run(name, *, profile=COMMITTED_PROFILE, seed=None, n_jobs=1, cache=False, **values):
     """Run experiment ``name`` with its knobs; the committed result when nothing differs from it.
 
     Parameters
@@ -836,8 +837,8 @@ def run(name, *, profile=COMMITTED_PROFILE, seed=0, n_jobs=1, cache=False, **val
         A registered experiment (:func:`dpstack.companion.results.experiments`).
     profile : {"paper", "quick"}, default="paper"
         The grids and repeats of every knob left at ``None``.
-    seed : int, default=0
-        Root seed.
+    seed : int, optional
+        Root seed (default: the experiment's own, 0 unless it is the variant "another seed").
     n_jobs : int, default=1
         Workers of a live computation (``-1``: every core).
     cache : bool or path-like, default=False
@@ -854,8 +855,10 @@ def run(name, *, profile=COMMITTED_PROFILE, seed=0, n_jobs=1, cache=False, **val
     ParameterError
         Before any work, for an unknown parameter (listing the valid ones) or an unusable value.
     """
+    from dpstack.companion.results import get, load_or_run
+
+    seed = get(name).seed if seed is None else seed
     check_knobs(name, {"profile": profile, "seed": seed, "n_jobs": n_jobs, "cache": cache, **values})
-    from dpstack.companion.results import load_or_run
 
     overrides = grid_overrides(name, values)
     t0 = time.perf_counter()
@@ -899,13 +902,10 @@ _EXPERIMENT_NAMES = (
     "end_to_end_private",
     "protocols_pst_fig1_refit",
     "protocols_pst_fig1_row_scale",
-    "protocols_pst_fig1_repeats",
     "protocols_pptl_table1_refit",
     "protocols_pptl_table1_row_scale",
-    "protocols_pptl_table1_repeats",
     "protocols_pst_fig2_refit",
     "protocols_pst_fig2_row_scale",
-    "protocols_pst_fig2_repeats",
     "protocols_pst_fig3_refit",
     "protocols_pst_fig3_row_scale",
     "protocols_pst_fig4_refit",
@@ -913,11 +913,19 @@ _EXPERIMENT_NAMES = (
     "protocols_pptl_fig4_refit",
     "protocols_pptl_fig4_row_scale",
     "protocols_mpl_kdd_row_scale",
+    "pst_fig1_one_draw",
+    "protocols_pst_fig1_another_seed",
+    "protocols_pst_fig2_another_seed",
+    "protocols_pst_fig3_another_seed",
+    "protocols_pst_fig4_another_seed",
+    "protocols_pptl_table1_another_seed",
+    "protocols_pptl_fig4_another_seed",
+    "protocols_mpl_kdd_another_seed",
 )
 
 
 def _page_function(name):
-    def call(*, profile=COMMITTED_PROFILE, seed=0, n_jobs=1, cache=False, **values):
+    def call(*, profile=COMMITTED_PROFILE, seed=None, n_jobs=1, cache=False, **values):
         return run(name, profile=profile, seed=seed, n_jobs=n_jobs, cache=cache, **values)
 
     call.__name__ = call.__qualname__ = name

@@ -423,17 +423,18 @@ MPL_CLAIMS = {
         "claims": {
             "values": "batch ≈ 0.90, indiv ≈ 0.47; at 1/ε = 0 vote 0.79, soft 0.76, avg 0.67",
             "vote_useless": "vote becomes useless even at 1/ε = 0.1",
-            "soft_above_indiv": "soft is better than indiv until 1/ε = 1",
-            "avg_above_indiv": "avg is better than indiv until 1/ε = 1",
+            "soft_avg_above_indiv": "soft and avg are better than indiv until 1/ε = 1",
         },
     },
     "kdd": {
         "source": "MPL §6.2, Figure 3",
         "claims": {
             "between": "for a small 1/ε, private algorithms perform roughly in between batch and indiv",
-            "soft_large_M": "soft holds its accuracy better when M is large (20K) than when M is small (5K)",
-            "avg_large_M": "avg holds its accuracy better when M is large (20K) than when M is small (5K)",
-            "soft_near_batch": "soft performs nearly as well as the non-private batch until around 1/ε = 10 (M = 20K)",
+            "worse_than_indiv": "as 1/ε increases private algorithms start to perform worse than indiv",
+            "large_M": "When M is large (e.g., M = 20K), private algorithms soft and avg hold their accuracy better "
+            "than when M is small (e.g., M = 5K.)",
+            "soft_near_batch": "In particular, soft performs nearly as well as the non-private batch until around "
+            "1/ε = 10 compared to avg.",
         },
     },
     "url": {

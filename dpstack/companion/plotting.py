@@ -75,6 +75,11 @@ COLORS = {
     "main centre": "#d62728",
     "branch centre": "#1f77b4",
     "PST Table 3": "#d62728",
+    # the verdicts of the papers' claims (the findings page)
+    "supported": "#2ca02c",
+    "contradicted": "#d62728",
+    "reversed, within resolution": "#ff7f0e",
+    "inconclusive": "#7f7f7f",
 }
 _FALLBACK = (
     "#1f77b4",

@@ -110,6 +110,7 @@ class Claim:
     margin: Margin | None = None
     prepare: str = ""  # a key of PREPARE: how the committed table becomes the judged frame
     note: str = ""  # why a "not judged" claim is not, or how the encoding reads the words
+    by_construction: str = ""  # why the claim holds whatever the data (then judged, shown, never counted)
 
     def __post_init__(self):
         if self.data not in DATA_STATUS:

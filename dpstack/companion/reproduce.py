@@ -92,7 +92,13 @@ def main(argv=None):
     parser.add_argument("names", nargs="*", help="pages to recompute (default: every registered one)")
     parser.add_argument("--profile", default="paper", help="profile to run (default: paper)")
     parser.add_argument("--n-jobs", type=int, default=1, help="cells run at once (default: 1)")
-    parser.add_argument("--seed", type=int, default=0, help="root seed (default: 0, the one the pages use)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="root seed (default: each result's own: 0, or 1 for the 'another seed' protocol variants); "
+        "with --replay, the seed that draws the cells to recompute (default 0)",
+    )
     parser.add_argument("--no-cache", action="store_true", help="do not reuse or store cells in the runner's cache")
     parser.add_argument(
         "--dask",
@@ -134,7 +140,7 @@ def main(argv=None):
     if args.replay is not None:
         if args.replay < 1:
             parser.error(f"--replay must be a number of cells >= 1, got {args.replay}")
-        return _replay(names, args.profile, args.replay, args.seed, args.n_jobs)
+        return _replay(names, args.profile, args.replay, args.seed or 0, args.n_jobs)
     with _backend(args.dask, args.n_jobs):
         return _run(names, args)
 

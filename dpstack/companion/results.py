@@ -169,6 +169,9 @@ class Experiment:
     page : str
         The notebook that renders the result (default: ``name``); a page with several grids
         registers one experiment per grid, each naming the page.
+    seed : int
+        The root seed the result is computed with (default 0; a protocol variant "another seed"
+        has its own, see :data:`SECOND_SEED`).
     """
 
     name: str
@@ -179,6 +182,7 @@ class Experiment:
     status: Callable | None = None
     description: str = ""
     page: str = ""
+    seed: int = 0
 
     def __post_init__(self):
         if not self.page:
@@ -205,7 +209,7 @@ _REGISTRY: dict = {}
 _BUILTINS_LOADED = False
 
 
-def register(name, cells, cell, profiles, finish=None, status=None, description="", page=None):
+def register(name, cells, cell, profiles, finish=None, status=None, description="", page=None, seed=0):
     """Register an experiment under the name of its page, or of one grid of it (see :class:`Experiment`).
 
     Registering a name twice replaces the first entry.
@@ -222,7 +226,9 @@ def register(name, cells, cell, profiles, finish=None, status=None, description=
         raise ValueError(f"profiles must name at least one profile for {name!r}")
     if page is not None and (not isinstance(page, str) or not page or "/" in page):
         raise ValueError(f"page must be a notebook name without '/', got {page!r}")
-    exp = Experiment(name, cells, cell, dict(profiles), finish, status, description, page or name)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    exp = Experiment(name, cells, cell, dict(profiles), finish, status, description, page or name, seed)
     _REGISTRY[name] = exp
     return exp
 
@@ -261,6 +267,52 @@ def _both(quick, paper):
     return {"quick": quick, "paper": paper}
 
 
+#: The repeats of every primary result of the papers' figures and tables (paper profile).
+PRIMARY_REPEATS = 30
+
+#: The repeats the papers report, and those of the refit and row-scale variants (registered explicitly:
+#: their knobs then say so, not the primary results' count).
+PAPER_REPEATS = 10
+
+#: The root seed of the protocol variant "another seed" (every primary result uses 0).
+SECOND_SEED = 1
+
+#: The variant "another seed" draws the data anew too: a cell of a drawn data set (MNIST's images,
+#: the RUIJIN-like cohort) with data draw ``d`` (``data_seed``, 0 when absent) draws ``d + SECOND_DATA_DRAW``.
+SECOND_DATA_DRAW = 1000
+
+#: The data sets whose draw a seed selects (NEWS20's split is the archive's; MPL's data is the
+#: whole data set, its split into parties is drawn from the root seed).
+DRAWN_DATASETS = ("MNIST", "RUIJIN")
+
+
+def _redrawn(cells_fn, redraw=("MNIST",)):
+    """``cells_fn`` with MNIST drawn anew in every repeat (``data_seed = repeat``)."""
+
+    @functools.wraps(cells_fn)
+    def cells(*args, **kwargs):
+        return [
+            dict(c, data_seed=int(c["repeat"])) if c.get("dataset") in redraw else c for c in cells_fn(*args, **kwargs)
+        ]
+
+    return cells
+
+
+def _another_draw(cells_fn):
+    """``cells_fn`` with every drawn data set's draw moved by :data:`SECOND_DATA_DRAW`."""
+
+    @functools.wraps(cells_fn)
+    def cells(*args, **kwargs):
+        return [
+            dict(c, data_seed=SECOND_DATA_DRAW + int(c.get("data_seed", 0)))
+            if c.get("dataset") in DRAWN_DATASETS
+            else c
+            for c in cells_fn(*args, **kwargs)
+        ]
+
+    return cells
+
+
 def _load_builtins():
     """The book's experiments: one :func:`register` call per grid of a page (modules imported on first use)."""
     global _BUILTINS_LOADED
@@ -289,7 +341,7 @@ def _load_builtins():
             mpl.mpl_cells,
             mpl.mpl_trial,
             finish=mpl.finish_mpl,
-            profiles={"quick": quick, "paper": dict(dataset=dataset, profile="paper")},
+            profiles={"quick": quick, "paper": dict(dataset=dataset, profile="paper", n_trials=PRIMARY_REPEATS)},
             status=functools.partial(_status_of, mpl.data_status, dataset),
             description=f"MPL §6 accuracy against 1/ε on {dataset.upper()} (mpl_trial)",
         )
@@ -298,16 +350,29 @@ def _load_builtins():
     pst_status = _needs(pst.require_data, "MNIST", "NEWS20")
     mnist_status = _needs(pst.require_data, "MNIST")
     profiles = _both(dict(profile="quick"), dict(profile="paper"))
+    primary = _both(dict(profile="quick"), dict(profile="paper", n_repeats=PRIMARY_REPEATS))
     for page, cells, what in [
-        ("pst_fig1_epsilon", pst.fig1_cells, "PST Figure 1: test AUC against ε"),
-        ("pst_fig2_groups", pst.fig2_cells, "PST Figure 2 [IJCAI Fig. 2(a)–(b)]: test AUC against K"),
+        ("pst_fig1_epsilon", _redrawn(pst.fig1_cells), "PST Figure 1: test AUC against ε"),
+        ("pst_fig2_groups", _redrawn(pst.fig2_cells), "PST Figure 2 [IJCAI Fig. 2(a)–(b)]: test AUC against K"),
         (
             "pst_fig3_importance",
-            pst.fig3_cells,
+            _redrawn(pst.fig3_cells),
             "PST Figure 3 [IJCAI Fig. 2(c)–(d)]: test AUC against the importances α",
         ),
     ]:
-        register(page, cells, pst.stacking_cell, profiles, plain_table, pst_status, what)
+        register(
+            page, cells, pst.stacking_cell, primary, plain_table, pst_status, what + f", {PRIMARY_REPEATS} repeats"
+        )
+    register(
+        "pst_fig1_one_draw",
+        pst.fig1_cells,
+        pst.stacking_cell,
+        profiles,
+        plain_table,
+        pst_status,
+        "PST Figure 1 at the paper's 10 repeats, one draw of the data (the splits today's alternatives share)",
+        page="pst_alternatives",
+    )
     register(
         "pst_alternatives",
         pst_alternatives.alternatives_cells,
@@ -321,30 +386,30 @@ def _load_builtins():
         "pst_fig4_combiners",
         pst.fig4_cells,
         pst.stacking_cell,
-        profiles,
+        primary,
         plain_table,
         _needs(pst.require_data, "NEWS20"),
-        "PST Figure 4 [IJCAI Fig. 3]: the combiners",
+        f"PST Figure 4 [IJCAI Fig. 3]: the combiners, {PRIMARY_REPEATS} repeats",
     )
 
     # --- PPTL (Guo et al.) and PST Table 2 on the RUIJIN-like cohort
     mnist_t = _needs(lambda *datasets: pptl.require_data(), "MNIST")
     register(
         "pptl_table1_mnist",
-        pptl.table1_cells,
+        _redrawn(pptl.table1_cells),
         pptl.transfer_cell,
-        profiles,
+        primary,
         plain_table,
         mnist_t,
-        "PPTL Table 1: MNIST 0/8 → 0/9 against ε",
+        f"PPTL Table 1: MNIST 0/8 → 0/9 against ε, {PRIMARY_REPEATS} repeats, the images redrawn in each",
     )
     register(
         "pptl_table1_mnist_nonprivate",
-        pptl.table1_cells,
+        _redrawn(pptl.table1_cells),
         pptl.transfer_cell,
         _both(
             dict(profile="quick", methods=["Direct"], epsilons=[float("inf")]),
-            dict(profile="paper", methods=["Direct"], epsilons=[float("inf")]),
+            dict(profile="paper", methods=["Direct"], epsilons=[float("inf")], n_repeats=PRIMARY_REPEATS),
         ),
         plain_table,
         mnist_t,
@@ -538,14 +603,6 @@ def _load_builtins():
             "PST Figure 1, every method, rows divided by a public constant",
         ),
         (
-            "protocols_pst_fig1_repeats",
-            pst.fig1_redrawn_cells,
-            _both(dict(profile="quick", datasets=["MNIST"], n_repeats=6), dict(profile="paper", n_repeats=30)),
-            plain_table,
-            pst_status,
-            "PST Figure 1 over 30 repeats, MNIST redrawn in each",
-        ),
-        (
             "protocols_pptl_table1_refit",
             pptl.table1_refit_cells,
             _both(dict(profile="quick", n_repeats=2), dict(profile="paper")),
@@ -560,14 +617,6 @@ def _load_builtins():
             row_scale_table,
             mnist_t,
             "PPTL Table 1, every method, rows divided by a public constant",
-        ),
-        (
-            "protocols_pptl_table1_repeats",
-            pptl.table1_redrawn_cells,
-            _both(dict(profile="quick", n_repeats=4), dict(profile="paper", n_repeats=30)),
-            plain_table,
-            mnist_t,
-            "PPTL Table 1 over 30 repeats, the images redrawn in each",
         ),
         # PST Figures 2-4 [IJCAI Figs. 2-3]: every method of the figure; Figure 2 at the K its claims compare (1, 5, 50),
         # over its 30 repeats (the primary's), which keeps the three grids at a third of the figure's cost
@@ -591,17 +640,9 @@ def _load_builtins():
             "PST Figure 2 [IJCAI Fig. 2(a)–(b)] at K = 1, 5, 50, every method, rows divided by a public constant",
         ),
         (
-            "protocols_pst_fig2_repeats",
-            pst.fig2_redrawn_cells,
-            _both(dict(profile="quick", datasets=["MNIST"], n_repeats=3), dict(profile="paper", k_grid=fig2_k)),
-            plain_table,
-            pst_status,
-            "PST Figure 2 [IJCAI Fig. 2(a)–(b)] at K = 1, 5, 50 over its 30 repeats, MNIST redrawn in each",
-        ),
-        (
             "protocols_pst_fig3_refit",
             pst.fig3_refit_cells,
-            _both(dict(profile="quick", datasets=["MNIST"], n_repeats=3), dict(profile="paper")),
+            _both(dict(profile="quick", datasets=["MNIST"], n_repeats=3), dict(profile="paper", n_repeats=PAPER_REPEATS)),
             plain_table,
             pst_status,
             "PST Figure 3 [IJCAI Fig. 2(c)–(d)], the chosen setting refitted on the whole training set",
@@ -611,7 +652,7 @@ def _load_builtins():
             pst.fig3_row_scale_cells,
             _both(
                 dict(profile="quick", row_scales=[4.0], datasets=["MNIST"], n_repeats=3),
-                dict(profile="paper", row_scales=scales),
+                dict(profile="paper", row_scales=scales, n_repeats=PAPER_REPEATS),
             ),
             row_scale_table,
             pst_status,
@@ -620,7 +661,7 @@ def _load_builtins():
         (
             "protocols_pst_fig4_refit",
             pst.fig4_refit_cells,
-            _both(dict(profile="quick", n_repeats=3), dict(profile="paper")),
+            _both(dict(profile="quick", n_repeats=3), dict(profile="paper", n_repeats=PAPER_REPEATS)),
             plain_table,
             _needs(pst.require_data, "NEWS20"),
             "PST Figure 4 [IJCAI Fig. 3], each combiner's chosen setting refitted on the whole training set",
@@ -628,7 +669,10 @@ def _load_builtins():
         (
             "protocols_pst_fig4_row_scale",
             pst.fig4_row_scale_cells,
-            _both(dict(profile="quick", row_scales=[4.0], n_repeats=3), dict(profile="paper", row_scales=scales)),
+            _both(
+                dict(profile="quick", row_scales=[4.0], n_repeats=3),
+                dict(profile="paper", row_scales=scales, n_repeats=PAPER_REPEATS),
+            ),
             row_scale_table,
             _needs(pst.require_data, "NEWS20"),
             "PST Figure 4 [IJCAI Fig. 3], every combiner, rows divided by a public constant",
@@ -656,7 +700,7 @@ def _load_builtins():
             mpl.mpl_row_scale_cells,
             _both(
                 dict(dataset="kdd", profile="quick", row_scales=[4.0], **mpl.QUICK_GRID["kdd"]),
-                dict(dataset="kdd", profile="paper", row_scales=mpl_scales),
+                dict(dataset="kdd", profile="paper", row_scales=mpl_scales, n_trials=PAPER_REPEATS),
             ),
             mpl.finish_mpl,
             functools.partial(_status_of, mpl.data_status, "kdd"),
@@ -672,6 +716,28 @@ def _load_builtins():
             status,
             what,
             page="protocol_sensitivity",
+        )
+    # --- another seed: every primary result with variants, under another root seed and data draw
+    for primary_name, variant, extra in [
+        ("pst_fig1_epsilon", "protocols_pst_fig1_another_seed", {}),
+        ("pst_fig2_groups", "protocols_pst_fig2_another_seed", {}),
+        ("pst_fig3_importance", "protocols_pst_fig3_another_seed", {}),
+        ("pst_fig4_combiners", "protocols_pst_fig4_another_seed", {}),
+        ("pptl_table1_mnist", "protocols_pptl_table1_another_seed", {}),
+        ("ruijin_transfer_groups", "protocols_pptl_fig4_another_seed", {"datasets": ["MNIST"]}),
+        ("mpl_kdd", "protocols_mpl_kdd_another_seed", {}),
+    ]:
+        exp = _REGISTRY[primary_name]
+        register(
+            variant,
+            _another_draw(exp.cells),
+            exp.cell,
+            {k: dict(v, **extra) for k, v in exp.profiles.items()},
+            exp.finish,
+            exp.status,
+            f"{exp.description}; root seed {SECOND_SEED}, data draws from {SECOND_DATA_DRAW}",
+            page="protocol_sensitivity",
+            seed=SECOND_SEED,
         )
 
 
@@ -1037,10 +1103,11 @@ class GridTooLargeError(ValueError):
     """A grid has more cells than the stated ceiling (:data:`MAX_CELLS`, or the ``max_cells`` given)."""
 
 
-def compute(name, profile="quick", *, seed=0, n_jobs=1, cache=False, max_cells=MAX_CELLS, **overrides):
+def compute(name, profile="quick", *, seed=None, n_jobs=1, cache=False, max_cells=MAX_CELLS, **overrides):
     """Compute the table of ``name`` live (the runner's progress bar on a terminal).
 
-    A grid of more than ``max_cells`` cells is refused before any of them runs
+    ``seed`` is the root seed (default: the experiment's own, 0 unless it is a protocol variant
+    "another seed"). A grid of more than ``max_cells`` cells is refused before any of them runs
     (:class:`GridTooLargeError`, naming the count); pass a larger ``max_cells`` to run it.
 
     Returns
@@ -1053,6 +1120,7 @@ def compute(name, profile="quick", *, seed=0, n_jobs=1, cache=False, max_cells=M
         CSV's sha256. Provenance files written before these counts existed lack them and still load.
     """
     exp = get(name)
+    seed = exp.seed if seed is None else seed
     params = exp.parameters(profile, **overrides)
     cells = exp.cells(**params)
     if len(cells) > max_cells:
@@ -1249,7 +1317,7 @@ def _summary(prov, source):
     return out
 
 
-def load_or_run(name, profile="paper", *, seed=0, n_jobs=1, cache=False, root=None, **overrides):
+def load_or_run(name, profile="paper", *, seed=None, n_jobs=1, cache=False, root=None, **overrides):
     """What a page calls: the committed table when it matches, else the live computation.
 
     The committed ``results/<name>/<profile>.csv`` is used when it was computed for exactly
@@ -1262,7 +1330,8 @@ def load_or_run(name, profile="paper", *, seed=0, n_jobs=1, cache=False, root=No
     name : str
         The page (a registered experiment).
     profile : str, default="paper"
-    seed : int, default=0
+    seed : int, optional
+        The root seed (default: the experiment's own, see :class:`Experiment`).
     n_jobs : int, default=1
         Workers of a live computation.
     cache : bool or path-like, default=False
@@ -1280,6 +1349,7 @@ def load_or_run(name, profile="paper", *, seed=0, n_jobs=1, cache=False, root=No
         parameters are in the provenance file).
     """
     exp = get(name)
+    seed = exp.seed if seed is None else seed
     cells = exp.grid(profile, **overrides)
     try:
         prov = provenance(name, profile, root)
@@ -1294,14 +1364,16 @@ def load_or_run(name, profile="paper", *, seed=0, n_jobs=1, cache=False, root=No
     return frame
 
 
-def is_committed(name, profile="paper", *, seed=0, root=None, **overrides):
+def is_committed(name, profile="paper", *, seed=None, root=None, **overrides):
     """Whether :func:`load_or_run` with these arguments would read a committed table (not compute one).
 
     True when ``results/<name>/<profile>.json`` exists and was computed for exactly the grid of
     cells these parameters give and the same root seed. The table itself is not verified here:
     :func:`load` does that (and raises on a damaged or stale result).
     """
-    cells = get(name).grid(profile, **overrides)
+    exp = get(name)
+    seed = exp.seed if seed is None else seed
+    cells = exp.grid(profile, **overrides)
     try:
         prov = provenance(name, profile, root)
     except MissingResultError:

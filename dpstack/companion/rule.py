@@ -11,22 +11,47 @@ differences are averaged within the repeat, and the test runs on those per-repea
 (:func:`repeat_differences`). A linear mixed model (repeat as a random effect, the pairing key
 as fixed) would use the same information, but with 10-30 repeats its variance components are
 poorly estimated and its degrees of freedom need an approximation (Kenward–Roger); the
-per-repeat mean gives the exact t-test on the repeats, needs no distributional assumption on
-the within-repeat correlation and is what a reader can recompute from the table. An effect
+per-repeat mean needs no assumption on the within-repeat correlation and is what a reader can
+recompute from the table. An effect
 whose sign may change along an axis (ε, the branch, K) is never averaged along that axis: the
 claim is judged at each x separately (see "at every x" below).
 
+The test: sign flips, not normal tails
+-------------------------------------
+Under the null hypothesis of a part (the two sides of a comparison are exchangeable within a
+repeat), each per-repeat difference is as likely to carry either sign, whatever the
+distribution of the differences: the **sign-flip (permutation) test** compares the observed sum of
+the differences with its values under every assignment of signs (:func:`sign_flip_p`). With at
+most :data:`EXACT_MAX_REPEATS` repeats all ``2**n`` assignments are enumerated (an exact test);
+with more, :data:`SIGN_FLIPS` assignments are drawn once from a fixed generator (a Monte-Carlo
+test, p = (1 + hits) / (1 + draws); the draws do not depend on the data). No normal tail is
+assumed: with 10 repeats the smallest two-sided p any test of this kind can give is 2/1024 ≈
+0.002, so a claim with several parts, Holm-adjusted inside the claim and across its family,
+often cannot be decided at the papers' 10 repeats; the primary results have 30.
+
+**Intervals are the ones the decision uses.** The interval of a part is the set of shifts δ that
+the same sign-flip test does not reject for ``d − δ`` (:func:`sign_flip_interval`, test
+inversion) at the level the part is finally judged at: 5 % for a single test, Holm's level
+(``0.05 · p / p_adjusted``) after the adjustments. So a verdict is decided exactly when its
+interval excludes the null value, and an inconclusive verdict never shows an interval that
+excludes it.
+
 Outcomes of one comparison (a *part* of a claim)
 ------------------------------------------------
-* **directional** (``a > b``): the mean per-repeat difference ``a − b`` with its two-sided 95 %
-  t-interval; *supported* when the interval lies above 0, *contradicted* when below 0,
-  *inconclusive* otherwise. Its p is the two-sided t-test p (pointing in the effect's sign).
+* **directional** (``a > b``): the mean per-repeat difference ``a − b`` and the two-sided
+  sign-flip p; *supported* when the difference is positive and p is below the level,
+  *contradicted* when it is negative and p is below the level, *inconclusive* otherwise.
 * **non-inferiority** (``a`` not worse than ``b`` by the margin or more): the directional rule on
   ``a − b + margin``.
-* **equivalence** (``a ≈ b``): two one-sided tests (TOST) at 5 %, i.e. the 90 % interval inside
-  ``(−margin, margin)``: *supported*; *contradicted* when the 95 % interval lies entirely outside
-  the margin (two-sided test against the nearer margin); *inconclusive* otherwise. Its p is the
-  TOST p when the observed |mean| is below the margin, else the p against the nearer margin.
+* **equivalence** (``a ≈ b``): two one-sided sign-flip tests (TOST) at the level against
+  ``−margin`` and ``+margin``: *supported* when both reject; *contradicted* when the mean lies
+  outside the margin and the two-sided test against the nearer margin rejects; *inconclusive*
+  otherwise.
+
+**Within resolution.** A directional claim reversed by less than the data's resolution margin
+(the sampling half-width of one score on the test set, below) is not a contradiction of the
+paper: the test set cannot resolve a difference that small. Such a verdict is reported as
+*reversed, within resolution* (:data:`WITHIN_RESOLUTION`) and counted apart from the three outcomes.
 
 Claims with several parts
 -------------------------
@@ -56,23 +81,21 @@ precision the paper prints the metric with. A difference smaller than that canno
 by the paper's own test set, so the paper's "≈", "not sensitive" or "nearly as well" cannot
 mean less. The registry (:mod:`dpstack.companion.verdicts`) writes each margin down with its derivation.
 
-Repeats to decide
------------------
-An inconclusive verdict says how many repeats would decide it (:func:`repeats_to_decide`): the
-smallest number of repeats at which the test of that part has 80 % power at 5 % (noncentral t),
-if the true mean difference and spread were those observed, and which way it would decide
-(supported or contradicted). ``inf`` when no number would (observed effect exactly at the
-boundary).
-
 What the intervals leave out
 ----------------------------
-The data draw (which rows form the data set) and the test set are fixed across repeats; a repeat
-redraws the fit/validation split and every noise draw. The intervals thus cover the variation
-due to the split and the noise, not the variation due to sampling another data set or test
-set from the population.
+What one repeat of a result draws anew and what stays one draw is stated per result
+(:func:`dpstack.companion.variants.draw_sentence`): the primary results redraw the
+fit/validation split and every noise draw in each repeat, and MNIST's images where the loader
+draws them; NEWS20's split is the archive's. The protocol variant "another seed" repeats each
+primary result under another root seed and data draw.
 
 References
 ----------
+R. A. Fisher. The Design of Experiments, §21. Oliver and Boyd, 1935 (the sign-flip test).
+
+E. J. G. Pitman. Significance tests which may be applied to samples from any populations.
+Suppl. J. Royal Statistical Society 4(1), 1937.
+
 S. Holm. A simple sequentially rejective multiple test procedure. Scand. J. Statistics 6(2), 1979.
 
 D. J. Schuirmann. A comparison of the two one-sided tests procedure and the power approach for
@@ -88,8 +111,8 @@ confidence sets. Statistical Science 11(4), 1996.
 
 from __future__ import annotations
 
+import functools
 import math
-import warnings
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 
@@ -108,9 +131,14 @@ __all__ = [
     "verdict_frame",
     "verdict_counts",
     "verdict_sentence",
+    "interval_label",
     "counts_sentence",
-    "POWER",
-    "repeats_to_decide",
+    "EXACT_MAX_REPEATS",
+    "SIGN_FLIPS",
+    "sign_flip_p",
+    "sign_flip_interval",
+    "WITHIN_RESOLUTION",
+    "within_resolution",
     "holm",
     "repeat_differences",
     "part_verdict",
@@ -120,10 +148,14 @@ __all__ = [
     "accuracy_margin",
 ]
 
-#: the three outcomes, in the order tables list them
-OUTCOMES = ("supported", "contradicted", "inconclusive")
+#: The label of a directional claim reversed by less than the data's resolution margin.
+WITHIN_RESOLUTION = "reversed, within resolution"
 
-#: the margin of every "≈" and "not worse" claim on a test AUC, fixed a priori (see the module doc)
+#: the outcomes, in the order tables list them (the rule's tests give the three others; a
+#: contradiction smaller than the data's resolution is re-labelled by the claims' judge)
+OUTCOMES = ("supported", "contradicted", WITHIN_RESOLUTION, "inconclusive")
+
+#: the margin of every "≈" and "not worse" claim on a test AUC, derived from the design (see the module doc)
 AUC_MARGIN = 0.01
 
 
@@ -131,30 +163,31 @@ AUC_MARGIN = 0.01
 class Verdict:
     """The outcome of one claim (or one part of a claim) on per-repeat differences (``a − b``).
 
-    ``p_value`` is the raw p of the decision the data point to (``points``: "supported" or
-    "contradicted"; see the module doc), ``p_adjusted`` the Holm-adjusted p the outcome was
-    decided on (equal to ``p_value`` for a single test). ``repeats_to_decide`` and ``decides``:
-    for an inconclusive verdict, the repeats at which the test would have 80 % power at the
-    observed mean and spread, and the outcome it would then reach. ``parts`` holds the verdicts
-    of a claim's parts (each at its Holm-adjusted p inside the claim), ``at`` the label of the
-    part whose effect the claim reports.
+    ``p_value`` is the raw sign-flip p of the decision the data point to (``points``: "supported"
+    or "contradicted"; see the module doc), ``p_adjusted`` the Holm-adjusted p the outcome was
+    decided on (equal to ``p_value`` for a single test) and ``level`` the level the raw p was
+    judged at (``alpha · p_value / p_adjusted``). ``ci_low``/``ci_high``: the sign-flip interval
+    at that level, so the outcome is decided exactly when it excludes the null value. ``parts``
+    holds the verdicts of a claim's parts (each at its Holm-adjusted p inside the claim), ``at``
+    the label of the part whose effect the claim reports, ``differences`` the per-repeat
+    differences the verdict was computed from.
     """
 
     claim: str
     kind: str  # "directional", "equivalence" or "non-inferiority"
     n: int
     effect: float  # mean per-repeat difference
-    ci_low: float  # 95 % interval of the mean difference
+    ci_low: float  # sign-flip interval at `level`
     ci_high: float
     p_value: float  # raw p of the decision the data point to
     outcome: str  # one of OUTCOMES
     margin: float = float("nan")  # equivalence / non-inferiority margin (nan for directional claims)
-    repeats_to_decide: float = float("nan")  # for inconclusive verdicts; inf: no number would
     p_adjusted: float = float("nan")
     points: str = ""  # "supported" or "contradicted": where p_value points
-    decides: str = ""  # for inconclusive verdicts: the outcome repeats_to_decide would reach
+    level: float = 0.05
     at: str = ""
     parts: tuple = ()
+    differences: tuple = ()
 
     def to_dict(self):
         return asdict(self)
@@ -167,129 +200,196 @@ def _paired(diff, name):
     return d
 
 
-def _interval(d, level):
-    n = d.size
-    mean = float(d.mean())
-    if n < 2:
-        return mean, -math.inf, math.inf
-    se = float(d.std(ddof=1) / math.sqrt(n))
-    if se == 0.0:
-        return mean, mean, mean
-    half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * se
-    return mean, mean - half, mean + half
+#: Up to this many repeats the sign-flip test enumerates all 2**n assignments of signs (exact).
+EXACT_MAX_REPEATS = 16
+
+#: With more repeats, the number of assignments drawn (Monte-Carlo test).
+SIGN_FLIPS = 20_000
+
+#: The seed of the drawn assignments (fixed: they depend on the number of repeats only).
+SIGN_SEED = 20190810
 
 
-def _ttest_1samp(d, popmean, alternative="two-sided"):
-    """scipy's one-sample t-test without its "precision loss" warning.
+@functools.lru_cache(maxsize=32)
+def _signs(n):
+    """(assignments of signs, exact?) for ``n`` repeats: a read-only (m, n) array of ±1."""
+    if n <= EXACT_MAX_REPEATS:
+        codes = np.arange(2**n, dtype=np.int64)[:, None] >> np.arange(n, dtype=np.int64)
+        signs = 1.0 - 2.0 * (codes & 1)
+        exact = True
+    else:
+        signs = 1.0 - 2.0 * np.random.default_rng(SIGN_SEED).integers(0, 2, size=(SIGN_FLIPS, n))
+        exact = False
+    signs.setflags(write=False)
+    return signs, exact
 
-    The warning fires when the differences are nearly identical (e.g. two methods with equal AUCs in
-    all but one repeat); the statistic is then large and its p near 0 or 1, which is the right
-    reading, and the warning would only reach the reader as noise on the page.
+
+@functools.lru_cache(maxsize=32)
+def _row_sums(n):
+    sums = _signs(n)[0].sum(axis=1)
+    sums.setflags(write=False)
+    return sums
+
+
+class _SignFlip:
+    """The sign-flip test of one sample of differences, at any null value δ (for inversion).
+
+    The flipped sums of ``d − δ`` are ``a − δ·b`` with ``a = S·d`` and ``b = S·1``. ``b`` takes the
+    n + 1 values −n, −n + 2, …, n: within each the flipped sums are sorted once, so a p-value is
+    two binary searches per value of ``b`` (the bisections of :meth:`bound` call it often).
+    Comparisons allow a tolerance of 1e-9 of ``Σ|d| + n·|δ|``, so that ties (e.g. the identity and
+    its mirror, or differences equal to δ up to rounding) count whatever the order the sums were
+    taken in.
     """
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Precision loss occurred", category=RuntimeWarning)
-        return stats.ttest_1samp(d, popmean, alternative=alternative)
+
+    def __init__(self, d):
+        self.d = d
+        n = d.size
+        signs, self.exact = _signs(n)
+        self.m = signs.shape[0]
+        a = (signs * d).sum(axis=1)  # not a BLAS product: the same sums whatever the kernel
+        groups = np.rint((_row_sums(n) + n) / 2).astype(np.int64)  # b = 2g − n
+        order = np.lexsort((a, groups))
+        self.b_values = 2.0 * np.arange(n + 1) - n
+        self.starts = np.searchsorted(groups[order], np.arange(n + 1), side="left")
+        self.ends = np.searchsorted(groups[order], np.arange(n + 1), side="right")
+        mean = float(d.mean())
+        self.span = float(d.max() - d.min()) + abs(mean) + 1e-12
+        # each group's sums shifted into a band of its own, wide enough for every δ the bisections try
+        self.scale = float(np.abs(d).sum())
+        self.band = 8.0 * (self.scale + n * (abs(mean) + 3 * self.span)) + 1.0
+        self.offsets = np.arange(n + 1) * self.band
+        self.keyed = a[order] + groups[order] * self.band
+        self._bounds = {}
+
+    @classmethod
+    def of(cls, d):
+        """The test of ``d`` (memoised on its bytes: a verdict is re-judged at several levels)."""
+        return _sign_flip_of(d.tobytes())
+
+    def _at_least(self, values):
+        """Per group: how many flipped sums ``a − δ·b`` are ≥ the group's value (given as ``a`` ≥ values)."""
+        return self.ends - np.searchsorted(self.keyed, values + self.offsets, side="left")
+
+    def _at_most(self, values):
+        return np.searchsorted(self.keyed, values + self.offsets, side="right") - self.starts
+
+    def p(self, null=0.0, alternative="two-sided"):
+        observed = float((self.d - null).sum())
+        tol = 1e-9 * (self.scale + self.d.size * abs(null)) + 1e-300
+        shift = null * self.b_values  # a − δ·b ≥ c  ⟺  a ≥ δ·b + c
+        if alternative == "two-sided":
+            t = abs(observed) - tol
+            if t <= 0:
+                hits = self.m
+            else:
+                hits = int(self._at_least(shift + t).sum() + self._at_most(shift - t).sum())
+        elif alternative == "greater":
+            hits = int(self._at_least(shift + observed - tol).sum())
+        elif alternative == "less":
+            hits = int(self._at_most(shift + observed + tol).sum())
+        else:
+            raise ValueError(f"alternative must be 'two-sided', 'greater' or 'less', got {alternative!r}")
+        return float(min(1.0, hits / self.m) if self.exact else min(1.0, (1 + hits) / (1 + self.m)))
+
+    def bound(self, level, side):
+        """The end (``side`` = -1: lower, +1: upper) of the interval of δ not rejected at ``level``."""
+        key = (float(level), int(side))
+        if key not in self._bounds:
+            self._bounds[key] = self._bound(*key)
+        return self._bounds[key]
+
+    def _bound(self, level, side):
+        mean = float(self.d.mean())
+        far = mean + side * 2 * self.span
+        if self.p(far) > level:  # not even a shift beyond every difference is rejected
+            return side * math.inf
+        inside, outside = mean, far
+        while abs(outside - inside) > 1e-7 * self.span:  # about 25 halvings: far below the printed digits
+            mid = (inside + outside) / 2
+            inside, outside = (mid, outside) if self.p(mid) > level else (inside, mid)
+        return float(inside)
 
 
-def _two_sided_p(d, null=0.0):
-    """Two-sided one-sample t-test p of ``mean(d) == null`` (0 or 1 when the spread is 0)."""
-    if d.size < 2:
-        return 1.0
-    if d.std(ddof=1) == 0.0:
-        return 0.0 if d.mean() != null else 1.0
-    return float(_ttest_1samp(d, null).pvalue)
+@functools.lru_cache(maxsize=4096)
+def _sign_flip_of(raw):
+    return _SignFlip(np.frombuffer(raw, dtype=float))
 
 
-def _power_two_sided(delta, n, alpha):
-    """Power of the two-sided one-sample t-test at standardized effect ``delta`` with ``n`` repeats."""
-    df = n - 1
-    crit = float(stats.t.ppf(1 - alpha / 2, df))
-    nc = delta * math.sqrt(n)
-    return float(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc))
-
-
-def _power_tost(gap_low, gap_high, n, alpha):
-    """Power of TOST (both one-sided tests at ``alpha``) at standardized distances to the two margins."""
-    df = n - 1
-    crit = float(stats.t.ppf(1 - alpha, df))
-    miss = stats.nct.cdf(crit, df, gap_low * math.sqrt(n)) + stats.nct.cdf(crit, df, gap_high * math.sqrt(n))
-    return float(max(0.0, 1.0 - miss))
-
-
-def _smallest_n(power, target, n_max):
-    if power(n_max) < target:
-        return math.inf
-    lo, hi = 2, n_max
-    if power(lo) >= target:
-        return float(lo)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if power(mid) < target else (lo, mid)
-    return float(hi)
-
-
-#: the power at which :func:`repeats_to_decide` counts repeats
-POWER = 0.80
-
-
-def repeats_to_decide(diff, kind="directional", margin=None, alpha=0.05, power=POWER, n_max=100_000):
-    """Repeats at which a part's test would have ``power`` at the observed mean and spread.
+def sign_flip_p(diff, null=0.0, alternative="two-sided"):
+    """The sign-flip test's p of ``mean(diff) == null`` (exact up to :data:`EXACT_MAX_REPEATS` repeats).
 
     Parameters
     ----------
-    diff : array-like
-        The per-repeat differences observed.
-    kind : {"directional", "non-inferiority", "equivalence"}
-    margin : float, optional
-        The margin (required unless ``kind="directional"``).
-    alpha : float, default=0.05
-        The level of the test (two-sided; TOST: each one-sided test).
-    power : float, default=0.8
-    n_max : int, default=100000
-        Larger counts are reported as ``inf``.
-
-    Returns
-    -------
-    (float, str)
-        The number of repeats (``inf``: none up to ``n_max``, e.g. no effect observed) and the
-        outcome the test would then reach ("supported" or "contradicted").
+    diff : array-like of shape (n_repeats,)
+        Paired differences, one per repeat.
+    null : float, default=0.0
+    alternative : {"two-sided", "greater", "less"}
 
     Examples
     --------
-    >>> n, way = repeats_to_decide([0.01, 0.03, -0.01, 0.02, 0.0])
-    >>> int(n), way
-    (22, 'supported')
+    >>> round(sign_flip_p([0.02, 0.03, 0.01, 0.025, 0.02]), 4)  # 2 of the 32 assignments are as extreme
+    0.0625
     """
     d = _paired(diff, "diff")
-    if d.size < 2:
-        return math.inf, ""
-    mean, sd = float(d.mean()), float(d.std(ddof=1))
-    if kind == "non-inferiority":
-        mean += margin
-    if kind in ("directional", "non-inferiority"):
-        way = "supported" if mean > 0 else "contradicted"
-        if sd == 0.0:
-            return (float(d.size) if mean != 0 else math.inf), way
-        delta = abs(mean) / sd
-        if delta == 0.0:
-            return math.inf, ""
-        return _smallest_n(lambda n: _power_two_sided(delta, n, alpha), power, n_max), way
-    if abs(mean) < margin:
-        if sd == 0.0:
-            return float(d.size), "supported"
-        lo, hi = (mean + margin) / sd, (margin - mean) / sd
-        return _smallest_n(lambda n: _power_tost(lo, hi, n, alpha), power, n_max), "supported"
-    gap = (abs(mean) - margin) / sd if sd > 0 else math.inf
-    if gap == 0.0:
-        return math.inf, ""
-    if math.isinf(gap):
-        return float(d.size), "contradicted"
-    return _smallest_n(lambda n: _power_two_sided(gap, n, alpha), power, n_max), "contradicted"
+    return _SignFlip.of(d).p(float(null), alternative)
 
 
-def _undecided(d, kind, margin, alpha):
-    n, way = repeats_to_decide(d, kind, margin, alpha)
-    return n, way
+def sign_flip_interval(diff, level=0.05):
+    """The shifts δ the two-sided sign-flip test does not reject at ``level`` (test inversion).
+
+    Returns ``(low, high)``; an end is infinite when no shift is rejected on that side (too few
+    repeats for the level: with n repeats the smallest p is ``2 / 2**n``).
+
+    Examples
+    --------
+    >>> low, high = sign_flip_interval([0.02, 0.03, 0.01, 0.025, 0.02, 0.015, 0.03, 0.02], 0.05)
+    >>> 0.01 < low < 0.02 < high < 0.03
+    True
+    """
+    d = _paired(diff, "diff")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    test = _SignFlip.of(d)
+    return test.bound(level, -1), test.bound(level, +1)
+
+
+def _decide(d, kind, margin, level, claim, alpha=0.05):
+    """The verdict of one part on differences ``d`` with its raw p judged at ``level``."""
+    test = _SignFlip.of(np.ascontiguousarray(d, dtype=float))
+    mean = float(d.mean())
+    if kind == "equivalence":
+        if abs(mean) < margin:
+            points = "supported"
+            p = max(test.p(-margin, "greater"), test.p(margin, "less"))
+        else:
+            points = "contradicted"
+            p = test.p(math.copysign(margin, mean))
+        # supported: both one-sided tests reject, i.e. the interval of level 2·level lies inside the margin
+        shown = min(2 * level, 0.999) if points == "supported" else level
+    else:
+        shift = margin if kind == "non-inferiority" else 0.0
+        p = test.p(-shift)
+        points = "supported" if mean + shift > 0 else "contradicted"
+        shown = level
+    decided = math.isfinite(p) and p < level and (mean != 0 or kind != "directional")
+    outcome = points if decided else "inconclusive"
+    lo, hi = test.bound(shown, -1), test.bound(shown, +1)
+    return Verdict(
+        claim,
+        kind,
+        int(d.size),
+        mean,
+        lo,
+        hi,
+        p,
+        outcome,
+        margin=float("nan") if margin is None else float(margin),
+        p_adjusted=p,
+        points=points,
+        level=float(level),
+        differences=tuple(float(x) for x in d),
+    )
 
 
 def directional_verdict(diff, claim="", alpha=0.05):
@@ -302,40 +402,24 @@ def directional_verdict(diff, claim="", alpha=0.05):
     claim : str
         Text of the claim, carried into the result.
     alpha : float, default=0.05
-        1 − the interval's level.
+        The level of the two-sided sign-flip test.
 
     Returns
     -------
     Verdict
-        ``outcome`` is "supported" if the (1 − α) interval is above 0, "contradicted" if below,
-        else "inconclusive" with ``repeats_to_decide`` (repeats for 80 % power at the observed
-        mean and spread, :func:`repeats_to_decide`) and ``decides``.
+        ``outcome`` is "supported" when the mean is positive and the sign-flip p is below
+        ``alpha``, "contradicted" when it is negative and p below ``alpha``, else
+        "inconclusive"; the interval is the sign-flip interval at ``alpha``.
 
     Examples
     --------
-    >>> directional_verdict([0.02, 0.03, 0.01, 0.025, 0.02], "A beats B").outcome
+    >>> directional_verdict([0.02, 0.03, 0.01, 0.025, 0.02, 0.015, 0.03], "A beats B").outcome
     'supported'
+    >>> directional_verdict([0.02, 0.03, 0.01, 0.025, 0.02], "A beats B").outcome  # 5 repeats: p ≥ 1/16
+    'inconclusive'
     """
     d = _paired(diff, "diff")
-    mean, lo, hi = _interval(d, 1 - alpha)
-    p = _two_sided_p(d)
-    points = "supported" if mean > 0 else "contradicted"
-    outcome = "supported" if lo > 0 else "contradicted" if hi < 0 else "inconclusive"
-    need, way = _undecided(d, "directional", None, alpha) if outcome == "inconclusive" else (float("nan"), "")
-    return Verdict(
-        claim,
-        "directional",
-        int(d.size),
-        mean,
-        lo,
-        hi,
-        p,
-        outcome,
-        repeats_to_decide=need,
-        p_adjusted=p,
-        points=points,
-        decides=way,
-    )
+    return _decide(d, "directional", None, alpha, claim)
 
 
 def _check_margin(margin):
@@ -344,72 +428,26 @@ def _check_margin(margin):
 
 
 def equivalence_verdict(diff, margin, claim="", alpha=0.05):
-    """Verdict on the claim ``|mean(diff)| < margin`` (two methods about as good), by TOST.
+    """Verdict on the claim ``|mean(diff)| < margin`` (two methods about as good), by TOST with sign flips.
 
-    Supported when the (1 − 2α) interval lies inside ``(−margin, margin)``; contradicted when
-    the (1 − α) interval lies entirely outside it; inconclusive otherwise, with
-    ``repeats_to_decide`` (80 % power at the observed mean and spread) and ``decides``.
+    Supported when both one-sided sign-flip tests (against ``−margin`` and ``+margin``) reject at
+    ``alpha``; contradicted when the mean lies outside the margin and the two-sided test against
+    the nearer margin rejects; inconclusive otherwise.
     """
     d = _paired(diff, "diff")
     _check_margin(margin)
-    mean, lo90, hi90 = _interval(d, 1 - 2 * alpha)
-    _, lo, hi = _interval(d, 1 - alpha)
-    if abs(mean) < margin:
-        points = "supported"
-        if d.size >= 2 and d.std(ddof=1) > 0:
-            p = max(
-                float(_ttest_1samp(d, -margin, alternative="greater").pvalue),
-                float(_ttest_1samp(d, margin, alternative="less").pvalue),
-            )
-        else:
-            p = 0.0 if d.size >= 2 else 1.0
-    else:
-        points = "contradicted"
-        p = _two_sided_p(d, math.copysign(margin, mean))
-    if -margin < lo90 and hi90 < margin:
-        outcome = "supported"
-    elif lo >= margin or hi <= -margin:
-        outcome = "contradicted"
-    else:
-        outcome = "inconclusive"
-    need, way = _undecided(d, "equivalence", margin, alpha) if outcome == "inconclusive" else (float("nan"), "")
-    return Verdict(
-        claim,
-        "equivalence",
-        int(d.size),
-        mean,
-        lo,
-        hi,
-        p,
-        outcome,
-        margin=float(margin),
-        repeats_to_decide=need,
-        p_adjusted=p,
-        points=points,
-        decides=way,
-    )
+    return _decide(d, "equivalence", float(margin), alpha, claim)
 
 
 def noninferiority_verdict(diff, margin, claim="", alpha=0.05):
     """Verdict on the claim ``mean(diff) > −margin`` (``a`` not worse than ``b`` by ``margin`` or more).
 
     The directional rule on ``diff + margin``; the result reports the mean of ``diff`` itself
-    and its 95 % interval, with ``kind="non-inferiority"`` and the margin.
+    and its interval, with ``kind="non-inferiority"`` and the margin.
     """
     _check_margin(margin)
     d = _paired(diff, "diff")
-    v = directional_verdict(d + margin, claim=claim, alpha=alpha)
-    need, way = _undecided(d, "non-inferiority", margin, alpha) if v.outcome == "inconclusive" else (float("nan"), "")
-    return replace(
-        v,
-        kind="non-inferiority",
-        effect=v.effect - margin,
-        ci_low=v.ci_low - margin,
-        ci_high=v.ci_high - margin,
-        margin=float(margin),
-        repeats_to_decide=need,
-        decides=way,
-    )
+    return _decide(d, "non-inferiority", float(margin), alpha, claim)
 
 
 def no_pairs(claim, kind="directional", margin=float("nan")):
@@ -432,6 +470,7 @@ def verdict_counts(verdicts):
     :func:`dpstack.companion.pages.claim_counts` adds them up over pages).
     """
     if isinstance(verdicts, Mapping):
+        verdicts = {WITHIN_RESOLUTION: 0, **verdicts}  # counts made before the label existed
         missing = [o for o in OUTCOMES if o not in verdicts]
         if missing:
             raise ValueError(f"verdicts given as counts must have the keys {OUTCOMES}, missing {missing}")
@@ -446,18 +485,23 @@ def verdict_counts(verdicts):
 def counts_sentence(verdicts, what="claims"):
     """ "k of n claims supported, c contradicted, i inconclusive." from verdicts, a claims table or counts.
 
-    ``verdicts`` is anything :func:`verdict_counts` accepts.
+    ``verdicts`` is anything :func:`verdict_counts` accepts; reversals within resolution are
+    named only when there are some.
     """
     c = verdict_counts(verdicts)
     n = sum(c.values())
+    within = f", {c[WITHIN_RESOLUTION]} reversed within resolution" if c[WITHIN_RESOLUTION] else ""
     return (
-        f"{c['supported']} of {n} {what} supported, {c['contradicted']} contradicted, {c['inconclusive']} inconclusive."
+        f"{c['supported']} of {n} {what} supported, {c['contradicted']} contradicted{within}, "
+        f"{c['inconclusive']} inconclusive."
     )
 
 
 def verdict_sentence(v, digits=3):
     """One sentence stating a verdict from its numbers (for prose built from results)."""
-    ci = f"{v.effect:+.{digits}f} (95 % CI {v.ci_low:+.{digits}f} to {v.ci_high:+.{digits}f}, {v.n} repeats)"
+    ci = (
+        f"{v.effect:+.{digits}f} ({interval_label(v)} {v.ci_low:+.{digits}f} to {v.ci_high:+.{digits}f}, {v.n} repeats)"
+    )
     if v.kind == "non-inferiority":
         head = f"not worse by {v.margin:g} or more" if v.outcome == "supported" else f"worse by {v.margin:g} or more"
     elif v.kind == "equivalence":
@@ -465,13 +509,41 @@ def verdict_sentence(v, digits=3):
     else:
         head = "in the claimed direction" if v.outcome == "supported" else "against the claim"
     if v.outcome == "inconclusive":
-        more = (
-            "no number of repeats would decide it at the observed effect"
-            if math.isinf(v.repeats_to_decide)
-            else f"about {int(v.repeats_to_decide)} repeats would decide it (80 % power), as {v.decides or 'decided'}"
-        )
-        return f"{v.claim}: inconclusive, mean difference {ci}; {more}."
+        return f"{v.claim}: inconclusive, mean difference {ci}."
     return f"{v.claim}: {v.outcome}, mean difference {ci}, {head}."
+
+
+def interval_label(v):
+    """What a verdict's interval is: "95 % CI" for a single test, else the level Holm gives it."""
+    level = getattr(v, "level", 0.05)
+    if v.kind == "equivalence" and v.points == "supported":
+        level = 2 * level
+    conf = 100 * (1 - level)
+    if abs(level - 0.05) < 1e-12:
+        return "95 % CI"
+    return f"{conf:.{_digits_for(conf)}f} % CI (Holm)"
+
+
+def _digits_for(conf):
+    for digits in range(0, 4):
+        if round(conf, digits) < 100:
+            return digits
+    return 4
+
+
+def within_resolution(v, resolution):
+    """Whether ``v`` is a contradiction of a directional claim by less than ``resolution`` (then not one).
+
+    A "contradicted" verdict of a directional claim whose mean difference is smaller in size
+    than the resolution margin of the data (the sampling half-width of one score on its test set,
+    :func:`auc_margin`, :func:`accuracy_margin`) is a reversal the test set cannot resolve.
+    """
+    return (
+        v.outcome == "contradicted"
+        and v.kind == "directional"
+        and math.isfinite(resolution)
+        and abs(v.effect) < resolution
+    )
 
 
 # --- claims on a tidy table of repeats -----------------------------------------------------------
@@ -585,41 +657,22 @@ def part_verdict(diff, kind="directional", margin=None, label="", alpha=0.05):
     return directional_verdict(d, claim=label, alpha=alpha)
 
 
-def _sd_of(v, alpha):
-    """The per-repeat standard deviation behind ``v``'s (1 − alpha) interval."""
-    if v.n < 2 or not (math.isfinite(v.ci_low) and math.isfinite(v.ci_high)):
-        return float("nan")
-    half = (v.ci_high - v.ci_low) / 2
-    return half / float(stats.t.ppf(1 - alpha / 2, v.n - 1)) * math.sqrt(v.n)
-
-
-def _repeats_at(v, level, alpha):
-    """:func:`repeats_to_decide` from ``v``'s summary (mean, interval, n), the test run at ``level``."""
-    sd = _sd_of(v, alpha)
-    if not math.isfinite(sd) or v.n < 2:
-        return math.inf, ""
-    if sd == 0.0:
-        return float(v.n), v.points
-    # a sample with exactly the observed mean and spread stands for the observed differences
-    z = np.linspace(-1.0, 1.0, 2 * v.n + 1)
-    sample = v.effect + (z - z.mean()) / z.std(ddof=1) * sd
-    return repeats_to_decide(sample, v.kind, None if v.kind == "directional" else v.margin, alpha=level)
-
-
 def _decided(v, p_adj, alpha):
     """``v`` re-decided at the adjusted p: its pointed outcome when ``p_adj < alpha``, else inconclusive.
 
-    An undecided verdict says how many repeats would decide it at the level it faces after the
-    adjustment (``alpha · p / p_adjusted``, Holm's step for it).
+    The raw p is then judged at ``alpha · p / p_adjusted`` (Holm's step for it), and the interval
+    shown is the sign-flip interval at that level.
     """
     if v.n == 0 or not math.isfinite(p_adj):
         return replace(v, p_adjusted=p_adj, outcome="inconclusive")
-    if p_adj < alpha:
-        return replace(v, p_adjusted=p_adj, outcome=v.points, repeats_to_decide=float("nan"), decides="")
-    level = alpha * v.p_value / p_adj if p_adj > 0 and math.isfinite(v.p_value) else alpha
+    d = np.asarray(v.differences, dtype=float)
+    margin = None if v.kind == "directional" else v.margin
+    raw = _decide(d, v.kind, margin, alpha, v.claim).p_value  # a claim's verdict carries its part's adjusted p
+    level = alpha * raw / p_adj if p_adj > 0 else alpha
     level = min(alpha, max(level, 1e-12))
-    need, way = _repeats_at(v, level, alpha)
-    return replace(v, p_adjusted=p_adj, outcome="inconclusive", repeats_to_decide=need, decides=way)
+    again = _decide(d, v.kind, margin, level, v.claim)
+    outcome = v.points if p_adj < alpha else "inconclusive"
+    return replace(v, p_adjusted=p_adj, outcome=outcome, level=level, ci_low=again.ci_low, ci_high=again.ci_high)
 
 
 def combine_parts(parts, claim, quantifier="every", alpha=0.05, adjust=True):
@@ -676,12 +729,6 @@ def combine_parts(parts, claim, quantifier="every", alpha=0.05, adjust=True):
             key = parts[[v.n for v in parts].index(0)]
             p, points = float("nan"), "contradicted"
     outcome = points if math.isfinite(p) and p < alpha else "inconclusive"
-    if outcome != "inconclusive":
-        need, way = float("nan"), ""
-    else:
-        need, way = key.repeats_to_decide, key.decides
-        if not math.isfinite(need) and key.n > 0 and not key.decides:
-            need, way = (math.inf, "")
     return replace(
         key,
         claim=claim,
@@ -689,8 +736,6 @@ def combine_parts(parts, claim, quantifier="every", alpha=0.05, adjust=True):
         p_adjusted=p,
         points=points,
         outcome=outcome,
-        repeats_to_decide=need,
-        decides=way,
         at=key.claim,
         parts=tuple(parts),
     )

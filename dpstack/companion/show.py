@@ -16,14 +16,17 @@ import dataclasses
 import functools
 import html
 import math
+import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from dpstack.companion.live import short_text
-from dpstack.companion.registry import DATA_STATUS, paper_names, papers
-from dpstack.companion.rule import OUTCOMES, counts_sentence
+from dpstack.companion.plotting import COLORS, FIGURE_WIDTH
+from dpstack.companion.registry import DATA_STATUS, paper_module, paper_names, papers
+from dpstack.companion.rule import OUTCOMES, WITHIN_RESOLUTION, counts_sentence, interval_label
 from dpstack.companion.verdicts import (
     RULE,
     Rule,
@@ -123,13 +126,21 @@ def _num(x, digits=3):
     return f"{x:+.{digits}f}"
 
 
+def _end(x, digits):
+    return ("+∞" if x > 0 else "−∞") if math.isinf(x) else _num(x, digits)
+
+
 def effect_text(row, digits=3):
-    """ "+0.012 [−0.003, +0.027]" (the mean per-repeat difference and its 95 % interval), "–" if not run."""
+    """ "+0.012 [−0.003, +0.027]": the mean per-repeat difference and the interval the decision used; "–" if not run.
+
+    The interval is the sign-flip interval at the level the verdict was judged at after Holm
+    (:mod:`dpstack.companion.rule`); an infinite end means the repeats are too few for a test at that level.
+    """
     if row["verdict"] not in OUTCOMES or not math.isfinite(row["effect"]):
         return "–"
-    if not (math.isfinite(row["ci_low"]) and math.isfinite(row["ci_high"])):
-        return _num(row["effect"], digits)
-    return f"{_num(row['effect'], digits)} [{_num(row['ci_low'], digits)}, {_num(row['ci_high'], digits)}]".replace(
+    if math.isnan(row["ci_low"]) or math.isnan(row["ci_high"]):
+        return _num(row["effect"], digits).replace("-", "−")
+    return f"{_num(row['effect'], digits)} [{_end(row['ci_low'], digits)}, {_end(row['ci_high'], digits)}]".replace(
         "-", "−"
     )
 
@@ -158,21 +169,24 @@ def _detail(row):
         )
     if c.note:
         items.append(f"<b>Note</b>: {html.escape(c.note)}")
+    if c.by_construction:
+        items.append(f"<b>True by construction</b>, so not counted in any tally: {html.escape(c.by_construction)}.")
     if v is not None:
+        level = row.get("level", float("nan"))
         items.append(
-            f"<b>Repeats</b>: {v.n}; <b>p</b> raw (inside the claim) {_p(row['p_raw'])}, Holm over the paper's "
-            f"claims {_p(row['p_adjusted'])}; effect shown: {html.escape(row['at'] or '–')}."
+            f"<b>Repeats</b>: {v.n}; <b>p</b> (sign-flip test) raw, inside the claim {_p(row['p_raw'])}, Holm over the "
+            f"paper's claims {_p(row['p_adjusted'])}; effect shown: {html.escape(row['at'] or '–')}; its interval is "
+            + (
+                f"the {html.escape(interval_label(v))}, the level the verdict was judged at."
+                if math.isfinite(level)
+                else "–."
+            )
         )
-        if row["verdict"] == "inconclusive":
-            need = row["repeats_to_decide"]
+        res = row.get("resolution", float("nan"))
+        if c.kind == "directional" and math.isfinite(res):
             items.append(
-                "<b>Repeats to decide</b>: "
-                + (
-                    "no number at the observed effect"
-                    if not math.isfinite(need)
-                    else f"about {int(need)} at 80 % power, as {html.escape(row['decides'] or 'decided')}"
-                )
-                + "."
+                f"<b>Resolution</b> of the data: ±{res:g} (one score's sampling half-width on the test set); a reversal "
+                "smaller than this is reported as “reversed, within resolution”, not as a contradiction."
             )
         if len(v.parts) > 1:
             lines = "".join(
@@ -234,19 +248,20 @@ def verdict_table(page=None, rows=None, live=None, result=None, prepare=None):
     body = []
     for _, row in rows.iterrows():
         verdict = row["verdict"]
+        shown = verdict + (" (by construction, not counted)" if _by_construction(row) else "")
         body.append(
             f'<tr class="dpstack-verdict-{verdict.replace(" ", "-")}"><td>'
             f"<details><summary>{html.escape(row['claim'])}"
             + (f" <small>({html.escape(row['dataset'])})</small>" if row["dataset"] else "")
             + f"</summary>{_detail(row)}</details></td>"
-            f"<td>{html.escape(verdict)}</td><td>{html.escape(effect_text(row))}</td>"
+            f"<td>{html.escape(shown)}</td><td>{html.escape(effect_text(row))}</td>"
             f"<td>{html.escape(str(row['robust']))}</td></tr>"
         )
-    run = rows[rows["verdict"].isin(OUTCOMES)]
+    run = _counted(rows)
     counts = f'<p class="dpstack-verdict-counts"><em>{counts_sentence(run)}</em></p>' if len(run) else ""
     text = (
         '<table class="dpstack-verdicts"><thead><tr><th>claim (click for the detail)</th><th>verdict</th>'
-        "<th>effect [95 % CI]</th><th>robust</th></tr></thead><tbody>" + "".join(body) + "</tbody></table>" + counts
+        "<th>effect [interval]</th><th>robust</th></tr></thead><tbody>" + "".join(body) + "</tbody></table>" + counts
     )
     return _html(text)
 
@@ -271,10 +286,25 @@ def _html(text):
     return HTML(text)
 
 
+def _by_construction(row):
+    return bool(row.get("by_construction", "") or "")
+
+
+def _counted(rows):
+    """The rows of judged claims that count: run, and not true by construction."""
+    run = rows[rows["verdict"].isin(OUTCOMES)]
+    if "by_construction" in run:
+        run = run[run["by_construction"].fillna("") == ""]
+    return run
+
+
 def _counts_text(part):
     c = {o: int((part["verdict"] == o).sum()) for o in OUTCOMES}
     n = sum(c.values())
-    return f"{c['supported']} of {n} supported, {c['contradicted']} contradicted, {c['inconclusive']} inconclusive"
+    within = f", {c[WITHIN_RESOLUTION]} reversed within resolution" if c[WITHIN_RESOLUTION] else ""
+    return (
+        f"{c['supported']} of {n} supported, {c['contradicted']} contradicted{within}, {c['inconclusive']} inconclusive"
+    )
 
 
 def verdict_box(page, live=None):
@@ -285,24 +315,33 @@ def verdict_box(page, live=None):
     rows = judged(page, live_frames(live))
     parts = []
     for data in DATA_STATUS:
-        part = rows[(rows["data"] == data) & rows["verdict"].isin(OUTCOMES)]
+        part = _counted(rows[rows["data"] == data])
         if part.empty:
             continue
-        decided = part[part["verdict"] == "contradicted"]
         line = f"<p><b>{_counts_text(part)}</b> {html.escape(_DATA_WORDS[data])}."
-        if len(decided):
-            line += (
-                " Contradicted: "
-                + "; ".join(
-                    f"{html.escape(r['claim'])} ({html.escape(r['dataset'])}, {html.escape(effect_text(r))})"
-                    for _, r in decided.iterrows()
+        for outcome, head in (("contradicted", "Contradicted"), (WITHIN_RESOLUTION, "Reversed within resolution")):
+            decided = part[part["verdict"] == outcome]
+            if len(decided):
+                line += (
+                    f" {head}: "
+                    + "; ".join(
+                        f"{html.escape(r['claim'])} ({html.escape(r['dataset'])}, {html.escape(effect_text(r))})"
+                        for _, r in decided.iterrows()
+                    )
+                    + "."
                 )
-                + "."
-            )
         parts.append(line + "</p>")
     not_run = rows[rows["verdict"] == "not run"]
     if len(not_run):
         parts.append(f"<p>{len(not_run)} claims not run here: their data or committed results are absent.</p>")
+    trivial = rows[[_by_construction(r) for _, r in rows.iterrows()]] if len(rows) else rows
+    if len(trivial):
+        parts.append(
+            f"<p>{len(trivial)} claim{'s' if len(trivial) > 1 else ''} true by construction (shown in the table, "
+            "not counted): "
+            + "; ".join(f"{html.escape(r['claim'])} ({html.escape(r['dataset'])})" for _, r in trivial.iterrows())
+            + ".</p>"
+        )
     if not parts:
         parts.append("<p>No claim of the papers is judged on this page.</p>")
     robust = rows[rows["verdict"].isin(OUTCOMES)]["robust"]
@@ -310,10 +349,12 @@ def verdict_box(page, live=None):
         parts.append("<p>Robustness to the protocol variants: not run.</p>")
     if len(robust):
         parts.append(
-            "<p>Each claim is judged on one paired difference per repeat, with Holm's correction inside the claim "
-            "and over the paper's claims; the table below gives the effect (mean difference, 95 % interval) and, "
-            "on a click, the detail; its robust column says whether the verdict holds under each protocol "
-            "variant (refit after tuning, the public row scale, the data redrawn).</p>"
+            "<p>Each claim is judged on one paired difference per repeat by a sign-flip test (no normal "
+            "distribution assumed), with Holm's correction inside the claim and over the paper's claims; the "
+            "table below gives the effect (mean difference, and the interval at the level the verdict was judged "
+            "at) and, on a click, the detail; its robust column says whether the verdict holds under each protocol "
+            "variant (refit after tuning, the public row scale, another seed and data draw, the papers' 10 "
+            "repeats), and whether a change is a reversal or a decision lost or gained.</p>"
         )
         parts += [f"<p>{html.escape(t)}</p>" for t in draw_sentences(rows)]
     return _html(
@@ -342,7 +383,7 @@ def draw_sentences(rows):
 
 
 def robust_sentence(rows, detail=True):
-    """How many verdicts on the paper's data in ``rows`` hold under every protocol variant, and which change.
+    """How the verdicts on the paper's data in ``rows`` fare under the protocol variants: reversals, decisions lost or gained.
 
     From the robust column (:func:`dpstack.companion.verdicts.robust_column`): "" when no variant was run.
     ``detail=False`` gives the counts only (the landing page's summary).
@@ -351,25 +392,24 @@ def robust_sentence(rows, detail=True):
     if part.empty:
         return ""
     robust = part["robust"].astype(str)
-    holds, changes = robust.str.startswith("yes ("), robust.str.startswith("no: ")
-    run = holds | changes
+    holds = robust.str.startswith("yes (")
+    reversed_ = robust.str.contains("reversed: ", regex=False)
+    lost = robust.str.contains("decided → inconclusive: ", regex=False)
+    gained = robust.str.contains(r"(?:^|; )inconclusive → ", regex=True)
+    run = holds | reversed_ | lost | gained | robust.str.startswith("holds: ")
     if not run.any():
         return ""
     text = (
-        "Under the protocol variants (refit after tuning, the public row scale, the data redrawn): "
-        f"{int(holds.sum())} of {int(run.sum())} verdicts hold under every variant run"
+        "Under the protocol variants run (refit after tuning, the public row scale, another seed and data draw, "
+        f"the papers' 10 repeats): {int(holds.sum())} of {int(run.sum())} verdicts hold under every one; "
+        f"{int(reversed_.sum())} reverse under some"
     )
-    if changes.any():
-        text += f", {int(changes.sum())} change under some"
-        if detail:
-            text += (
-                " ("
-                + "; ".join(
-                    f"{r['claim']} ({r['dataset']}), {r['verdict']}: {r['robust'][4:].split('; holds')[0]}"
-                    for _, r in part[changes].iterrows()
-                )
-                + ")"
-            )
+    if detail and reversed_.any():
+        text += " (" + "; ".join(f"{r['claim']} ({r['dataset']})" for _, r in part[reversed_].iterrows()) + ")"
+    text += (
+        f"; {int(lost.sum())} lose their decision under some (fewer repeats or less signal: power, not a reversal)"
+        f"; {int(gained.sum())} inconclusive ones are decided under some"
+    )
     if (~run).any():
         text += f"; {int((~run).sum())} not run under any variant yet"
     return text + "."
@@ -381,8 +421,8 @@ def _link(page, prefix):
 
 def _headlines(rows):
     """The paper-data claims a reader should see first: the contradicted, then the inconclusive ones."""
-    keep = rows[(rows["data"] == "paper") & rows["verdict"].isin(("contradicted", "inconclusive"))]
-    order = {"contradicted": 0, "inconclusive": 1}
+    keep = rows[(rows["data"] == "paper") & rows["verdict"].isin(("contradicted", WITHIN_RESOLUTION, "inconclusive"))]
+    order = {"contradicted": 0, WITHIN_RESOLUTION: 1, "inconclusive": 2}
     return keep.assign(_o=keep["verdict"].map(order)).sort_values(["_o"], kind="stable").drop(columns="_o")
 
 
@@ -401,14 +441,18 @@ def findings_html(prefix=""):
         r = own.iloc[0]
         line = (
             f"<p><b>On the paper's data: {r['supported']} of {r['total']} claims supported, "
-            f"{r['contradicted']} contradicted, {r['inconclusive']} inconclusive.</b>"
+            f"{r['contradicted']} contradicted, "
+            + (f"{r[WITHIN_RESOLUTION]} reversed within resolution, " if r[WITHIN_RESOLUTION] else "")
+            + f"{r['inconclusive']} inconclusive.</b>"
         )
         others = t[(t["paper"] == paper) & (t["data"] != "paper")]
         for _, o in others.iterrows():
             words = html.escape(_DATA_WORDS[o["data"]])
             line += (
                 f" {words[0].upper() + words[1:]}: {o['supported']} of {o['total']} orderings hold, "
-                f"{o['contradicted']} reversed, {o['inconclusive']} undecided."
+                f"{o['contradicted'] + o[WITHIN_RESOLUTION]} reversed"
+                + (f" ({o[WITHIN_RESOLUTION]} within resolution)" if o[WITHIN_RESOLUTION] else "")
+                + f", {o['inconclusive']} undecided."
             )
         not_run = rows[rows["verdict"] == "not run"]
         if len(not_run):
@@ -421,11 +465,6 @@ def findings_html(prefix=""):
             f'<li><b>{html.escape(row["verdict"])}</b>: <a href="{_link(row["page"], prefix)}">'
             f"{html.escape(row['claim'])}</a> ({html.escape(row['dataset'])}): {html.escape(effect_text(row))}"
             + (f" (part: {html.escape(row['at'])})" if row["at"] and row["at"] not in row["claim"] else "")
-            + (
-                f"; about {int(row['repeats_to_decide'])} repeats would decide it"
-                if row["verdict"] == "inconclusive" and math.isfinite(row["repeats_to_decide"])
-                else ""
-            )
             + f"; under the protocol variants: {html.escape(str(row['robust']))}"
             + "</li>"
             for _, row in _headlines(rows).iterrows()
@@ -433,6 +472,120 @@ def findings_html(prefix=""):
         if items:
             out.append(f"<p>Not supported on the paper's data:</p><ul>{items}</ul>")
     return _html("".join(out))
+
+
+#: the colour of each verdict in the findings' figure (the book's colour table)
+VERDICT_COLOURS = {o: COLORS[o] for o in OUTCOMES}
+
+#: how many claims of a paper the findings' bullets name at most (the rest are summed up in one bullet)
+MAX_BULLETS = 5
+
+
+def _reasons():
+    out = {}
+    for paper in paper_names():
+        out.update(getattr(paper_module(paper, "claims"), "REASONS", {}))
+    return out
+
+
+def _because(row, reasons):
+    """The reason of a verdict: the registered one (with its page), else what the numbers say."""
+    if row["id"] in reasons:
+        text, page = reasons[row["id"]]
+        return text, page
+    verdict = row["verdict"]
+    if verdict == WITHIN_RESOLUTION:
+        return (
+            f"the reversal is smaller than one score's sampling half-width on the test set (±{row['resolution']:g})",
+            None,
+        )
+    if verdict == "inconclusive":
+        return (
+            "the interval at the level of the decision includes no difference: the repeats cannot separate the sides",
+            None,
+        )
+    if verdict == "supported":
+        return ("the per-repeat differences agree at the level of the paper's family of claims", None)
+    return ("the per-repeat differences point the other way at the level of the paper's family of claims", None)
+
+
+def findings_bullets(prefix=""):
+    """Per paper, at most :data:`MAX_BULLETS` bullets "claim → verdict → because …" (HTML), the paper's data only.
+
+    The claims that are not supported come first (contradicted, reversed within resolution,
+    inconclusive), each with its effect and interval, the reason (registered in the paper's
+    ``claims.REASONS`` with the page that shows it, else what the numbers say) and a link to
+    the claim's page; the supported ones are summed up in the last bullet.
+    """
+    j = judged()
+    reasons = _reasons()
+    order = {"contradicted": 0, WITHIN_RESOLUTION: 1, "inconclusive": 2, "supported": 3}
+    out = []
+    for paper in paper_names():
+        rows = _counted(j[(j["paper"] == paper) & (j["data"] == "paper")])
+        if rows.empty:
+            continue
+        rows = rows.assign(_o=rows["verdict"].map(order)).sort_values("_o", kind="stable")
+        shown = rows[rows["verdict"] != "supported"].head(MAX_BULLETS - 1)
+        items = []
+        for _, row in shown.iterrows():
+            because, page = _because(row, reasons)
+            link = f' (<a href="{_link(page.split("#")[0], prefix)}">why</a>)' if page else ""
+            items.append(
+                f'<li><a href="{_link(row["page"], prefix)}">{html.escape(row["claim"])}</a> '
+                f"({html.escape(row['dataset'])}) → <b>{html.escape(row['verdict'])}</b>, "
+                f"{html.escape(effect_text(row))} → because {html.escape(because)}{link}.</li>"
+            )
+        supported = rows[rows["verdict"] == "supported"]
+        if len(supported):
+            names = ", ".join(f"{r['claim']} ({r['dataset']})" for _, r in supported.iterrows())
+            items.append(f"<li><b>{len(supported)} supported</b>: {html.escape(names)}.</li>")
+        out.append(f"<h3>{html.escape(_label(paper))}</h3><ul>{''.join(items)}</ul>")
+    return _html("".join(out))
+
+
+def forest_figure(rows=None):
+    """Every counted claim on the papers' data: its effect and interval in units of the data's resolution.
+
+    One row per claim (grouped by paper), a dot at the effect and a bar over the interval the
+    decision used, both divided by the claim's resolution margin (the sampling half-width of one
+    score on its test set), so claims on AUC and on accuracy share one axis; the band marks ±1
+    resolution. Colours are the verdicts (:data:`VERDICT_COLOURS`). Claims without a resolution
+    (the location of a peak) are left out and listed in the returned figure's ``omitted``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    import matplotlib.pyplot as plt
+
+    j = judged() if rows is None else rows
+    part = _counted(j[j["data"] == "paper"])
+    part = part[part["resolution"].notna() & part["effect"].notna()]
+    omitted = [c for c in _counted(j[j["data"] == "paper"])["claim"] if c not in set(part["claim"])]
+    limit = 12.0
+    height = 0.5 * len(part) + 1.6
+    fig, ax = plt.subplots(figsize=(FIGURE_WIDTH, height))
+    ax.axvspan(-1, 1, color="0.9", zorder=0, label="± one score's sampling half-width")
+    ax.axvline(0, color="0.4", lw=0.8)
+    labels = []
+    for y, (_, r) in enumerate(part.iloc[::-1].iterrows()):
+        res = r["resolution"]
+        lo, hi, mid = (np.clip(v / res, -limit, limit) for v in (r["ci_low"], r["ci_high"], r["effect"]))
+        colour = VERDICT_COLOURS[r["verdict"]]
+        ax.plot([lo, hi], [y, y], color=colour, lw=2)
+        ax.plot([mid], [y], "o", color=colour, ms=5)
+        lines = textwrap.wrap(f"{r['paper']} {r['dataset']}: {r['claim']}", 32)
+        labels.append("\n".join(lines[:2]) + ("…" if len(lines) > 2 else ""))
+    ax.set_yticks(range(len(labels)), labels)
+    ax.set_xlim(-limit, limit)
+    ax.set_xlabel(f"effect / resolution (clipped at ±{limit:g})")
+    for verdict, colour in VERDICT_COLOURS.items():
+        ax.plot([], [], "o-", color=colour, label=verdict)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
+    ax.set_ylim(-0.7, len(labels) - 0.3)
+    fig.omitted = omitted
+    return fig
 
 
 def summary_markdown(prefix="../notebooks/", papers=None):
@@ -456,7 +609,9 @@ def summary_markdown(prefix="../notebooks/", papers=None):
         )
         line = (
             f"- **{_label(paper)}**, on the paper's data: {r['supported']} of {r['total']} claims supported, "
-            f"{r['contradicted']} contradicted, {r['inconclusive']} inconclusive."
+            f"{r['contradicted']} contradicted, "
+            + (f"{r[WITHIN_RESOLUTION]} reversed within resolution, " if r[WITHIN_RESOLUTION] else "")
+            + f"{r['inconclusive']} inconclusive."
         )
         if bad:
             line += f" Contradicted: {bad}."

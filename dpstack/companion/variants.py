@@ -14,17 +14,20 @@ draw of the data:
   the signal the noise is compared with. Variants "rows ÷ s" for s = 2, 4, 8 (the primary
   results are s = 1), every method of the figure or table (PPTL Figure 4's MNIST panel and MPL
   on KDD-99: s = 4 only).
-* **More repeats, the data redrawn.** 30 repeats, every method, with the data drawn anew in
-  each repeat where the loader can: MNIST's images (and with them the PCA and, for PST, the
-  fixed test set) are drawn from the repeat's seed; NEWS20's split is the archive's fixed
-  "bydate" split and stays one draw. PPTL's 80/20 train/test splits are redrawn in every repeat
-  of the primary result already.
+* **Another seed.** Every primary result computed again under another root seed (1 instead of
+  0: every split and noise draw of every repeat changes) and another draw of the data where the
+  data is drawn (MNIST's images from draw 1000 on; NEWS20's split is the archive's fixed
+  "bydate" split; MPL's data set is used whole, its split into parties drawn from the seed):
+  what the verdicts would have been had the book been computed once more from scratch.
+* **The paper's repeat count.** The primary results have 30 repeats so that the rule can decide
+  a claim with several parts (:mod:`dpstack.companion.rule`); the papers report 10 (PPTL Figure
+  4: 30). The verdicts on the first 10 repeats of each primary result show what the papers'
+  count decides.
 
 The results with variants (:data:`PRIMARY`): PST Figures 1-4 (Figure 2 [IJCAI Fig. 2(a)–(b)] at the K its
-claims compare: 1, 5 and 50), PPTL Table 1, PPTL Figure 4's MNIST panel and MPL's KDD-99 figure. MPL tunes nothing on a validation
-part (λ is fixed), so "refit" does not apply to it (:func:`not_applicable`); PST Figures 3 and
-4 have no many-repeat variant. What one repeat of each result draws anew, and what stays one
-draw, is :func:`draw_sentence`.
+claims compare: 1, 5 and 50, for refit and row scale), PPTL Table 1, PPTL Figure 4's MNIST panel and MPL's KDD-99 figure. MPL tunes nothing on a validation
+part (λ is fixed), so "refit" does not apply to it (:func:`not_applicable`). What one repeat of
+each result draws anew, and what stays one draw, is :func:`draw_sentence`.
 
 :func:`protocol_variants` returns, for a primary result, each variant's table with the
 primary's columns (protocol label → frame), read from the committed results; a variant not
@@ -64,6 +67,9 @@ __all__ = [
     "COLLAPSE_FRACTION",
     "REFIT",
     "PRIMARY",
+    "ANOTHER_SEED",
+    "PAPER_REPEATS",
+    "PAPER_COUNT",
     "protocol_results",
     "is_committed_or_computed",
     "row_keys",
@@ -74,7 +80,6 @@ __all__ = [
     "not_applicable",
     "DRAWS",
     "draw_sentence",
-    "REDRAWN",
     "collapsed",
     "repeat_summary",
     "repeats_summary",
@@ -87,8 +92,12 @@ COLLAPSE_FRACTION = 0.5
 #: The label of the refit protocol.
 REFIT = "refit on train+validation"
 
-#: The end of the label of the many-repeat protocol ("30 repeats, data redrawn").
-REDRAWN = "repeats, data redrawn"
+#: The label of the protocol "another seed".
+ANOTHER_SEED = "another seed and data draw"
+
+#: The repeats the papers report (PPTL's Figure 4: 30), and the label of the verdicts on them.
+PAPER_REPEATS = results.PAPER_REPEATS
+PAPER_COUNT = f"the papers' {PAPER_REPEATS} repeats"
 
 _MNIST_PST = "MNIST's images and its test set are drawn anew in every repeat; NEWS20's split is fixed"
 _PST_EXTRA = ("refit", "row_scale", "data_seed", "auc_fit")  # auc_fit: the validated model under refit
@@ -102,7 +111,7 @@ PRIMARY = {
         one_level=("PLR",),
         refit="protocols_pst_fig1_refit",
         row_scale="protocols_pst_fig1_row_scale",
-        repeats="protocols_pst_fig1_repeats",
+        another_seed="protocols_pst_fig1_another_seed",
         extra=_PST_EXTRA,
         redrawn=_MNIST_PST,
         curves=True,
@@ -113,7 +122,7 @@ PRIMARY = {
         one_level=("Direct", "SourceD", "SimComb"),
         refit="protocols_pptl_table1_refit",
         row_scale="protocols_pptl_table1_row_scale",
-        repeats="protocols_pptl_table1_repeats",
+        another_seed="protocols_pptl_table1_another_seed",
         extra=("refit", "row_scale", "data_seed"),
         redrawn="the source and target images are drawn anew in every repeat (and the train/test splits)",
         curves=True,
@@ -124,10 +133,11 @@ PRIMARY = {
         one_level=("PLR",),
         refit="protocols_pst_fig2_refit",
         row_scale="protocols_pst_fig2_row_scale",
-        repeats="protocols_pst_fig2_repeats",
+        another_seed="protocols_pst_fig2_another_seed",
         extra=_PST_EXTRA,
         redrawn=_MNIST_PST,
         subset="at K = 1, 5 and 50, the K its claims compare",
+        summarised=True,
     ),
     "pst_fig3_importance": dict(
         table="PST Figure 3 [IJCAI Fig. 2(c)–(d)]",
@@ -135,7 +145,7 @@ PRIMARY = {
         one_level=(),
         refit="protocols_pst_fig3_refit",
         row_scale="protocols_pst_fig3_row_scale",
-        repeats=None,
+        another_seed="protocols_pst_fig3_another_seed",
         extra=_PST_EXTRA,
     ),
     "pst_fig4_combiners": dict(
@@ -144,7 +154,7 @@ PRIMARY = {
         one_level=(),
         refit="protocols_pst_fig4_refit",
         row_scale="protocols_pst_fig4_row_scale",
-        repeats=None,
+        another_seed="protocols_pst_fig4_another_seed",
         extra=_PST_EXTRA,
     ),
     "ruijin_transfer_groups": dict(
@@ -153,7 +163,7 @@ PRIMARY = {
         one_level=(),
         refit="protocols_pptl_fig4_refit",
         row_scale="protocols_pptl_fig4_row_scale",
-        repeats=None,
+        another_seed="protocols_pptl_fig4_another_seed",
         extra=("refit", "row_scale", "data_seed"),
     ),
     "mpl_kdd": dict(
@@ -163,7 +173,7 @@ PRIMARY = {
         refit=None,
         refit_note="MPL tunes nothing on a validation part (λ is fixed), so there is nothing to refit",
         row_scale="protocols_mpl_kdd_row_scale",
-        repeats=None,
+        another_seed="protocols_mpl_kdd_another_seed",
         extra=("row_scale", "diagnostic_noise"),
     ),
 }
@@ -172,10 +182,12 @@ PRIMARY = {
 #: (dataset None: every dataset of the result).
 DRAWS = {
     **{
-        name: {"MNIST": "MNIST", "NEWS20": "NEWS20"}
-        for name in ("pst_fig1_epsilon", "pst_fig2_groups", "pst_fig3_importance", "pst_fig4_combiners")
+        name: {"MNIST": "MNIST-redrawn", "NEWS20": "NEWS20"}
+        for name in ("pst_fig1_epsilon", "pst_fig2_groups", "pst_fig3_importance")
     },
-    "pptl_table1_mnist": {"MNIST": "PPTL-MNIST"},
+    "pst_fig4_combiners": {"NEWS20": "NEWS20"},
+    "pst_fig1_one_draw": {"MNIST": "MNIST", "NEWS20": "NEWS20"},
+    "pptl_table1_mnist": {"MNIST": "PPTL-MNIST-redrawn"},
     "ruijin_transfer_branches": {"RUIJIN-like": "RUIJIN"},
     "ruijin_transfer_epsilon": {"RUIJIN-like": "RUIJIN"},
     "ruijin_transfer_groups": {"MNIST": "PPTL-MNIST", "RUIJIN-like": "RUIJIN"},
@@ -185,18 +197,22 @@ DRAWS = {
 _DRAW_WORDS = {
     "MNIST": "one fixed draw of the data: the MNIST images, their train/test split and the PCA are drawn once; a "
     "repeat redraws the fit/validation split of the training set and the noise",
-    "NEWS20": "one fixed draw of the data: the archive's fixed train/test split; a repeat redraws the fit/validation "
-    "split of the training set and the noise",
+    "MNIST-redrawn": "every repeat draws the MNIST images, their train/test split and the PCA anew, with the "
+    "fit/validation split and the noise",
+    "NEWS20": "the archive's fixed train/test split; a repeat redraws the fit/validation split of the training set "
+    "and the noise",
     "PPTL-MNIST": "one fixed draw of the source and target images (and the PCA); a repeat redraws their 80/20 "
+    "train/test splits, the fit/validation split and the noise",
+    "PPTL-MNIST-redrawn": "every repeat draws the source and target images (and the PCA) anew, with their 80/20 "
     "train/test splits, the fit/validation split and the noise",
     "RUIJIN": "one draw of the synthetic cohort; a repeat redraws the train/test splits, the fit/validation split "
     "and the noise",
-    "MPL": "one fixed test set (the data set's own); a repeat (a split) redraws the auxiliary rows and the "
+    "MPL": "the data set's own fixed test set; a repeat (a split) redraws the auxiliary rows and the "
     "parties' rows from the training set, and the noise",
 }
 
-#: the kinds of draw whose intervals leave out another draw of the data, and which a variant can redraw
-_FIXED = {"MNIST": True, "NEWS20": False, "PPTL-MNIST": True}
+#: the kinds of draw whose intervals leave out another draw of the data (the variant "another seed" draws it anew)
+_FIXED = ("MNIST", "NEWS20", "PPTL-MNIST", "RUIJIN", "MPL")
 
 
 def _entry(result_name):
@@ -210,7 +226,7 @@ def protocol_results(result_name):
     if result_name not in PRIMARY:
         return []
     e = PRIMARY[result_name]
-    return [n for n in (e["refit"], e["row_scale"], e["repeats"]) if n]
+    return [n for n in (e["refit"], e["row_scale"], e["another_seed"]) if n]
 
 
 def is_committed_or_computed(name, profile, seed, compute, **overrides):
@@ -218,22 +234,22 @@ def is_committed_or_computed(name, profile, seed, compute, **overrides):
     return compute or results.is_committed(name, profile, seed=seed, **overrides)
 
 
-def missing_results(result_name, profile="paper", *, seed=0):
+def missing_results(result_name, profile="paper", *, seed=None):
     """The protocol results of ``result_name`` not committed at ``profile`` (what the page cannot show yet)."""
     return [n for n in protocol_results(result_name) if not results.is_committed(n, profile, seed=seed)]
 
 
-def missing_variants(result_name, profile="paper", *, seed=0):
+def missing_variants(result_name, profile="paper", *, seed=None):
     """The protocol variants of ``result_name`` not committed at ``profile``, in reader words (labels).
 
-    ``"refit on train+validation"``, ``"rows ÷ s"``, ``"N repeats, data redrawn"``: what the
+    ``"refit on train+validation"``, ``"rows ÷ s"``, ``"another seed and data draw"``: what the
     robust column names as not computed yet.
     """
     if result_name not in PRIMARY:
         return []
     e = PRIMARY[result_name]
     missing = set(missing_results(result_name, profile, seed=seed))
-    words = {e["refit"]: REFIT, e["row_scale"]: "rows ÷ s", e["repeats"]: f"N {REDRAWN}"}
+    words = {e["refit"]: REFIT, e["row_scale"]: "rows ÷ s", e["another_seed"]: ANOTHER_SEED}
     return [words[n] for n in protocol_results(result_name) if n in missing]
 
 
@@ -247,11 +263,16 @@ def as_primary(frame, result_name):
     """``frame`` with the columns a protocol grid adds removed: the primary result's columns, in its order."""
     drop = [c for c in _entry(result_name)["extra"] if c in frame.columns]
     out = frame.drop(columns=drop).reset_index(drop=True)
+    # a primary that redraws a data set in every repeat has a data_seed column; a variant on one draw has none
+    redrawn = [d for d, kind in DRAWS.get(result_name, {}).items() if kind.endswith("-redrawn")]
+    if "data_seed" not in out and "dataset" in out and out["dataset"].isin(redrawn).any():
+        at = list(out.columns).index("repeat") + 1 if "repeat" in out.columns else len(out.columns)
+        out.insert(min(at, len(out.columns)), "data_seed", np.nan)  # one draw: not a draw the primary numbers
     out.attrs = dict(frame.attrs)
     return out
 
 
-def protocol_variants(result_name, profile="paper", *, seed=0, n_jobs=1, compute=False, **overrides):
+def protocol_variants(result_name, profile="paper", *, seed=None, n_jobs=1, compute=False, **overrides):
     """Each protocol variant of a primary result: protocol label → table with the primary's columns.
 
     Parameters
@@ -261,7 +282,8 @@ def protocol_variants(result_name, profile="paper", *, seed=0, n_jobs=1, compute
         ``"pptl_table1_mnist"``, ``"mpl_kdd"``); any other name has no variants and gives an
         empty dict.
     profile : str, default="paper"
-    seed : int, default=0
+    seed : int, optional
+        The root seed of every variant (default: each result's own: 0, and 1 for "another seed").
     n_jobs : int, default=1
         Workers of a live computation (``compute=True``).
     compute : bool, default=False
@@ -278,9 +300,9 @@ def protocol_variants(result_name, profile="paper", *, seed=0, n_jobs=1, compute
         ``"refit on train+validation"``: every method, the chosen setting refitted on the whole
         training set (absent where the paper tunes nothing: :func:`not_applicable`). ``"rows ÷ s"``
         (s = 2, 4, 8 at the paper profile; 4 for PPTL Figure 4 and MPL): the rows divided by s before the private
-        fits, every method. ``"30 repeats, data redrawn"`` (the number of repeats of the result):
-        every method over 30 repeats with the data redrawn (:data:`PRIMARY`'s ``redrawn``; PST
-        Figures 1 and 2, PPTL Table 1). The columns are the primary result's, in its order.
+        fits, every method. ``"another seed and data draw"``: the primary grid under root seed 1
+        and another draw of the data. ``"the papers' 10 repeats"``: the primary result's first 10
+        repeats (where it has more). The columns are the primary result's, in its order.
     """
     if result_name not in PRIMARY:
         return {}
@@ -293,9 +315,13 @@ def protocol_variants(result_name, profile="paper", *, seed=0, n_jobs=1, compute
     if scaled is not None:
         for s in sorted(scaled["row_scale"].unique()):
             out[f"rows ÷ {s:g}"] = as_primary(scaled[scaled["row_scale"] == s], result_name)
-    more = _load(e["repeats"], profile, seed, n_jobs, compute, **overrides) if e["repeats"] else None
-    if more is not None:
-        out[f"{more['repeat'].nunique()} {REDRAWN}"] = as_primary(more, result_name)
+    other = _load(e["another_seed"], profile, seed, n_jobs, compute, **overrides) if e["another_seed"] else None
+    if other is not None:
+        out[ANOTHER_SEED] = as_primary(other, result_name)
+    if not overrides and results.is_committed(result_name, profile):
+        primary = results.load(result_name, profile)
+        if primary["repeat"].nunique() > PAPER_REPEATS:
+            out[PAPER_COUNT] = primary[primary["repeat"] < PAPER_REPEATS].reset_index(drop=True)
     return out
 
 
@@ -311,10 +337,9 @@ def draw_sentence(result_name, dataset=None):
     """What one repeat of a committed result draws anew and what stays one draw ("" for an unknown result).
 
     ``dataset`` (as the claims name it: "MNIST", "NEWS20", "RUIJIN-like", …) selects one data set;
-    None joins the sentences of every data set of the result. The primary results keep one draw
-    of the data where the sentence says so: their intervals leave out the variation of drawing
-    another data set. Where a variant redraws that data set (:data:`PRIMARY`'s ``repeats``;
-    MNIST, not NEWS20's fixed split), the sentence says that the robust column shows it.
+    None joins the sentences of every data set of the result. Where a result keeps one draw of the
+    data, its intervals leave out the variation of drawing another data set; the sentence says so,
+    and that the variant "another seed" (:data:`PRIMARY`) draws it anew where one exists.
     """
     kinds = DRAWS.get(result_name)
     if not kinds:
@@ -327,8 +352,8 @@ def draw_sentence(result_name, dataset=None):
         text = _DRAW_WORDS[kind]
         if kind in _FIXED:
             text += "; the intervals leave out the variation of drawing another data set"
-            if _FIXED[kind] and e.get("repeats"):
-                text += " (the variant with the data redrawn in every repeat is in the robust column)"
+            if e.get("another_seed") and kind not in ("NEWS20", "MPL"):
+                text += " (the variant with another seed and data draw is in the robust column)"
         out.append(text if dataset is not None or d is None or len(kinds) == 1 else f"{d}: {text}")
     return "; ".join(out) if len(out) == 1 else " ".join(f"{t}." for t in out)[:-1]
 
@@ -346,9 +371,21 @@ def variant_notes(result_name):
         )
     if e["row_scale"]:
         out["rows ÷ s"] = "every row divided by the public constant s before the private fits, then clipped to norm 1"
-    if e["repeats"]:
-        out[f"N {REDRAWN}"] = f"every method over N repeats; {e['redrawn']}"
+    if e["another_seed"]:
+        out[ANOTHER_SEED] = _ANOTHER_SEED_WORDS
+    out[PAPER_COUNT] = _PAPER_COUNT_WORDS
     return {**out, **not_applicable(result_name)}
+
+
+_ANOTHER_SEED_WORDS = (
+    "the whole grid again under root seed 1 instead of 0 (every split and noise draw of every repeat changes) and "
+    "another draw of the data where the data is drawn (MNIST's images and PCA, the RUIJIN-like cohort); NEWS20's "
+    "split is the archive's and MPL's data set is used whole"
+)
+_PAPER_COUNT_WORDS = (
+    f"the verdicts on the first {PAPER_REPEATS} repeats of the result (the count the papers report), where the "
+    "result has more"
+)
 
 
 def protocol_table():
@@ -362,34 +399,30 @@ def protocol_table():
         grid = _results.get(name).parameters("paper")
         return grid.get("row_scales", [])
 
-    covers = {REFIT: [], "rows ÷ s": [], f"N {REDRAWN}": []}
+    covers = {REFIT: [], "rows ÷ s": [], ANOTHER_SEED: [], PAPER_COUNT: []}
     na = []
     for name, e in PRIMARY.items():
-        where = e["table"] + (f" ({e['subset']})" if e.get("subset") else "")
+        where = e["table"]
         if e["refit"]:
-            covers[REFIT].append(where)
+            covers[REFIT].append(where + (f" ({e['subset']})" if e.get("subset") else ""))
         if e["row_scale"]:
             s = ", ".join(f"÷ {v:g}" for v in scales(e["row_scale"]))
-            covers["rows ÷ s"].append(f"{where}: {s}")
-        if e["repeats"]:
-            n = _results.get(e["repeats"]).parameters("paper").get("n_repeats")
-            n = n or _results.get(name).grid("paper")[-1]["repeat"] + 1
-            covers[f"N {REDRAWN}"].append(f"{where}: {n} repeats")
+            covers["rows ÷ s"].append(where + (f" ({e['subset']})" if e.get("subset") else "") + f": {s}")
+        if e["another_seed"]:
+            covers[ANOTHER_SEED].append(where)
+        n = len({c["repeat"] for c in _results.get(name).grid("paper")})
+        if n > PAPER_REPEATS:
+            covers[PAPER_COUNT].append(f"{where} (of {n})")
         na += [f"{e['table']} ({why.removeprefix('not applicable: ')})" for why in not_applicable(name).values()]
     notes = {}
     for name in PRIMARY:
         na_labels = not_applicable(name)
         notes.update({k: v for k, v in variant_notes(name).items() if k not in na_labels})
-    notes[f"N {REDRAWN}"] = (
-        "every method over N repeats, the data drawn anew in each where it can be: the MNIST images (and with them "
-        "the PCA and PST's test set) are redrawn from the repeat's seed; NEWS20's train/test split is the archive's "
-        "fixed split and stays one draw; PPTL's train/test splits are redrawn in every repeat of every protocol"
-    )
     rows = [
         {
             "protocol": "as in the book",
             "what changes": "the setting chosen on the validation part (λ, the high level's λ, η) is scored as it was "
-            "fitted, on the fit part; rows clipped to norm 1; the data drawn once",
+            "fitted, on the fit part; rows clipped to norm 1; root seed 0; 30 repeats",
             "results": "every result",
         }
     ]
@@ -440,11 +473,11 @@ def repeat_summary(frame, result_name):
     return out
 
 
-def repeats_summary(result_name, profile="paper", *, seed=0, n_jobs=1, compute=False):
-    """:func:`repeat_summary` of the many-repeat variant of ``result_name`` (None when it is not committed)."""
-    e = _entry(result_name)
-    frame = _load(e["repeats"], profile, seed, n_jobs, compute) if e["repeats"] else None
-    return None if frame is None else repeat_summary(as_primary(frame, result_name), result_name)
+def repeats_summary(result_name, profile="paper", *, seed=None, n_jobs=1, compute=False):
+    """:func:`repeat_summary` of the primary result ``result_name`` (None when it is not committed)."""
+    _entry(result_name)
+    frame = _load(result_name, profile, seed, n_jobs, compute)
+    return None if frame is None else repeat_summary(frame, result_name)
 
 
 # --------------------------------------------------------------------------------------- claims

@@ -43,7 +43,11 @@ __all__ = [
     "judge",
     "tally",
     "robust_column",
+    "CHANGES",
+    "change",
+    "robust_counts",
     "robust_table",
+    "resolution",
     "committed_frames",
 ]
 
@@ -141,6 +145,8 @@ def encoding(c):
         "value": c.value,
         "margin": None if c.margin is None else c.margin.value,
         "parts": [describe(p) for p in c.parts],
+        "prepare": c.prepare,
+        "by_construction": bool(c.by_construction),
     }
 
 
@@ -200,7 +206,10 @@ def judge(paper=None, frames=None, rule=RULE, claim_list=None):
         Columns ``id``, ``paper``, ``data``, ``dataset``, ``page``, ``location``, ``words``,
         ``claim`` (as judged), ``kind``, ``verdict`` (an outcome, "not run" or "not judged"),
         ``effect``, ``ci_low``, ``ci_high``, ``at`` (the part the effect is of), ``p_raw``,
-        ``p_adjusted``, ``n`` (repeats), ``margin``, ``repeats_to_decide``, ``decides`` and
+        ``p_adjusted``, ``n`` (repeats), ``margin``, ``resolution`` (:func:`resolution`),
+        ``level`` (the level the raw p was judged at after Holm; the interval's), ``by_construction``
+        (why a claim holds whatever the data; such claims are judged alone, outside Holm's family,
+        and never counted by :func:`tally`) and
         ``verdict_obj`` (the :class:`~dpstack.companion.rule.Verdict`, with its parts) and
         ``claim_obj`` (the :class:`Claim`).
         Holm runs over each (paper, data status) family of judged claims.
@@ -213,7 +222,8 @@ def judge(paper=None, frames=None, rule=RULE, claim_list=None):
         if c.kind != "not judged" and c.result in frames:
             judged[c.id] = judge_claim(c, frames[c.result], rule)
     for fam in {(c.paper, c.data) for c in cs if c.id in judged}:
-        ids = [c.id for c in cs if (c.paper, c.data) == fam and c.id in judged]
+        # a claim true by construction is judged and shown, but it is no test of the paper: not in the family
+        ids = [c.id for c in cs if (c.paper, c.data) == fam and c.id in judged and not c.by_construction]
         for i, v in zip(ids, V.adjust_family([judged[i] for i in ids], rule.alpha, adjust=rule.holm_across)):
             judged[i] = v
     nan = float("nan")
@@ -229,7 +239,7 @@ def judge(paper=None, frames=None, rule=RULE, claim_list=None):
             "words": c.words,
             "claim": c.label,
             "kind": c.kind,
-            "verdict": "not judged" if c.kind == "not judged" else ("not run" if v is None else v.outcome),
+            "verdict": "not judged" if c.kind == "not judged" else ("not run" if v is None else _outcome(v, c)),
             "effect": nan if v is None else v.effect,
             "ci_low": nan if v is None else v.ci_low,
             "ci_high": nan if v is None else v.ci_high,
@@ -238,9 +248,10 @@ def judge(paper=None, frames=None, rule=RULE, claim_list=None):
             "p_adjusted": nan if v is None else v.p_adjusted,
             "n": 0 if v is None else v.n,
             "margin": nan if c.margin is None else _margin(c, rule),
-            "repeats_to_decide": nan if v is None else v.repeats_to_decide,
-            "decides": "" if v is None else v.decides,
+            "resolution": resolution(c),
+            "level": nan if v is None else v.level,
             "note": c.note,
+            "by_construction": c.by_construction,
             "verdict_obj": v,
             "claim_obj": c,
         }
@@ -248,9 +259,32 @@ def judge(paper=None, frames=None, rule=RULE, claim_list=None):
     return pd.DataFrame(rows)
 
 
+def resolution(c):
+    """The resolution margin of claim ``c``'s data: the sampling half-width of one score on its test set.
+
+    The margin the paper's module derives for the claim's data set (``MARGINS``; NaN where it
+    derives none). A reversal smaller than this is not a contradiction
+    (:func:`dpstack.companion.rule.within_resolution`).
+    """
+    if c.value not in ("auc", "accuracy"):  # e.g. the location of a peak: no sampling half-width of one score
+        return float("nan")
+    margins = getattr(paper_module(c.paper, "claims"), "MARGINS", {})
+    key = c.dataset.split("-like")[0]
+    return float(margins[key].value) if key in margins else float("nan")
+
+
+def _outcome(v, c):
+    return V.WITHIN_RESOLUTION if V.within_resolution(v, resolution(c)) else v.outcome
+
+
 def tally(judged):
-    """Counts per (paper, data status): supported, contradicted, inconclusive, total (judged claims run)."""
+    """Counts per (paper, data status): supported, contradicted, inconclusive, total (judged claims run).
+
+    Claims true by construction (``by_construction``) are left out: they test nothing of the paper.
+    """
     run = judged[judged["verdict"].isin(V.OUTCOMES)]
+    if "by_construction" in run:
+        run = run[run["by_construction"].fillna("") == ""]
     rows = []
     for (paper, data), part in run.groupby(["paper", "data"], sort=False):
         counts = {o: int((part["verdict"] == o).sum()) for o in V.OUTCOMES}
@@ -295,6 +329,8 @@ def _under_protocols(judged, variants, rule, notes):
             found = {}
         labels_of[name] = list(found)
         for label, frame in found.items():
+            frame = frame.copy(deep=False)
+            frame.attrs = {}  # the provenance is not needed here, and pandas copies it on every operation
             by_label.setdefault(label, {})[name] = frame
     out = {i: [] for i in judged.index}
     for label, frames in by_label.items():
@@ -318,13 +354,39 @@ def _under_protocols(judged, variants, rule, notes):
 
 
 def _label_order(label):
-    """Refit first, then the row scales by their constant, then the rest (the many repeats), each once."""
+    """Refit first, then the row scales by their constant, then another seed, then the papers' repeat count."""
     if label.startswith("refit"):
         return (0, 0.0, label)
     m = re.match(r"rows ÷ ([0-9.]+)$", label)
     if m:
         return (1, float(m.group(1)), label)
-    return (2, 0.0, label)
+    if label.startswith("another seed"):
+        return (2, 0.0, label)
+    return (3, 0.0, label)
+
+
+def _direction(outcome):
+    """+1 supported, −1 contradicted (within resolution too), 0 inconclusive."""
+    return {"supported": 1, "contradicted": -1, V.WITHIN_RESOLUTION: -1}.get(outcome, 0)
+
+
+#: How a verdict under a variant relates to the primary verdict (the robust column's categories).
+CHANGES = ("holds", "reversed", "decided → inconclusive", "inconclusive → decided")
+
+
+def change(primary, again):
+    """The category of :data:`CHANGES` of verdict ``again`` (under a variant) against ``primary``.
+
+    A verdict that keeps its direction holds (a contradiction within resolution and one beyond it
+    are one direction); a reversal decides the other way; the last two are decisions lost or
+    gained (power: fewer or more repeats, a weaker or stronger signal), not reversals.
+    """
+    a, b = _direction(primary), _direction(again)
+    if a == b:
+        return "holds"
+    if a and b:
+        return "reversed"
+    return "decided → inconclusive" if a else "inconclusive → decided"
 
 
 def robust_column(judged, variants=None, rule=RULE, notes=None):
@@ -350,12 +412,14 @@ def robust_column(judged, variants=None, rule=RULE, notes=None):
     Returns
     -------
     pandas.Series
-        Indexed like ``judged``. Every variant of the claim's result is named: "yes (<labels>)"
-        when each gives the primary verdict; "no: <label> → <verdict>; …; holds: <labels>" when
-        some does not; then "; not measured: <labels>", "; not computed yet: <labels>" and
-        "; <label>: not applicable (<why>)" where they apply. "not run" when no variant exists for the claim's result (or the
-        protocols module is absent; on synthetic or stand-in data the reason is added), "–" for
-        claims not judged or not run on the primary results.
+        Indexed like ``judged``. Every variant of the claim's result is named, by its category of
+        :func:`change`: "yes (<labels>)" when the verdict holds under each; otherwise
+        "holds: <labels>", "reversed: <label> → <verdict>", "decided → inconclusive: <labels>",
+        "inconclusive → <verdict>: <labels>" (those that apply, in that order); then
+        "; not measured: <labels>", "; not computed yet: <labels>" and "; <label>: not applicable
+        (<why>)" where they apply. "not run" when no variant exists for the claim's result (on
+        synthetic or stand-in data the reason is added), "–" for claims not judged or not run on
+        the primary results.
     """
     if variants is None:
         variants = _variants_provider()
@@ -373,19 +437,27 @@ def robust_column(judged, variants=None, rule=RULE, notes=None):
     for i, primary, data in zip(judged.index, judged["verdict"], judged["data"]):
         if skip[i] or not found[i]:
             continue
-        hold = [lab for lab, v in found[i] if v == primary]
-        differ = [(lab, v) for lab, v in found[i] if v in V.OUTCOMES and v != primary]
-        if data in NOT_RUN_FOR and not hold and not differ:
+        judged_here = [(lab, v) for lab, v in found[i] if v in V.OUTCOMES]
+        if data in NOT_RUN_FOR and not judged_here:
             continue  # e.g. the synthetic panel of a figure whose variants cover the paper's data only
+        kinds = {k: [(lab, v) for lab, v in judged_here if change(primary, v) == k] for k in CHANGES}
         missing = [lab for lab, v in found[i] if v == NOT_MEASURED]
         na = [(lab, v.split(": ", 1)[1]) for lab, v in found[i] if v.startswith("not applicable: ")]
         pending = [lab for lab, v in found[i] if v.startswith("not computed yet: ")]
-        if differ:
-            text = "no: " + "; ".join(f"{lab} → {v}" for lab, v in differ)
-            if hold:
-                text += "; holds: " + ", ".join(hold)
-        elif hold:
-            text = "yes (" + ", ".join(hold) + ")"
+        if judged_here and len(kinds["holds"]) == len(judged_here):
+            text = "yes (" + ", ".join(lab for lab, _ in kinds["holds"]) + ")"
+        elif judged_here:
+            pieces = []
+            if kinds["holds"]:
+                pieces.append("holds: " + ", ".join(lab for lab, _ in kinds["holds"]))
+            if kinds["reversed"]:
+                pieces.append("reversed: " + ", ".join(f"{lab} → {v}" for lab, v in kinds["reversed"]))
+            if kinds["decided → inconclusive"]:
+                pieces.append("decided → inconclusive: " + ", ".join(lab for lab, _ in kinds["decided → inconclusive"]))
+            for outcome in dict.fromkeys(v for _, v in kinds["inconclusive → decided"]):
+                labs = [lab for lab, v in kinds["inconclusive → decided"] if v == outcome]
+                pieces.append(f"inconclusive → {outcome}: " + ", ".join(labs))
+            text = "; ".join(pieces)
         else:
             text = "not run"  # followed by what was not measured, not computed or does not apply
         if missing:
@@ -396,6 +468,43 @@ def robust_column(judged, variants=None, rule=RULE, notes=None):
             text += f"; {lab}: not applicable ({why})"
         out[i] = text
     return out
+
+
+def robust_counts(judged=None, variants=None, rule=RULE, data="paper"):
+    """Per paper and protocol variant: how many verdicts on ``data`` hold, reverse, lose or gain a decision.
+
+    Only the variants actually run for some claim of the paper are listed (a row per paper and
+    variant label); ``not measured`` counts claims whose result has the variant but not their rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``paper``, ``protocol``, ``claims`` (judged under it), the categories of
+        :data:`CHANGES` and ``not measured``.
+    """
+    if judged is None:
+        judged = judge()
+    if variants is None:
+        variants = _variants_provider()
+    part = judged[(judged["data"] == data) & judged["verdict"].isin(V.OUTCOMES)]
+    found = _under_protocols(part, variants, rule, None) if len(part) else {}
+    counts = {}
+    for i, paper, primary in zip(part.index, part["paper"], part["verdict"]):
+        for lab, v in found.get(i, []):
+            row = counts.setdefault((paper, lab), {k: 0 for k in (*CHANGES, "not measured")})
+            if v in V.OUTCOMES:
+                row[change(primary, v)] += 1
+            elif v == NOT_MEASURED:
+                row["not measured"] += 1
+    rows = [
+        {"paper": paper, "protocol": lab, "claims": sum(c[k] for k in CHANGES), **c}
+        for (paper, lab), c in counts.items()
+    ]
+    order = {p: k for k, p in enumerate(paper_names())}
+    out = pd.DataFrame(rows, columns=["paper", "protocol", "claims", *CHANGES, "not measured"])
+    return out.sort_values(
+        ["paper", "protocol"], key=lambda c: c.map(order) if c.name == "paper" else c.map(_label_order)
+    ).reset_index(drop=True)
 
 
 def robust_table(judged=None, variants=None, rule=RULE, notes=None, data="paper"):

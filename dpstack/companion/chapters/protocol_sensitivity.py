@@ -1,10 +1,10 @@
 """The protocol-sensitivity page: every result a claim on the papers' data is judged on, under each protocol.
 
 The protocols the papers leave open (:mod:`dpstack.companion.variants`: refit on
-train+validation, rows divided by a public constant, 30 repeats with the data redrawn) are run
-on the primary results; this page compares them: the two claims the row scale was found to
-move, the refit's effect on the means, what the repeats show when the data is redrawn, and
-every claim judged again under each protocol (:func:`dpstack.companion.verdicts.robust_table`).
+train+validation, rows divided by a public constant, another seed and data draw, the papers' 10
+repeats) are run on the primary results; this page compares them: the two claims the row scale
+was found to move, the refit's effect on the means, what the 30 repeats show with the data
+redrawn in each, and every claim judged again under each protocol (:func:`dpstack.companion.verdicts.robust_table`).
 """
 
 from __future__ import annotations
@@ -19,14 +19,13 @@ from dpstack.companion.plotting import FIGURE_WIDTH, color_for, legend_below, ou
 from dpstack.companion.stats import t_half_width
 from dpstack.companion.variants import (
     PRIMARY,
-    REDRAWN,
     REFIT,
     is_committed_or_computed,
     protocol_results,
     protocol_variants,
     repeat_summary,
 )
-from dpstack.companion.verdicts import robust_table
+from dpstack.companion.verdicts import robust_counts, robust_table
 
 __all__ = ["claim_effects", "SensitivityPage", "sensitivity_page", "claims_under_protocols"]
 
@@ -289,7 +288,9 @@ def sensitivity_page(profile="paper", *, seed=0, n_jobs=1):
     """
     compute = profile != "paper"
     missing = [n for name in PRIMARY for n in protocol_results(name)]
-    missing = [n for n in missing if not is_committed_or_computed(n, profile, seed, compute)]
+    # the book's seed (0) reads every result at its own root seed (the variant "another seed" has 1)
+    own = None if seed == 0 else seed
+    missing = [n for n in missing if not is_committed_or_computed(n, profile, own, compute)]
     if missing:
         note = (
             "**Not yet computed.** The protocol-sensitivity results have not been computed at the papers' "
@@ -298,17 +299,14 @@ def sensitivity_page(profile="paper", *, seed=0, n_jobs=1):
             "Until then it shows no numbers."
         )
         return SensitivityPage(note, {}, None, "")
-    shown = [name for name in PRIMARY if PRIMARY[name].get("curves") or PRIMARY[name]["repeats"]]
+    shown = [name for name in PRIMARY if PRIMARY[name].get("curves") or PRIMARY[name].get("summarised")]
     primary = {name: results.load_or_run(name, profile=profile, seed=seed, n_jobs=n_jobs) for name in shown}
-    variants = {name: protocol_variants(name, profile, seed=seed, n_jobs=n_jobs, compute=compute) for name in shown}
+    variants = {name: protocol_variants(name, profile, seed=own, n_jobs=n_jobs, compute=compute) for name in shown}
     effects = claim_effects(primary, variants)
     means = _mean_table(primary, variants)
     summaries = {}
     for name in shown:
-        if not PRIMARY[name]["repeats"]:
-            continue
-        label = next(k for k in variants[name] if k.endswith(REDRAWN))
-        summary = repeat_summary(variants[name][label], name)
+        summary = repeat_summary(primary[name], name)
         if "n_groups" in summary:  # PST Figure 2 [IJCAI Fig. 2(a)–(b)]: its default K, the K of every other figure
             summary = summary[summary["n_groups"] == 5].drop(columns="n_groups")
         summaries[name] = summary
@@ -342,7 +340,37 @@ def sensitivity_page(profile="paper", *, seed=0, n_jobs=1):
     if robust is not None:
         data["every claim"] = robust
         tables["every claim"] = robust.set_index("claim")
+        counts = robust_counts()
+        data["changes"] = counts
+        tables["changes"] = counts.set_index(["paper", "protocol"])
+        prose = "\n\n".join(p for p in (prose, _changes_sentence(counts)) if p)
     return SensitivityPage(note, tables, _figure(effects, means), prose, data)
+
+
+def _changes_sentence(counts):
+    """What the variants do to the verdicts on the papers' data, from :func:`~dpstack.companion.verdicts.robust_counts`."""
+    if counts.empty:
+        return ""
+    rev = int(counts["reversed"].sum())
+    lost = counts.groupby("protocol", sort=False)["decided → inconclusive"].sum()
+    gained = int(counts["inconclusive → decided"].sum())
+    worst = lost.idxmax()
+    text = (
+        f"**What the variants do to the verdicts.** Over the {counts['protocol'].nunique()} variants run and the "
+        f"three papers, {rev} verdict{'s' if rev != 1 else ''} reverse{'s' if rev == 1 else ''} (decided the other way). "
+        f"A decision lost under a variant is power, not a reversal: most under {worst} "
+        f"({int(lost[worst])} of the verdicts judged under it); {gained} inconclusive verdict"
+        f"{'s are' if gained != 1 else ' is'} decided under some variant."
+    )
+    seed = counts[counts["protocol"].str.startswith("another seed")]
+    if len(seed):
+        lose, gain = int(seed["decided → inconclusive"].sum()), int(seed["inconclusive → decided"].sum())
+        text += (
+            f" Under another seed and data draw: {int(seed['holds'].sum())} of {int(seed['claims'].sum())} verdicts "
+            f"hold, {int(seed['reversed'].sum())} reverse, {lose} lose{'s' if lose == 1 else ''} "
+            f"{'its' if lose == 1 else 'their'} decision and {gain} gain{'s' if gain == 1 else ''} one."
+        )
+    return text
 
 
 def claims_under_protocols(profile="paper"):

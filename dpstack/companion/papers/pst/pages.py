@@ -41,12 +41,13 @@ def alternatives_frame(alternatives, seed=0, fig1=None):
     (dataset, ε, repeat), which share their split and test set when both were computed with the same
     root seed (columns dataset, method, epsilon, repeat, auc, lam).
 
-    ``fig1`` defaults to Figure 1's committed result, whose root seed is 0: with another ``seed``
-    the repeats are not paired and the frame holds the alternatives alone.
+    ``fig1`` defaults to Figure 1 at the paper's 10 repeats on one draw of the data
+    (``pst_fig1_one_draw``, the draw and splits the alternatives were computed on; root seed 0):
+    with another ``seed`` the repeats are not paired and the frame holds the alternatives alone.
     """
     cols = ["dataset", "method", "epsilon", "repeat", "auc", "lam"]
     if fig1 is None and seed == 0:
-        fig1 = results.load("pst_fig1_epsilon", "paper")
+        fig1 = results.load("pst_fig1_one_draw", "paper")
     if fig1 is None:
         return alternatives[cols].reset_index(drop=True)
     keys = alternatives[["dataset", "epsilon", "repeat"]].drop_duplicates()
