@@ -642,7 +642,9 @@ def _load_builtins():
         (
             "protocols_pst_fig3_refit",
             pst.fig3_refit_cells,
-            _both(dict(profile="quick", datasets=["MNIST"], n_repeats=3), dict(profile="paper", n_repeats=PAPER_REPEATS)),
+            _both(
+                dict(profile="quick", datasets=["MNIST"], n_repeats=3), dict(profile="paper", n_repeats=PAPER_REPEATS)
+            ),
             plain_table,
             pst_status,
             "PST Figure 3 [IJCAI Fig. 2(c)–(d)], the chosen setting refitted on the whole training set",
