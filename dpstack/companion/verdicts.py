@@ -475,6 +475,7 @@ def robust_counts(judged=None, variants=None, rule=RULE, data="paper"):
 
     Only the variants actually run for some claim of the paper are listed (a row per paper and
     variant label); ``not measured`` counts claims whose result has the variant but not their rows.
+    Claims true by construction are left out, as from the tallies.
 
     Returns
     -------
@@ -487,6 +488,8 @@ def robust_counts(judged=None, variants=None, rule=RULE, data="paper"):
     if variants is None:
         variants = _variants_provider()
     part = judged[(judged["data"] == data) & judged["verdict"].isin(V.OUTCOMES)]
+    if "by_construction" in part:  # shown, never counted
+        part = part[part["by_construction"].fillna("") == ""]
     found = _under_protocols(part, variants, rule, None) if len(part) else {}
     counts = {}
     for i, paper, primary in zip(part.index, part["paper"], part["verdict"]):
