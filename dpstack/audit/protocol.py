@@ -372,7 +372,12 @@ def ledger_view(fitted, part_name=lambda part: part, ledger=None):
         g = int(fitted.best_index_)
         root = "D_t" if any(p.startswith("D_t") for p in per) else "D"
         view = copy.copy(fitted)
-        view.best_estimator_, miss = ledger_view(fitted.best_estimator_, lambda p: candidate_part(root, g, p), ledger)
+
+        def inside(part):  # the candidate's parts lie in root/T_g; a shared source release keeps its own part
+            name = candidate_part(root, g, part)
+            return part if name not in per and part in per and not part.startswith(root) else name
+
+        view.best_estimator_, miss = ledger_view(fitted.best_estimator_, inside, ledger)
         return view, miss
     if isinstance(fitted, (PrivateLogisticRegression, FeatureSplitLogisticRegression, MultipartyPrivateClassifier)):
         parts = [p for p in per] if isinstance(fitted, MultipartyPrivateClassifier) else ["D"]
