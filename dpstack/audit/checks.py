@@ -95,6 +95,7 @@ from dpstack.transfer import PrivateTransferStacking
 from .._validation import check_random_state, spawn_streams
 from .protocol import (
     NO_MAP,
+    all_leaves,
     declares_release,
     is_estimator,
     ledger_view,
@@ -877,30 +878,166 @@ def _selection_leaves(leaves):
     return [k for k in leaves if k.split(".")[0].split("[")[0] in ("best_index_", "best_params_")]
 
 
-def _deterministic_changes(s, neighbours, n_seeds=2):
-    """For each neighbour: which public attributes that do not change with the seed changed with the data.
+def _deterministic_changes(s, neighbours, n_seeds=2, leaves=public_leaves, keep=lambda key: True):
+    """For each neighbour: which attributes that do not change with the seed changed with the data.
 
     The neighbours are fitted with ``n_seeds`` base seeds in turn (each compared with the fit on D
     with the same seed); an attribute that differs between any two of the base fits and three more
-    seeded fits on D changes with the seed and is exempt.
+    seeded fits on D changes with the seed and is exempt. ``leaves``: which attributes
+    (:func:`~dpstack.audit.protocol.public_leaves` or ``all_leaves``); ``keep``: which changed
+    paths to report.
     """
     seeds = [s.seed() for _ in range(n_seeds)]
-    bases = [public_leaves(s.fit(seed)) for seed in seeds]
+    bases = [leaves(s.fit(seed)) for seed in seeds]
     noisy = set()
-    for other in bases[1:] + [public_leaves(s.fit(s.seed())) for _ in range(3)]:
+    for other in bases[1:] + [leaves(s.fit(s.seed())) for _ in range(3)]:
         noisy |= set(_changed(bases[0], other))
     findings, skipped = [], 0
     for i, (label, Xp, yp, fp, _domain) in enumerate(neighbours):
         seed, base = seeds[i % n_seeds], bases[i % n_seeds]
-        other = public_leaves(s.fit(seed, Xp, yp, fp))
+        other = leaves(s.fit(seed, Xp, yp, fp))
         sel = _selection_leaves(base)
         if sel and _changed({k: base[k] for k in sel}, {k: other.get(k) for k in sel}):
             skipped += 1  # another candidate selected: the rest is a function of that random output
             continue
-        changed = _changed(base, other, exempt=noisy)
+        changed = [k for k in _changed(base, other, exempt=noisy) if keep(k)]
         if changed:
             findings.append(f"{label}: {', '.join(changed[:4])}")
     return findings, len(noisy), skipped
+
+
+def _private_path(key):
+    """Whether a leaf path goes through a private attribute (a segment named ``_…``)."""
+    return any(part.startswith("_") for part in key.replace("[", ".").split("."))
+
+
+def check_private(s):
+    """Private attributes: what the object holds beyond its public attributes must not change with the data."""
+    n_pos = s.size["n_positions"]
+    neighbours = s.record_neighbours(n_pos) + s.source_neighbours(max(1, n_pos - 1))
+    findings, n_noisy, skipped = _deterministic_changes(s, neighbours, leaves=all_leaves, keep=_private_path)
+    detail = (
+        f"{len(neighbours)} neighbours (one record replaced, two base seeds), every attribute of the object and "
+        f"its nested objects, private ones included; {n_noisy} change with the seed and are exempt; private ones "
+        "changed with the data: " + ("; ".join(findings[:4]) if findings else "none")
+    )
+    if skipped:
+        detail += f"; {skipped} neighbours where another candidate was selected not compared"
+    return [
+        _row(
+            "private",
+            "private attributes: unchanged when one record changes",
+            len(findings),
+            0,
+            FAIL if findings else PASS,
+            detail,
+        )
+    ]
+
+
+def check_split(s):
+    """A composed model's parts: disjoint (no record used twice) and chosen without looking at the data."""
+    from dpstack.audit.levels import composition_checks
+    from dpstack.audit.protocol import split_of
+
+    name = "composition: disjoint parts, split independent of the data"
+    if s.tuning or s.multiparty or not isinstance(s.template, (PrivateStackingClassifier, PrivateTransferStacking)):
+        return [_row("split", name, None, None, NA, "no split of the data into parts (one mechanism per domain)")]
+    seed = s.seed()
+    first = composition_checks(s.clone(), s.X, s.y, s.fit_params, random_state=seed)  # row 0 far, other label
+    problems = []
+    if not first["disjoint"]:
+        problems.append("a record is in two parts (or twice in one)")
+    if not first["data_independent_split"]:
+        problems.append("row 0 replaced: the parts changed")
+
+    def parts(X, y, fp):
+        low, high, samples = split_of(s.fit(seed, X, y, fp, diagnostics=True), X, y, fp)
+        return [np.asarray(p) for p in ([low] if samples is None else list(samples)) + [high]]
+
+    base = parts(s.X, s.y, s.fit_params)
+    classes = s.classes()
+    neighbours = s.record_neighbours(s.size["n_positions"])
+    for i in s.rng.choice(s.X.shape[0], size=min(s.size["n_positions"], s.X.shape[0]), replace=False):
+        yp = s.y.copy()
+        yp[i] = classes[1] if s.y[i] == classes[0] else classes[0]
+        neighbours.append((f"label of record {int(i)} flipped", s.X, yp, s.fit_params, "D"))
+    for label, Xp, yp, fp, _domain in neighbours:
+        other = parts(Xp, yp, fp)
+        if len(other) != len(base) or not all(np.array_equal(a, b) for a, b in zip(base, other)):
+            problems.append(f"{label}: the parts changed")
+    detail = (
+        f"composition_checks and {len(neighbours)} more neighbours (records replaced, labels flipped), one seed; "
+        f"{len(base)} parts of sizes {[int(p.size) for p in base]}; "
+        + ("; ".join(problems[:4]) if problems else "disjoint, and the same on every neighbour")
+    )
+    return [_row("split", name, len(problems), 0, FAIL if problems else PASS, detail)]
+
+
+#: the public canary datasets of the ``canaries`` check: rows of norm ``factor`` × the public bound
+CANARIES = {
+    "rows far inside the bound (norm 0.02 B)": "tiny",
+    "rows at the corners of the cube, 20 B outside": "corners",
+}
+
+
+def canary_data(n_samples, n_features, bound=1.0, kind="tiny", random_state=0):
+    """A public canary dataset of the user's shape, independent of the user's data.
+
+    ``"tiny"``: every row of norm 0.02·B in a uniform direction (a mechanism that calibrates its
+    noise from the data's largest norm adds 50 times too little noise here); ``"corners"``: every
+    row ±20·B in each coordinate (norm 20·B·√p: clipping each coordinate instead of the row's norm
+    leaves rows of norm B·√p). Labels alternate.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,), in {0, 1}
+    """
+    rng = check_random_state(random_state)
+    if kind == "tiny":
+        u = rng.standard_normal((n_samples, n_features))
+        X = 0.02 * bound * u / np.linalg.norm(u, axis=1, keepdims=True)
+    elif kind == "corners":
+        X = 20.0 * bound * rng.choice([-1.0, 1.0], size=(n_samples, n_features))
+    else:
+        raise ValueError(f"kind must be 'tiny' or 'corners', got {kind!r}")
+    return X, np.arange(n_samples) % 2
+
+
+def check_canaries(s):
+    """The law of the noise on public canary datasets at the extremes of the norm bound."""
+    name = "worst-case canaries: law of the noise on public data at the bound"
+    if s.tuning or s.multiparty:
+        return [_row("canaries", name, None, None, NA, "the canaries replace the rows of one dataset")]
+    p = s.params
+    bound = float(p.get("norm_bound", 1.0) or 1.0) * float(p.get("row_scale", 1.0) or 1.0)
+    m = max(20, s.size["n_law_fits"] // 2)
+    tests, ratios = [], []
+    classes = s.classes()
+    for label, kind in CANARIES.items():
+        Xc, yc = canary_data(s.X.shape[0], s.X.shape[1], bound, kind, random_state=s.seed())
+        yc = classes[yc]
+        samples, scales = {}, {}
+        for _ in range(m):
+            f = s.fit(s.seed(), Xc, yc)
+            view, missing = ledger_view(f)
+            if missing:
+                return [_row("canaries", name, None, None, NA, f"the ledger does not map onto the levels: {missing}")]
+            try:
+                blocks = recover_noise(view, Xc, yc, s.fit_params, {})
+            except TypeError as exc:
+                return [_row("canaries", name, None, None, NA, str(exc))]
+            for blk in blocks:
+                samples.setdefault(blk.name, []).append(blk.noise)
+                scales[blk.name] = blk.scale
+        t, r = law_tests({k: np.array(v, dtype=float) for k, v in samples.items()}, scales)
+        tests += [(f"{label}: {lab}", pv) for lab, pv in t]
+        ratios += [f"{label}: {x}" for x in r[:2]]
+    p_min = min((pv for _, pv in tests), default=1.0)
+    verdict = FAIL if p_min * max(1, len(tests)) < ALPHA else PASS  # alone: Bonferroni; in the audit: Holm
+    detail = f"{m} fits per canary dataset, bound B = {bound:g}; scale ratio {'; '.join(ratios[:4])}"
+    return [_row("canaries", name, p_min, ALPHA, verdict, detail, tests=tests)]
 
 
 def check_attributes(s):
@@ -1603,8 +1740,11 @@ CHECKS = {
     "streams": check_streams,
     "function": check_function,
     "attributes": check_attributes,
+    "private": check_private,
     "neighbours": check_neighbours,
+    "split": check_split,
     "law": check_law,
+    "canaries": check_canaries,
     "exact": check_exact,
     "blackbox": check_blackbox,
     "tuning": check_tuning,

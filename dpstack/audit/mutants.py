@@ -54,6 +54,15 @@ wrong is around the noise). :func:`dpstack.audit.audit_estimator` must catch eac
 * :class:`NoisyMeanPLR` — PLR that also releases the feature means with a little noise.
 * :class:`NoHalfSelectionTuning` — private tuning whose exponential mechanism forgets the 2 in
   exp(ε·u/(2Δ)).
+
+The blind spots the review of issue 39 found (each caught by the check named):
+
+* :class:`BootstrapSplitPST` — D_l and D_h drawn with replacement (``split``).
+* :class:`StratifiedSplitPST` — the split stratified by the private labels (``split``).
+* :class:`KeptSolutionPLR` — the unperturbed minimiser kept in a private attribute (``private``).
+* :class:`DataNormNoisePLR` — the noise scale from the data's largest norm when below the bound
+  (``canaries``).
+* :class:`LinfClipPLR` — each coordinate clipped to [−B, B] instead of the row's norm (``canaries``).
 """
 
 from __future__ import annotations
@@ -102,6 +111,11 @@ __all__ = [
     "PartySizeMPL",
     "NoHalfSelectionTuning",
     "NoisyMeanPLR",
+    "BootstrapSplitPST",
+    "StratifiedSplitPST",
+    "KeptSolutionPLR",
+    "DataNormNoisePLR",
+    "LinfClipPLR",
     "MUTANTS",
 ]
 
@@ -506,3 +520,66 @@ MUTANTS = {
     "SimComb target noise / √d": (SqrtDNoiseSimComb, "SimComb target noise vector divided by √d inside fit"),
     "SimComb target noise / 2": (DoubleEpsilonNoiseSimComb, "SimComb target noise norm halved inside fit"),
 }
+
+
+# ---------------------------------------------------------------------- issue 39: the blind spots that remained
+class BootstrapSplitPST(PrivateStackingClassifier):
+    """MUTANT: PST whose D_l and D_h are bootstrap samples of the data (drawn with replacement, by
+    index only): a record can sit in both parts, or twice in one, and then costs 2ε or more."""
+
+    def _split(self, n, rng):
+        n_low = int(round(self.low_fraction * n))
+        return np.sort(rng.choice(n, n_low, replace=True)), np.sort(rng.choice(n, n - n_low, replace=True))
+
+
+class StratifiedSplitPST(PrivateStackingClassifier):
+    """MUTANT: PST whose split into D_l and D_h is stratified by the private labels: which part a
+    record lands in depends on every label, so a changed label moves other records between parts."""
+
+    def fit(self, X, y, low_level=None):
+        self._labels_for_split = np.asarray(y)
+        try:
+            return super().fit(X, y, low_level)
+        finally:
+            del self._labels_for_split
+
+    def _split(self, n, rng):
+        y = self._labels_for_split
+        low = []
+        for c in np.unique(y):
+            rows = rng.permutation(np.flatnonzero(y == c))
+            low.append(rows[: int(round(self.low_fraction * rows.size))])
+        low = np.sort(np.concatenate(low))
+        return low, np.setdiff1d(np.arange(n), low)
+
+
+class KeptSolutionPLR(PrivateLogisticRegression):
+    """MUTANT: PLR that keeps the minimiser without noise in a private attribute (``_w_exact``); its
+    release and its predictions are the genuine noisy ones, but anyone holding the object reads
+    the unperturbed model."""
+
+    def fit(self, X, y):
+        super().fit(X, y)
+        exact = PrivateLogisticRegression(**dict(self.get_params(), epsilon=np.inf, random_state=None)).fit(X, y)
+        self._w_exact = exact.w_
+        return self
+
+
+class DataNormNoisePLR(PrivateLogisticRegression):
+    """MUTANT: PLR whose noise scale uses the data's largest row norm when it is below the public
+    bound (sensitivity from the data: min(B, max‖x_i‖)); its attributes state the public bound."""
+
+    def fit(self, X, y):
+        largest = float(np.linalg.norm(np.asarray(X, dtype=float), axis=1).max())
+        factor = min(1.0, largest / float(self.norm_bound))
+        with _swapped(linear, "isotropic_noise", _noise_divided(lambda dim: 1.0 / max(factor, 1e-300))):
+            return super().fit(X, y)
+
+
+class LinfClipPLR(PrivateLogisticRegression):
+    """MUTANT: PLR that clips each coordinate to [−B, B] instead of each row to norm B: a row can keep
+    norm B·√p, so the sensitivity is √p times the claimed one."""
+
+    def _design_matrix(self, X):
+        bound = float(self.norm_bound)
+        return np.clip(np.asarray(X, dtype=float), -bound, bound)
