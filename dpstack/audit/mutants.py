@@ -63,6 +63,10 @@ The blind spots the review of issue 39 found (each caught by the check named):
 * :class:`DataNormNoisePLR` — the noise scale from the data's largest norm when below the bound
   (``canaries``).
 * :class:`LinfClipPLR` — each coordinate clipped to [−B, B] instead of the row's norm (``canaries``).
+* :class:`Float32NoisePLR` — the noise drawn in single precision (``law``: its precision test).
+* :class:`LaplacePerCoordinatePLR` — Laplace noise per coordinate instead of isotropic (``law``).
+* :class:`GaussianNoisePLR`, :class:`GammaShapePLR` — a norm law with the claimed mean but another
+  shape (``law``: its shape tests; low power at the default profile, see the book's power table).
 """
 
 from __future__ import annotations
@@ -116,6 +120,10 @@ __all__ = [
     "KeptSolutionPLR",
     "DataNormNoisePLR",
     "LinfClipPLR",
+    "GaussianNoisePLR",
+    "GammaShapePLR",
+    "Float32NoisePLR",
+    "LaplacePerCoordinatePLR",
     "MUTANTS",
 ]
 
@@ -583,3 +591,70 @@ class LinfClipPLR(PrivateLogisticRegression):
     def _design_matrix(self, X):
         bound = float(self.norm_bound)
         return np.clip(np.asarray(X, dtype=float), -bound, bound)
+
+
+def _noise_of_law(draw):
+    """``isotropic_noise`` replaced by ``draw(dim, scale, rng)``: one vector of another law."""
+
+    def noise(dim, scale, random_state=None, size=None):
+        rng = check_random_state(random_state)
+        if size is None:
+            return draw(dim, scale, rng)
+        return np.stack([draw(dim, scale, rng) for _ in range(int(size))])
+
+    return noise
+
+
+def _gaussian(dim, scale, rng):
+    # E‖g‖ = σ·√2·Γ((d+1)/2)/Γ(d/2); σ chosen so that the mean norm is the claimed d·scale
+    from scipy.special import gammaln
+
+    mean_unit = np.sqrt(2.0) * np.exp(gammaln((dim + 1) / 2) - gammaln(dim / 2))
+    return rng.standard_normal(dim) * (dim * scale / mean_unit)
+
+
+def _gamma_shape_plus_one(dim, scale, rng):
+    u = rng.standard_normal(dim)
+    return u / np.linalg.norm(u) * rng.gamma(dim + 1, scale * dim / (dim + 1))  # the same mean norm
+
+
+def _float32(dim, scale, rng):
+    u = rng.standard_normal(dim)
+    return (u / np.linalg.norm(u) * rng.gamma(dim, scale)).astype(np.float32).astype(float)
+
+
+def _laplace_per_coordinate(dim, scale, rng):
+    return rng.laplace(0.0, scale, size=dim)  # E‖b‖ ≈ the claimed d·scale for moderate d, not isotropic
+
+
+class GaussianNoisePLR(PrivateLogisticRegression):
+    """MUTANT: PLR whose noise is Gaussian with the claimed mean norm (not ∝ exp(−‖b‖/s))."""
+
+    def fit(self, X, y):
+        with _swapped(linear, "isotropic_noise", _noise_of_law(_gaussian)):
+            return super().fit(X, y)
+
+
+class GammaShapePLR(PrivateLogisticRegression):
+    """MUTANT: PLR whose noise norm is Gamma(d + 1) rescaled to the claimed mean (a shape off by one)."""
+
+    def fit(self, X, y):
+        with _swapped(linear, "isotropic_noise", _noise_of_law(_gamma_shape_plus_one)):
+            return super().fit(X, y)
+
+
+class Float32NoisePLR(PrivateLogisticRegression):
+    """MUTANT: PLR whose noise is drawn in single precision (a discrete support: the floating-point
+    attack of Mironov 2012)."""
+
+    def fit(self, X, y):
+        with _swapped(linear, "isotropic_noise", _noise_of_law(_float32)):
+            return super().fit(X, y)
+
+
+class LaplacePerCoordinatePLR(PrivateLogisticRegression):
+    """MUTANT: PLR whose noise is Laplace in each coordinate (the ℓ1 mechanism) instead of isotropic."""
+
+    def fit(self, X, y):
+        with _swapped(linear, "isotropic_noise", _noise_of_law(_laplace_per_coordinate)):
+            return super().fit(X, y)

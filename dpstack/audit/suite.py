@@ -274,6 +274,22 @@ def mutant_cases(epsilon=1.0, epsilon_source=4.0):
             "canaries",
             mu.DataNormNoisePLR.__doc__,
         ),
+        "noise drawn in single precision (PLR)": (
+            mu.Float32NoisePLR(epsilon=eps, lam=0.05, classes=[0, 1]),
+            X,
+            y,
+            {},
+            "law",
+            mu.Float32NoisePLR.__doc__,
+        ),
+        "Laplace noise per coordinate (PLR)": (
+            mu.LaplacePerCoordinatePLR(epsilon=eps, lam=0.05, classes=[0, 1]),
+            X,
+            y,
+            {},
+            "law",
+            mu.LaplacePerCoordinatePLR.__doc__,
+        ),
         "each coordinate clipped, not the row (PLR)": (
             mu.LinfClipPLR(epsilon=eps, lam=0.05, classes=[0, 1]),
             X,
