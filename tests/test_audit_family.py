@@ -62,9 +62,8 @@ def test_law_tests_have_their_size_and_see_scale_shape_direction_and_precision_e
     tests, _ = law_tests(blocks, dict.fromkeys(blocks, 1.0))
     assert min(p for _, p in tests) * len(tests) > 1e-3  # the claimed law passes
     labels = [label for label, _ in tests]
-    assert (
-        sum("scale" in t for t in labels) == 4 and sum("shape" in t for t in labels) == 2
-    )  # pooled per d: KS, likelihood ratio
+    assert sum("scale" in t for t in labels) == 5  # one per block and one pooled over the blocks
+    assert sum("shape" in t for t in labels) == 2  # pooled per d: KS, likelihood ratio
 
     def worst(noise, label):
         tests, _ = law_tests({"b": noise}, {"b": 1.0})
@@ -144,3 +143,43 @@ def test_a_level_whose_part_holds_one_class_is_audited():
     assert pairs["label_flip"][3][0] == -1
     with pytest.raises(ValueError, match="pass classes="):
         worst_case_neighbours(X[:5], np.zeros(5))
+
+
+# -- the blind spots of issue 39 and the power profiles ------------------------------------------------------
+def test_canary_data_is_public_and_at_the_extremes_of_the_bound():
+    from dpstack.audit.checks import canary_data
+
+    X, y = canary_data(40, 5, bound=2.0, kind="tiny", random_state=0)
+    assert np.allclose(np.linalg.norm(X, axis=1), 0.04) and set(y) == {0, 1}
+    X, _ = canary_data(40, 5, bound=2.0, kind="corners", random_state=0)
+    assert np.all(np.abs(X) == 40.0)
+    with pytest.raises(ValueError, match="kind"):
+        canary_data(4, 2, kind="nonsense")
+
+
+def test_scaled_noise_is_the_estimator_with_its_noise_scaled():
+    from dpstack.audit.mutants import scaled_noise
+
+    X, y = audit_data()
+    est = PrivateLogisticRegression(epsilon=1.0, lam=0.05, classes=[0, 1])
+    half = scaled_noise(est, 0.5)
+    assert isinstance(half, PrivateLogisticRegression) and half.get_params() == est.get_params()
+    assert type(clone(half)) is type(half) and type(scaled_noise(est, 0.5)) is type(half)
+    a = clone(est).set_params(random_state=3, diagnostics=True).fit(X, y)
+    b = clone(half).set_params(random_state=3, diagnostics=True).fit(X, y)
+    assert np.allclose(b.diagnostics_.noise, 0.5 * a.diagnostics_.noise)
+    with pytest.raises(ValueError, match="factor"):
+        scaled_noise(est, 0.0)
+
+
+@pytest.mark.parametrize("name", ["PLR", "PST-F"])
+def test_the_power_profile_catches_noise_scaled_by_0_8(name):
+    """Noise × 0.8 (ε_eff = 1.25 ε) is caught by the "power" profile; the genuine estimator passes it."""
+    from dpstack.audit.mutants import scaled_noise
+    from dpstack.audit.suite import audit_cases
+
+    est, X, y, fit_params = audit_cases()[name]
+    checks = ["law", "canaries"]
+    rep = audit_estimator(scaled_noise(est, 0.8), X, y, checks=checks, profile="power", **fit_params)
+    assert not rep.passed and "law" in set(rep.failures["check"])
+    assert audit_estimator(est, X, y, checks=checks, profile="power", **fit_params).passed

@@ -115,9 +115,13 @@ __all__ = [
     "seed_findings",
 ]
 
-#: sizes of a run: the default (CI) and the book's page
+#: sizes of a run: the default (CI), ``power`` and ``thorough`` (more real fits for the law of the
+#: noise: the sizes at which noise scaled by 0.8 and by 0.9 is caught, see the book's power table)
+#: and the book's page
 PROFILES = {
     "default": dict(n_runs=200, n_law_fits=60, n_stream_fits=40, n_draws=60, n_positions=3, n_unit_positions=12),
+    "power": dict(n_runs=200, n_law_fits=200, n_stream_fits=40, n_draws=60, n_positions=3, n_unit_positions=12),
+    "thorough": dict(n_runs=400, n_law_fits=800, n_stream_fits=60, n_draws=100, n_positions=4, n_unit_positions=20),
     "page": dict(n_runs=1000, n_law_fits=300, n_stream_fits=150, n_draws=200, n_positions=6, n_unit_positions=40),
 }
 #: the audit's family-wise error rate: a test rejects when its Holm-adjusted p-value (over every
@@ -1228,6 +1232,10 @@ def law_tests(samples, scales):
       likelihood-ratio test of the scale within the Gamma family (uniformly most powerful on
       each side), so it sees a noise scaled by c ≠ 1 with the most power a law test can have.
 
+    Over every block (when there are several): the same exact test on the sum over all blocks,
+    Σ_k Σ_i ‖b_ik‖/s_k ~ Gamma(m·Σ_k d_k, 1) — the most powerful test of a scale error shared by the
+    blocks (one code path draws them all).
+
     Over the blocks of the same dimension d, pooled (each block's norms divided by its own claimed
     scale, so the pooled sample has one law):
 
@@ -1258,6 +1266,7 @@ def law_tests(samples, scales):
         ``"block: mean ‖b‖ / (d·s)"``, 1 when the scale is right.
     """
     tests, ratios, pooled = [], [], {}
+    total_all, dims_all = 0.0, 0
     for name, noise in samples.items():
         noise = np.atleast_2d(noise)
         m, d = noise.shape
@@ -1270,6 +1279,10 @@ def law_tests(samples, scales):
         tests.append((f"{name}: scale (Σ‖b‖/s ~ Gamma(m·d))", min(1.0, 2.0 * min(law.cdf(total), law.sf(total)))))
         ratios.append(f"{name}: {total / (m * d):.2f}")
         pooled.setdefault(d, []).append((noise, r))
+        total_all, dims_all = total_all + total, dims_all + m * d
+    if len(ratios) > 1:  # one scale shared by every block: the most powerful test of a common scale error
+        law = stats.gamma(dims_all)
+        tests.append(("every block: scale (pooled)", min(1.0, 2.0 * min(law.cdf(total_all), law.sf(total_all)))))
     for d, parts in sorted(pooled.items()):
         noise = np.vstack([n for n, _ in parts])
         r = np.concatenate([rr for _, rr in parts])
@@ -1691,14 +1704,66 @@ def check_tuning(s):
             loss = float(np.nan_to_num(loss, nan=np.inf).max())
             if loss > worst:
                 worst, where = loss, f"held-out record {int(i)} ({kind})"
-    ok = disjoint and same_parts and worst <= eps * (1 + 1e-9)
+    # training records too: the selection must read them only through the candidates' releases
+    # (post-processing); the audit recomputes P from its own refits of the candidates and the held-out part
+    training = np.concatenate(parts[:-1]) if len(parts) > 1 else np.zeros(0, dtype=int)
+    cases = [("D", s.X, s.y)]
+    for i in s.rng.choice(training, size=min(s.size["n_positions"], training.size), replace=False):
+        yp = s.y.copy()
+        yp[i] = classes[1] if s.y[i] == classes[0] else classes[0]
+        cases.append((f"training record {int(i)} (label)", s.X, yp))
+        Xp, yp = s.replaced(s.X, s.y, int(i), "far", s.rng)
+        cases.append((f"training record {int(i)} (far)", Xp, yp))
+    utility_gap, utility_where = 0.0, ""
+    for label, Xc, yc in cases:
+        try:
+            gap = _utility_gap(s, Xc, yc, seed, eps)
+        except TypeError as exc:
+            utility_gap, utility_where = np.nan, str(exc)
+            break
+        if gap > utility_gap:
+            utility_gap, utility_where = gap, label
+    utility_ok = not utility_gap > 1e-6  # nan (not recomputable) is not a failure
+    ok = disjoint and same_parts and worst <= eps * (1 + 1e-9) and utility_ok
     detail = (
         f"{len(parts)} parts, disjoint and covering: {disjoint}; the same on every neighbour: {same_parts}; "
-        f"largest |log P(g | D) − log P(g | D')| {worst:.3f} at {where} vs ε_select {eps:g}"
+        f"largest |log P(g | D) − log P(g | D')| {worst:.3f} at {where} vs ε_select {eps:g}; "
+        f"P recomputed from the candidates' releases and the held-out errors on D and {len(cases) - 1} neighbours "
+        f"with a training record changed: largest |log P − log P_audit| {utility_gap:.2g}"
+        + (f" ({utility_where})" if utility_where else "")
     )
     return [
         _row("tuning", "tuning: disjoint parts, exact loss of the selection", worst, eps, PASS if ok else FAIL, detail)
     ]
+
+
+def _utility_gap(s, X, y, seed, eps):
+    """Largest |log P(g) − log P_audit(g)|: the tuner's selection probabilities (read from a twin with
+    ``diagnostics=True``) against those the audit computes itself from the exponential mechanism on
+    the held-out errors of the candidates it refits with the tuner's seeds (candidate g gets stream
+    g + 2 of ``spawn_streams(random_state, G + 2)``)."""
+    from dpstack.tuning import selection_probabilities
+
+    twin = s.fit(seed, X, y, diagnostics=True)
+    parts = [np.asarray(p) for p in twin.diagnostics_.parts]
+    settings = list(ParameterGrid(s.params["param_grid"]))
+    streams = spawn_streams(seed, len(settings) + 2)
+    held_out = parts[-1]
+    inner = s.clone().get_params(deep=False)["estimator"]
+    errors = []
+    for g, setting in enumerate(settings):
+        cand = copy.deepcopy(inner).set_params(**setting, random_state=streams[2 + g])
+        if "classes" in cand.get_params(deep=False) and cand.get_params(deep=False)["classes"] is None:
+            cand.set_params(classes=list(twin.classes_))
+        cand.fit(X[parts[g]], y[parts[g]])
+        errors.append(int(np.sum(cand.predict(X[held_out]) != y[held_out])))
+    mine = selection_probabilities(-np.asarray(errors, dtype=float), eps, 1.0)
+    theirs = np.asarray(twin.diagnostics_.probabilities, dtype=float)
+    if theirs.shape != mine.shape:
+        raise TypeError("the tuner's selection probabilities do not have one entry per setting")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gap = np.where((mine > 0) | (theirs > 0), np.abs(np.log(mine) - np.log(theirs)), 0.0)
+    return float(np.nan_to_num(gap, nan=np.inf).max())
 
 
 # ====================================================================== (h) composition
@@ -1770,9 +1835,10 @@ def audit_estimator(estimator, X, y, checks=None, random_state=0, profile="defau
         Keys of :data:`CHECKS` to run (default: all).
     random_state : int or Generator
         Seeds every fit and draw of the audit.
-    profile : {"default", "page"} or dict
-        Sizes of the run (:data:`PROFILES`): "default" is small enough for CI, "page" is the
-        book's.
+    profile : {"default", "power", "thorough", "page"} or dict
+        Sizes of the run (:data:`PROFILES`): "default" is small enough for CI; "power" and
+        "thorough" fit the law of the noise on 200 and 800 real fits (the sizes at which noise
+        scaled by 0.8 and by 0.9 is caught, see the book's power table); "page" is the book's.
     progress : bool or None
         A progress bar (tqdm) over the checks and the black-box fits; ``None`` shows it in a
         terminal when the black-box test makes at least 1,000 fits per side.

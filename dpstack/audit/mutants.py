@@ -65,6 +65,8 @@ The blind spots the review of issue 39 found (each caught by the check named):
 * :class:`LinfClipPLR` — each coordinate clipped to [−B, B] instead of the row's norm (``canaries``).
 * :class:`Float32NoisePLR` — the noise drawn in single precision (``law``: its precision test).
 * :class:`LaplacePerCoordinatePLR` — Laplace noise per coordinate instead of isotropic (``law``).
+* :class:`TrainingUtilityTuning` — private tuning that scores the candidates on their training rows
+  (``tuning``: the selection recomputed from the candidates' releases and the held-out part).
 * :class:`GaussianNoisePLR`, :class:`GammaShapePLR` — a norm law with the claimed mean but another
   shape (``law``: its shape tests; low power at the default profile, see the book's power table).
 """
@@ -124,6 +126,8 @@ __all__ = [
     "GammaShapePLR",
     "Float32NoisePLR",
     "LaplacePerCoordinatePLR",
+    "scaled_noise",
+    "TrainingUtilityTuning",
     "MUTANTS",
 ]
 
@@ -657,4 +661,74 @@ class LaplacePerCoordinatePLR(PrivateLogisticRegression):
 
     def fit(self, X, y):
         with _swapped(linear, "isotropic_noise", _noise_of_law(_laplace_per_coordinate)):
+            return super().fit(X, y)
+
+
+_SCALED = {}
+
+
+def scaled_noise(estimator, factor):
+    """MUTANT factory: ``estimator`` with every noise vector of its ``fit`` multiplied by ``factor``.
+
+    The noise of every dpstack mechanism is drawn by ``isotropic_noise``; the returned estimator
+    (an instance of a subclass of the estimator's class, with the same parameters) draws it
+    ``factor`` times too large (``factor`` < 1: less noise than claimed, ε_eff ≈ ε/factor), every
+    attribute truthful. The power table of the audit measures how often each check sees it.
+
+    Parameters
+    ----------
+    estimator : a dpstack estimator (unfitted)
+    factor : float > 0
+
+    Returns
+    -------
+    estimator of class ``ScaledNoise<factor><class name>``
+    """
+    factor = float(factor)
+    if not factor > 0:
+        raise ValueError(f"factor must be > 0, got {factor!r}")
+    base = type(estimator)
+    key = (base, factor)
+    if key not in _SCALED:
+        original_linear, original_mpl = linear.isotropic_noise, mpl_estimator.isotropic_noise
+
+        def noise_linear(dim, scale, random_state=None, size=None):
+            return original_linear(dim, scale, random_state, size) * factor
+
+        def noise_mpl(dim, scale, random_state=None, size=None):
+            return original_mpl(dim, scale, random_state, size) * factor
+
+        def fit(self, *args, **kwargs):
+            with (
+                _swapped(linear, "isotropic_noise", noise_linear),
+                _swapped(mpl_estimator, "isotropic_noise", noise_mpl),
+            ):
+                return base.fit(self, *args, **kwargs)
+
+        doc = f"MUTANT: {base.__name__} whose noise is {factor:g} times the claimed one (ε_eff ≈ ε/{factor:g})."
+        _SCALED[key] = type(f"ScaledNoise{factor:g}{base.__name__}", (base,), {"fit": fit, "__doc__": doc})
+    return _SCALED[key](**estimator.get_params(deep=False))
+
+
+class TrainingUtilityTuning(PrivateParameterTuning):
+    """MUTANT: private tuning whose exponential mechanism scores each candidate by its errors on the
+    rows it was trained on, not on the held-out part (parts, ledger and sensitivity as claimed): the
+    selection reads training records directly, not only through the candidates' releases."""
+
+    def fit(self, X, y):
+        fitted = []
+        cls = type(self.estimator)
+        original_fit, original_probabilities = cls.fit, tuning.selection_probabilities
+
+        def recording_fit(est, Xp, yp, *args, **kwargs):
+            out = original_fit(est, Xp, yp, *args, **kwargs)
+            fitted.append((est, np.asarray(Xp), np.asarray(yp)))
+            return out
+
+        def training_probabilities(utilities, epsilon, sensitivity=1.0):
+            candidates = fitted[-len(utilities) :]
+            scores = [-float(np.sum(est.predict(Xp) != yp)) for est, Xp, yp in candidates]
+            return original_probabilities(np.asarray(scores), epsilon, sensitivity)
+
+        with _swapped(cls, "fit", recording_fit), _swapped(tuning, "selection_probabilities", training_probabilities):
             return super().fit(X, y)

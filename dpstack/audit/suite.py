@@ -53,7 +53,10 @@ CHECK_TEXT = {
     ),
     "exact": ("the exact loss of each level at the ledger's ε", "a level spending another part's or domain's ε"),
     "blackbox": ("the whole release vector, a canary, a learned distinguisher", "any large leak the release shows"),
-    "tuning": ("the parts and the selection of private tuning", "a selection with the wrong sensitivity"),
+    "tuning": (
+        "the parts and the selection of private tuning, held-out and training records changed",
+        "a selection with the wrong sensitivity, a utility scored on the training rows",
+    ),
     "composition": ("the ledger's ε per domain", "a ledger above the claim"),
 }
 
@@ -225,6 +228,18 @@ def mutant_cases(epsilon=1.0, epsilon_source=4.0):
             {},
             "tuning",
             mu.NoHalfSelectionTuning.__doc__,
+        ),
+        "utility scored on the training rows (tuning)": (
+            mu.TrainingUtilityTuning(
+                mu.PrivateLogisticRegression(epsilon=eps, classes=[0, 1]),
+                {"lam": [0.01, 0.1, 1.0]},
+                epsilon_select=eps,
+            ),
+            X,
+            y,
+            {},
+            "tuning",
+            mu.TrainingUtilityTuning.__doc__,
         ),
         "feature means released with little noise (PLR)": (
             mu.NoisyMeanPLR(epsilon=eps, lam=0.05, classes=[0, 1]),
