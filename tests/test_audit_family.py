@@ -183,3 +183,28 @@ def test_the_power_profile_catches_noise_scaled_by_0_8(name):
     rep = audit_estimator(scaled_noise(est, 0.8), X, y, checks=checks, profile="power", **fit_params)
     assert not rep.passed and "law" in set(rep.failures["check"])
     assert audit_estimator(est, X, y, checks=checks, profile="power", **fit_params).passed
+
+
+def test_the_blackbox_likelihood_ratio_sees_what_the_learned_distinguishers_miss():
+    """Noise × 0.05 (ε_eff ≈ 20 ε): the likelihood ratio under the declared law, on the public worst-case
+    canary, rejects the claim (the old black box, learned distinguishers on the user's data, never did)."""
+    from dpstack.audit.mutants import scaled_noise
+
+    X, y = audit_data()
+    est = PrivateLogisticRegression(epsilon=1.0, lam=0.05, classes=[0, 1])
+    rep = audit_estimator(scaled_noise(est, 0.05), X, y, checks="blackbox")
+    tests = rep.tests.set_index("test")
+    lr = [t for t in tests.index if "label flipped: likelihood ratio under the declared law" in t]
+    assert lr and tests.loc[lr[0], "rejected"], tests.to_string()
+    assert rep.checks.iloc[0]["verdict"] == "FAIL"
+    assert audit_estimator(est, X, y, checks="blackbox").passed
+
+
+def test_unequal_parties_keeps_the_parties_and_unbalances_their_sizes():
+    from dpstack.audit.checks import unequal_parties
+
+    parties = np.repeat(np.arange(7), 4)
+    canary = unequal_parties(parties)
+    sizes = np.unique(canary, return_counts=True)[1]
+    assert sizes.size == 7 and sizes[0] == 16 and sizes[1:].min() >= 1 and sizes.sum() == 28
+    assert unequal_parties(np.arange(3)) is None  # one row per party: nothing to make unequal

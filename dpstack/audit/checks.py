@@ -38,7 +38,8 @@ at the object a user holds and at what ``fit`` does around the noise:
     A black-box lower bound on ε from the whole release vector (nested releases included):
     fits on D and on D' with a canary record (a far-away record with the other label, or a
     party's data relabelled), a learned distinguisher (logistic regression on the release
-    vectors) and a likelihood-ratio-style projection on the difference of the mean releases,
+    vectors), a projection on the difference of the mean releases and, for PLR and PLR-FS, the
+    likelihood ratio of each release under the declared law (the optimal test of the claim),
     Clopper–Pearson intervals on the two error rates (Jagielski et al. 2020; Tramèr et al. 2022;
     Bichsel et al. 2021).
 ``tuning``
@@ -78,7 +79,7 @@ from scipy import special, stats
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 
-from dpstack.audit.exact import max_privacy_loss, sample_outputs
+from dpstack.audit.exact import max_privacy_loss, output_vector, sample_outputs
 from dpstack.audit.laws import recover_noise
 from dpstack.audit.levels import mechanism_levels
 from dpstack.audit.neighbours import neighbour_kwargs, worst_case_neighbours
@@ -1009,19 +1010,102 @@ def canary_data(n_samples, n_features, bound=1.0, kind="tiny", random_state=0):
     return X, np.arange(n_samples) % 2
 
 
+#: the recovered noise of one seed may differ between datasets by the solvers' precision only
+IDENTITY_TOL = 1e-5
+
+
+def _noise_identity(s, datasets):
+    """Largest relative difference between the noise vectors recovered, with one seed, on several
+    datasets: the noise is drawn from the seed alone, so it may not change with the data. A noise
+    scale (or a minimiser) that depends on the data shows as a difference far above the solvers'
+    precision. Returns (difference, where)."""
+    seed = s.seed()
+    recovered = []
+    for X, y, fp in datasets:
+        view, _ = ledger_view(s.fit(seed, X, y, fp))
+        try:
+            recovered.append(
+                {b.name: (np.asarray(b.noise, dtype=float), b.scale) for b in recover_noise(view, X, y, fp, {})}
+            )
+        except TypeError:
+            return 0.0, "the noise cannot be read back"
+    gap, where = 0.0, "identical"
+    for other in recovered[1:]:
+        for name, (b0, scale) in recovered[0].items():
+            if name not in other or other[name][0].shape != b0.shape:
+                return np.inf, f"{name}: another noise block"
+            diff = float(np.linalg.norm(other[name][0] - b0)) / (float(scale) * np.sqrt(b0.size) + 1e-300)
+            if diff > gap:
+                gap, where = diff, name
+    return gap, where
+
+
+def _identity_p(gap):
+    """The noise identity as a test of the family: p = 0 when it fails (a deterministic finding)."""
+    return 0.0 if not gap <= IDENTITY_TOL else 1.0
+
+
+def unequal_parties(parties):
+    """The same number of parties, of very unequal sizes: party 0 takes half of the rows, the others
+    share the rest (each keeps at least one row). A public canary assignment: a mechanism that
+    weighs parties by their size behaves as claimed only when the sizes are equal."""
+    labels = np.unique(np.asarray(parties))
+    n, M = np.asarray(parties).size, labels.size
+    if n < 2 * M:
+        return None
+    first = max(1, n - 2 * (M - 1), n // 2) if M > 1 else n
+    first = min(first, n - (M - 1))
+    rest = np.array_split(np.arange(n - first), M - 1) if M > 1 else []
+    out = np.empty(n, dtype=labels.dtype)
+    out[:first] = labels[0]
+    for k, rows in enumerate(rest, start=1):
+        out[first + rows] = labels[k]
+    return out
+
+
+def _party_canaries(s, name):
+    """MPL: the law of the noise with the parties of very unequal sizes (:func:`unequal_parties`)."""
+    parties = unequal_parties(s.fit_params["parties"])
+    if parties is None:
+        return [_row("canaries", name, None, None, NA, "too few rows to make the parties' sizes unequal")]
+    fp = dict(s.fit_params, parties=parties)
+    m = max(20, s.size["n_law_fits"])
+    samples, scales, cache = {}, {}, {}
+    for _ in range(m):
+        f = s.fit(s.seed(), s.X, s.y, fp)
+        view, missing = ledger_view(f)
+        if missing:
+            return [_row("canaries", name, None, None, NA, f"the ledger does not map onto the release: {missing}")]
+        for blk in recover_noise(view, s.X, s.y, fp, cache):
+            samples.setdefault(blk.name, []).append(blk.noise)
+            scales[blk.name] = blk.scale
+    tests, ratios = law_tests({k: np.array(v, dtype=float) for k, v in samples.items()}, scales)
+    tests = [(f"unequal parties: {lab}", pv) for lab, pv in tests]
+    gap, where = _noise_identity(s, [(s.X, s.y, s.fit_params), (s.X, s.y, fp)])
+    tests.append((f"unequal parties: the same noise as on the user's parties, one seed ({where})", _identity_p(gap)))
+    p_min = min((pv for _, pv in tests), default=1.0)
+    verdict = FAIL if p_min * max(1, len(tests)) < ALPHA else PASS  # alone: Bonferroni; in the audit: Holm
+    sizes = np.unique(parties, return_counts=True)[1]
+    detail = f"{m} fits, parties of sizes {sizes.tolist()}; scale ratio {'; '.join(ratios[:2])}"
+    return [_row("canaries", name, p_min, ALPHA, verdict, detail, tests=tests)]
+
+
 def check_canaries(s):
     """The law of the noise on public canary datasets at the extremes of the norm bound."""
     name = "worst-case canaries: law of the noise on public data at the bound"
-    if s.tuning or s.multiparty:
-        return [_row("canaries", name, None, None, NA, "the canaries replace the rows of one dataset")]
-    p = s.params
-    bound = float(p.get("norm_bound", 1.0) or 1.0) * float(p.get("row_scale", 1.0) or 1.0)
+    if s.tuning:
+        return [_row("canaries", name, None, None, NA, "the candidates' law is tested by the law check")]
+    if s.multiparty:
+        return _party_canaries(s, name)
+    bound = _public_bound(s)
     m = max(20, s.size["n_law_fits"] // 2)
     tests, ratios = [], []
     classes = s.classes()
+    used = []
     for label, kind in CANARIES.items():
         Xc, yc = canary_data(s.X.shape[0], s.X.shape[1], bound, kind, random_state=s.seed())
         yc = classes[yc]
+        used.append((Xc, yc))
         samples, scales = {}, {}
         for _ in range(m):
             f = s.fit(s.seed(), Xc, yc)
@@ -1038,9 +1122,14 @@ def check_canaries(s):
         t, r = law_tests({k: np.array(v, dtype=float) for k, v in samples.items()}, scales)
         tests += [(f"{label}: {lab}", pv) for lab, pv in t]
         ratios += [f"{label}: {x}" for x in r[:2]]
+    gap, where = _noise_identity(s, [(s.X, s.y, s.fit_params)] + [(Xc, yc, s.fit_params) for Xc, yc in used])
+    tests.append((f"every canary: the same noise as on the user's data, one seed ({where})", _identity_p(gap)))
     p_min = min((pv for _, pv in tests), default=1.0)
     verdict = FAIL if p_min * max(1, len(tests)) < ALPHA else PASS  # alone: Bonferroni; in the audit: Holm
-    detail = f"{m} fits per canary dataset, bound B = {bound:g}; scale ratio {'; '.join(ratios[:4])}"
+    detail = (
+        f"{m} fits per canary dataset, bound B = {bound:g}; noise recovered with one seed on the user's data and "
+        f"on each canary: largest relative difference {gap:.1e}; scale ratio {'; '.join(ratios[:4])}"
+    )
     return [_row("canaries", name, p_min, ALPHA, verdict, detail, tests=tests)]
 
 
@@ -1166,6 +1255,24 @@ def weighted_law_pvalues(noise, scale, weights):
     return p_norm, p_dir, ratio
 
 
+def _weighted_scale_p(noise, scale, weights, min_effective=50):
+    """Two-sided p-value of the scale from the importance-weighted mean norm (normal approximation,
+    the delta-method variance of a self-normalised weighted mean); ``None`` below ``min_effective``
+    effective samples, where the approximation is not trusted."""
+    noise = np.atleast_2d(np.asarray(noise, dtype=float))
+    w = np.asarray(weights, dtype=float)
+    w = w / w.sum()
+    n_eff = 1.0 / float(np.sum(w * w))
+    if n_eff < min_effective:
+        return None
+    d = noise.shape[1]
+    r = np.linalg.norm(noise, axis=1) / float(scale)
+    mean = float(np.sum(w * r))
+    se = float(np.sqrt(np.sum(w * w * (r - mean) ** 2)))
+    se = max(se, np.sqrt(d / n_eff) * 0.5)  # never below half the null's own standard error
+    return float(min(1.0, 2.0 * stats.norm.sf(abs(mean - d) / se)))
+
+
 def check_law(s):
 
     m = s.size["n_law_fits"]
@@ -1211,9 +1318,13 @@ def check_law(s):
     if s.tuning:
         tests, ratios = [], []
         for name, noise in samples.items():
-            p_norm, p_dir, ratio = weighted_law_pvalues(noise, scales[name], np.array(weights[name]))
+            w = np.array(weights[name])
+            p_norm, p_dir, ratio = weighted_law_pvalues(noise, scales[name], w)
             ratios.append(f"{name}: {ratio:.2f}")
             tests += [(f"{name}: norm (weighted KS)", p_norm), (f"{name}: direction (weighted KS)", p_dir)]
+            p_scale = _weighted_scale_p(noise, scales[name], w)
+            if p_scale is not None:
+                tests.append((f"{name}: scale (weighted mean)", p_scale))
     else:
         tests, ratios = law_tests(samples, scales)
     p_min = min((p for _, p in tests), default=1.0)
@@ -1506,6 +1617,27 @@ def _exact_output(s, f):
 
 
 # ====================================================================== (f) black box
+def _public_worst_case(s):
+    """A neighbouring pair on public data where the release moves the most: every row far inside the
+    bound (:func:`canary_data` "tiny": the data's curvature adds almost nothing to the ridge), and one
+    record at the bound whose label is flipped (:func:`~dpstack.audit.worst_case_neighbours`). On the
+    user's data the other rows' curvature shrinks what one record can move, and a black-box test sees
+    a fraction of the claimed ε only. ``None`` where the audit does not know the bound."""
+    if not isinstance(s.template, (PrivateLogisticRegression, FeatureSplitLogisticRegression)):
+        return None
+    Xc, yc = canary_data(s.X.shape[0], s.X.shape[1], _public_bound(s), "tiny", random_state=s.seed())
+    classes = s.classes()
+    if classes.size != 2:
+        return None
+    return worst_case_neighbours(Xc, classes[yc], index=0, **neighbour_kwargs(s.template))["label_flip"]
+
+
+def _public_bound(s):
+    """The public row bound the estimator states (norm_bound × row_scale; 1 when it states none)."""
+    p = s.params
+    return float(p.get("norm_bound", 1.0) or 1.0) * float(p.get("row_scale", 1.0) or 1.0)
+
+
 def _canaries(s):
     """(label, (X, y, fit_params) of D, of D', claimed-ε domain) for the black-box test."""
     out = []
@@ -1522,6 +1654,16 @@ def _canaries(s):
             "target" if s.transfer else "D",
         )
     )
+    worst = _public_worst_case(s)
+    if worst is not None:
+        out.append(
+            (
+                "canary: public rows far inside the bound, one record at the bound with its label flipped",
+                (worst[0], worst[1], s.fit_params),
+                (worst[2], worst[3], s.fit_params),
+                "target" if s.transfer else "D",
+            )
+        )
     if s.transfer:
         Xs, ys = np.asarray(s.fit_params["X_source"], dtype=float), np.asarray(s.fit_params["y_source"])
         Xsp, ysp = s.replaced(Xs, ys, 0, "far", s.rng)
@@ -1613,6 +1755,27 @@ def ratio_pvalue(counts, epsilon):
     return float(min(1.0, math.exp(hi)))
 
 
+def _declared_density(s):
+    """Whether the audit knows the density the estimator declares for its release (PLR, PLR-FS)."""
+    return not (s.transfer or s.multiparty or s.tuning) and isinstance(
+        s.template, (PrivateLogisticRegression, FeatureSplitLogisticRegression)
+    )
+
+
+def _likelihood_ratio_bound(s, D, Dp, WD, WP, conf):
+    """The threshold test on the most powerful score there is when the declared law holds: the
+    privacy loss log p(w | D) − log p(w | D') of each released w under the declared mechanism
+    (:func:`~dpstack.audit.exact_privacy_loss`, the Neyman–Pearson statistic). Any score gives a
+    valid lower bound; this one is optimal for the claim, so it reaches the largest ε_lo."""
+    from dpstack.audit.exact import exact_privacy_loss
+
+    (X, y, _), (Xp, yp, _) = D, Dp
+    reference = s.fit(s.seed(), X, y)
+    sD = exact_privacy_loss(reference, X, y, Xp, yp, WD)
+    sP = exact_privacy_loss(reference, X, y, Xp, yp, WP)
+    return epsilon_lower_bound_from_scores(sD, sP, conf, random_state=s.rng)
+
+
 def check_blackbox(s, progress=False):
     n = s.size["n_runs"]
     claims = s.claims()
@@ -1626,10 +1789,15 @@ def check_blackbox(s, progress=False):
             from tqdm.auto import tqdm
 
             it = tqdm(it, desc=f"black box: {label}", leave=False)
-        RD, RP = [], []
+        RD, RP, WD, WP = [], [], [], []
+        declared = _declared_density(s)
         for _ in it:
-            RD.append(release_numbers(s.fit(s.seed(), *D)))
-            RP.append(release_numbers(s.fit(s.seed(), *Dp)))
+            fD, fP = s.fit(s.seed(), *D), s.fit(s.seed(), *Dp)
+            RD.append(release_numbers(fD))
+            RP.append(release_numbers(fP))
+            if declared:
+                WD.append(output_vector(fD))
+                WP.append(output_vector(fP))
         lens = {v.size for v in RD + RP}
         claim = claims.get(domain, max(claims.values()))
         if len(lens) > 1:  # the shape of the release depends on the data
@@ -1637,6 +1805,11 @@ def check_blackbox(s, progress=False):
             tests.append((f"{label}: release length", 0.0))
         else:
             eps_lo, name, res, results = _distinguish(np.array(RD), np.array(RP), conf, s.rng)
+            if declared:
+                lr = _likelihood_ratio_bound(s, D, Dp, np.array(WD), np.array(WP), conf)
+                results.append(("likelihood ratio under the declared law", lr))
+                if lr.epsilon_lo > eps_lo:
+                    eps_lo, name, res = lr.epsilon_lo, "likelihood ratio under the declared law", lr
             tests += [(f"{label}: {how}", ratio_pvalue(r.counts, claim)) for how, r in results]
         counts = "" if res is None else f", counts {res.counts}"
         rows_detail.append(f"{label}: ε_lo {eps_lo:.2f} vs ε {claim:g} ({name}{counts})")
@@ -1870,7 +2043,7 @@ def audit_estimator(estimator, X, y, checks=None, random_state=0, profile="defau
     >>> X, y = audit_data()
     >>> report = audit_estimator(PrivateLogisticRegression(epsilon=1.0, lam=0.05, classes=[0, 1]), X, y)
     >>> report.passed, len(report.checks)
-    (True, 11)
+    (True, 14)
 
     A transfer model takes its source data, a multiparty model its parties, as ``fit`` does:
     ``audit_estimator(SimComb(classes=[0, 1]), X, y, X_source=Xs, y_source=ys)``.

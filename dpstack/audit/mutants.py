@@ -65,6 +65,8 @@ The blind spots the review of issue 39 found (each caught by the check named):
 * :class:`LinfClipPLR` — each coordinate clipped to [−B, B] instead of the row's norm (``canaries``).
 * :class:`Float32NoisePLR` — the noise drawn in single precision (``law``: its precision test).
 * :class:`LaplacePerCoordinatePLR` — Laplace noise per coordinate instead of isotropic (``law``).
+* :class:`SizeWeightedAverageMPL` — MPL avg weighted by party size (``canaries``: parties of
+  unequal sizes).
 * :class:`TrainingUtilityTuning` — private tuning that scores the candidates on their training rows
   (``tuning``: the selection recomputed from the candidates' releases and the held-out part).
 * :class:`GaussianNoisePLR`, :class:`GammaShapePLR` — a norm law with the claimed mean but another
@@ -128,6 +130,7 @@ __all__ = [
     "LaplacePerCoordinatePLR",
     "scaled_noise",
     "TrainingUtilityTuning",
+    "SizeWeightedAverageMPL",
     "MUTANTS",
 ]
 
@@ -732,3 +735,20 @@ class TrainingUtilityTuning(PrivateParameterTuning):
 
         with _swapped(cls, "fit", recording_fit), _swapped(tuning, "selection_probabilities", training_probabilities):
             return super().fit(X, y)
+
+
+class SizeWeightedAverageMPL(MultipartyPrivateClassifier):
+    """MUTANT: MPL avg whose global model is the local models' average weighted by party size (the
+    sensitivity 2/(Mλ) holds for the plain average only: a large party moves the weighted one more)."""
+
+    def fit(self, X, y, parties, X_aux=None):
+        original = mpl_estimator.fit_local_logistic
+
+        def weighted(X, y_idx, party_idx, M, *args, **kwargs):
+            coefs, it = original(X, y_idx, party_idx, M, *args, **kwargs)
+            sizes = np.bincount(np.asarray(party_idx), minlength=M).astype(float)
+            w = M * sizes / sizes.sum()
+            return coefs * w.reshape((M,) + (1,) * (np.ndim(coefs) - 1)), it
+
+        with _swapped(mpl_estimator, "fit_local_logistic", weighted):
+            return super().fit(X, y, parties, X_aux)

@@ -229,6 +229,14 @@ def mutant_cases(epsilon=1.0, epsilon_source=4.0):
             "tuning",
             mu.NoHalfSelectionTuning.__doc__,
         ),
+        "average weighted by party size (MPL avg)": (
+            mu.SizeWeightedAverageMPL("avg", epsilon=eps, lam=1.0, classes=[0, 1]),
+            Xm,
+            ym,
+            mp,
+            "canaries",
+            mu.SizeWeightedAverageMPL.__doc__,
+        ),
         "utility scored on the training rows (tuning)": (
             mu.TrainingUtilityTuning(
                 mu.PrivateLogisticRegression(epsilon=eps, classes=[0, 1]),
