@@ -208,3 +208,12 @@ def test_unequal_parties_keeps_the_parties_and_unbalances_their_sizes():
     sizes = np.unique(canary, return_counts=True)[1]
     assert sizes.size == 7 and sizes[0] == 16 and sizes[1:].min() >= 1 and sizes.sum() == 28
     assert unequal_parties(np.arange(3)) is None  # one row per party: nothing to make unequal
+
+
+def test_scale_power_counts_the_audits_that_catch_a_scaled_noise():
+    from dpstack.audit.suite import audit_cases, scale_power
+
+    cases = {"PLR": audit_cases()["PLR"]}
+    table = scale_power(factors=(0.5,), profile="default", n_repeats=2, cases=cases, checks=["law"])
+    row = table.iloc[0]
+    assert row["caught"] == 2 and row["runs"] == 2 and row["ε_eff"] == 2.0 and "law 2" in row["caught by"]

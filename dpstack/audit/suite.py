@@ -33,6 +33,7 @@ __all__ = [
     "audit_table",
     "mutant_table",
     "check_catalogue",
+    "scale_power",
     "CHECK_TEXT",
 ]
 
@@ -48,11 +49,14 @@ CHECK_TEXT = {
     "split": ("a composed model's parts on neighbours, one seed", "overlapping parts, a split that reads the data"),
     "law": ("the law of the noise at the ledger's ε", "noise calibrated for another ε than the ledger's"),
     "canaries": (
-        "the law of the noise on public data far inside and far outside the bound",
-        "a sensitivity taken from the data, clipping of the wrong norm",
+        "the law and the identity of the noise on public data far inside and outside the bound, unequal parties",
+        "a sensitivity taken from the data, clipping of the wrong norm, parties weighted by size",
     ),
     "exact": ("the exact loss of each level at the ledger's ε", "a level spending another part's or domain's ε"),
-    "blackbox": ("the whole release vector, a canary, a learned distinguisher", "any large leak the release shows"),
+    "blackbox": (
+        "the whole release vector, canaries, learned distinguishers and the likelihood ratio under the declared law",
+        "any large leak the release shows",
+    ),
     "tuning": (
         "the parts and the selection of private tuning, held-out and training records changed",
         "a selection with the wrong sensitivity, a utility scored on the training rows",
@@ -442,4 +446,49 @@ def check_catalogue(mutants=None, genuine=None, power=None):
         if genuine is not None and key in genuine:
             row["false positives"] = int((genuine[key] == FAIL).sum())
         rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def scale_power(factors=(0.8, 0.9), profile="power", n_repeats=10, cases=None, checks=None):
+    """How often the audit catches noise scaled by each factor: one row per estimator and factor.
+
+    Every estimator of ``cases`` (default :func:`audit_cases`) is wrapped by
+    :func:`~dpstack.audit.mutants.scaled_noise` (every noise vector of its ``fit`` multiplied by the
+    factor, every attribute truthful; ε_eff ≈ ε/factor) and audited with ``random_state`` 0, 1, …,
+    ``n_repeats`` − 1. ``checks``: the statistical checks by default (the others compare exact
+    quantities and do not see a scale error; the family of tests is the full audit's).
+
+    Returns
+    -------
+    pandas.DataFrame with ``estimator``, ``factor``, ``ε_eff``, ``profile``, ``caught``, ``runs``,
+    ``caught by`` (check → count) and ``median wall time (s)`` of one audit.
+    """
+    from .mutants import scaled_noise
+
+    cases = audit_cases() if cases is None else cases
+    checks = ["streams", "law", "canaries", "blackbox"] if checks is None else checks
+    rows = []
+    for name, (est, X, y, fp, *_rest) in cases.items():
+        for c in factors:
+            mutant = scaled_noise(est, c)
+            caught, walls, by = 0, [], {}
+            for r in range(int(n_repeats)):
+                t0 = time.perf_counter()
+                rep = audit_estimator(mutant, X, y, checks=checks, random_state=r, profile=profile, **fp)
+                walls.append(time.perf_counter() - t0)
+                caught += not rep.passed
+                for key in rep.failures["check"]:
+                    by[key] = by.get(key, 0) + 1
+            rows.append(
+                {
+                    "estimator": name,
+                    "factor": float(c),
+                    "ε_eff": 1.0 / float(c),
+                    "profile": profile if isinstance(profile, str) else "custom",
+                    "caught": caught,
+                    "runs": int(n_repeats),
+                    "caught by": ", ".join(f"{k} {v}" for k, v in sorted(by.items())),
+                    "median wall time (s)": float(np.median(walls)),
+                }
+            )
     return pd.DataFrame(rows)
