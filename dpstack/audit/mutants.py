@@ -55,7 +55,7 @@ wrong is around the noise). :func:`dpstack.audit.audit_estimator` must catch eac
 * :class:`NoHalfSelectionTuning` — private tuning whose exponential mechanism forgets the 2 in
   exp(ε·u/(2Δ)).
 
-The blind spots the review of issue 39 found (each caught by the check named):
+The blind spots an independent review found in that audit (each caught by the check named):
 
 * :class:`BootstrapSplitPST` — D_l and D_h drawn with replacement (``split``).
 * :class:`StratifiedSplitPST` — the split stratified by the private labels (``split``).
@@ -537,7 +537,7 @@ MUTANTS = {
 }
 
 
-# ---------------------------------------------------------------------- issue 39: the blind spots that remained
+# ---------------------------------------------------------------------- the blind spots a review found
 class BootstrapSplitPST(PrivateStackingClassifier):
     """MUTANT: PST whose D_l and D_h are bootstrap samples of the data (drawn with replacement, by
     index only): a record can sit in both parts, or twice in one, and then costs 2ε or more."""
@@ -569,9 +569,8 @@ class StratifiedSplitPST(PrivateStackingClassifier):
 
 
 class KeptSolutionPLR(PrivateLogisticRegression):
-    """MUTANT: PLR that keeps the minimiser without noise in a private attribute (``_w_exact``); its
-    release and its predictions are the genuine noisy ones, but anyone holding the object reads
-    the unperturbed model."""
+    """MUTANT: PLR that keeps the minimiser without noise in a private attribute; its release and its
+    predictions are the genuine noisy ones, but anyone holding the object reads the unperturbed model."""
 
     def fit(self, X, y):
         super().fit(X, y)
