@@ -28,8 +28,10 @@ diagnostics are not exported); any other step outside the guarantee (a label set
 the data, ``row_bound="private_max"``) follows from the parameters and stays in it.
 
 **What the file is checked for.** The loader refuses, with a :class:`ReleaseFormatError`
-naming what is wrong: a file larger than :data:`MAX_FILE_BYTES`; anything but strict JSON
-(``NaN``, ``Infinity``); a repeated key in any JSON object; nesting deeper than
+naming what is wrong: a file larger than :data:`MAX_FILE_BYTES`; a tuning ``param_grid`` that
+expands to more than :data:`MAX_GRID_SETTINGS` settings and a count (``n_features_in_``,
+``n_parties_``) above :data:`MAX_COUNT`, both before anything is expanded or allocated;
+anything but strict JSON (``NaN``, ``Infinity``); a repeated key in any JSON object; nesting deeper than
 :data:`MAX_DEPTH`; an array whose dtype is not a plain bool, integer, float or short string
 (object, structured, sub-array and oversized dtypes are refused before any memory is
 allocated), whose declared shape does not match its data or whose size exceeds
@@ -95,6 +97,8 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_ARRAY_ELEMENTS",
     "MAX_DEPTH",
+    "MAX_GRID_SETTINGS",
+    "MAX_COUNT",
 ]
 
 FORMAT = "dpstack-release"
@@ -111,6 +115,11 @@ MAX_ARRAY_ELEMENTS = 10**7
 MAX_INT_DIGITS = 18
 #: deepest nesting of JSON objects and lists in a release
 MAX_DEPTH = 64
+#: most parameter settings a tuning release's param_grid may expand to (the loader lists them)
+MAX_GRID_SETTINGS = 10**4
+#: largest count a release may state (n_features_in_, n_parties_): the loader and the predictor
+#: size arrays by them
+MAX_COUNT = MAX_ARRAY_ELEMENTS
 #: largest item size of a string array (bytes), and of a numeric one
 _MAX_STR_ITEMSIZE = 4 * 1024
 _MAX_NUM_ITEMSIZE = 8
@@ -353,6 +362,26 @@ def _decode(value, where, depth=0):
     return {k: _decode(v, f"{where}[{k!r}]", depth + 1) for k, v in value.items()}
 
 
+def _check_grid_size(grid, where):
+    """Refuse a param_grid that expands to more than :data:`MAX_GRID_SETTINGS` settings, counted
+    without expanding it (the product of the value lists' lengths, summed over a list of grids)."""
+    grids = grid if isinstance(grid, list) else [grid]
+    total = 0
+    for g in grids:
+        if not isinstance(g, dict):
+            return  # not a grid: the estimator's own check names it
+        count = 1
+        for values in g.values():
+            count *= len(values) if isinstance(values, (list, tuple, np.ndarray)) else 1
+            if count > MAX_GRID_SETTINGS:
+                break
+        total += count
+        if total > MAX_GRID_SETTINGS:
+            raise ReleaseFormatError(
+                f"{where}: expands to more than {MAX_GRID_SETTINGS} parameter settings (limit MAX_GRID_SETTINGS)"
+            )
+
+
 def from_release_dict(payload):
     """Rebuild the predictor described by :func:`release_dict`'s output (every derived attribute
     and the ledger recomputed, see the module doc).
@@ -392,6 +421,8 @@ def _from_release_dict(payload, where, depth):
         raise ReleaseFormatError(f"{where}: {name} has no parameter {sorted(set(params) - known)[0]!r}")
     if params.get("random_state") is not None or params.get("diagnostics", False) is not False:
         raise ReleaseFormatError(f"{where}: a release carries random_state=None and diagnostics=False")
+    if "param_grid" in params:
+        _check_grid_size(params["param_grid"], f"{where}.params.param_grid")
     est = cls(**params)
     if not payload["source"]:
         return est  # an estimator given as a parameter (a tuning template): parameters only, not fitted
@@ -421,6 +452,10 @@ def _from_release_dict(payload, where, depth):
                 or decoded < (0 if attr == "best_index_" else 1)
             ):
                 raise ReleaseFormatError(f"{where}: {name}.{attr} must be a positive integer, got {decoded!r}")
+            if attr in ("n_features_in_", "n_parties_") and decoded > MAX_COUNT:
+                raise ReleaseFormatError(
+                    f"{where}: {name}.{attr} = {decoded} is larger than a release may state (limit {MAX_COUNT})"
+                )
         setattr(est, attr, decoded)
     try:
         est._from_release()

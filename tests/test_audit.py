@@ -737,6 +737,7 @@ def _small_tables():
         ),
         "mutants": pd.DataFrame({"mechanism": ["noise / 2"], "verdict": ["caught (noise law)"]}),
         "power": pd.DataFrame({"case": ["genuine PLR"], "fits": [1000], "p-value": [1.2345678901234567e-80]}),
+        "scale_power": pd.DataFrame({"estimator": ["PLR"], "factor": [0.8], "profile": ["power"], "caught": [10]}),
     }
 
 

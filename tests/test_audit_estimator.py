@@ -52,7 +52,11 @@ def test_genuine_estimator_passes(name):
     rep = audit_estimator(est, X, y, **fit_params)
     assert rep.passed, rep.failures[["check", "statistic", "threshold", "detail"]].to_string()
     applicable = rep.checks[rep.checks["verdict"] != "not applicable"]["check"]
-    assert {"fresh_entropy", "no_seed", "function", "attributes", "law", "blackbox", "composition"} <= set(applicable)
+    assert {"fresh_entropy", "no_seed", "function", "attributes", "private", "law", "blackbox", "composition"} <= set(
+        applicable
+    )
+    if name.startswith(("PST", "PPTL")):
+        assert {"split", "canaries"} <= set(applicable)
 
 
 def test_transfer_with_unequal_domain_budgets_passes_composition():
@@ -94,6 +98,7 @@ def test_every_new_check_has_a_mutant():
     planted = {v[4] for v in MUTANTS.values()}
     assert {"fresh_entropy", "no_seed", "streams", "function", "attributes", "neighbours", "law", "exact"} <= planted
     assert {"blackbox", "tuning"} <= planted
+    assert {"split", "private", "canaries"} <= planted  # the blind spots of issue 39
 
 
 def test_a_mutant_fails_the_full_default_audit():

@@ -54,6 +54,23 @@ wrong is around the noise). :func:`dpstack.audit.audit_estimator` must catch eac
 * :class:`NoisyMeanPLR` — PLR that also releases the feature means with a little noise.
 * :class:`NoHalfSelectionTuning` — private tuning whose exponential mechanism forgets the 2 in
   exp(ε·u/(2Δ)).
+
+The blind spots an independent review found in that audit (each caught by the check named):
+
+* :class:`BootstrapSplitPST` — D_l and D_h drawn with replacement (``split``).
+* :class:`StratifiedSplitPST` — the split stratified by the private labels (``split``).
+* :class:`KeptSolutionPLR` — the unperturbed minimiser kept in a private attribute (``private``).
+* :class:`DataNormNoisePLR` — the noise scale from the data's largest norm when below the bound
+  (``canaries``).
+* :class:`LinfClipPLR` — each coordinate clipped to [−B, B] instead of the row's norm (``canaries``).
+* :class:`Float32NoisePLR` — the noise drawn in single precision (``law``: its precision test).
+* :class:`LaplacePerCoordinatePLR` — Laplace noise per coordinate instead of isotropic (``law``).
+* :class:`SizeWeightedAverageMPL` — MPL avg weighted by party size (``canaries``: parties of
+  unequal sizes).
+* :class:`TrainingUtilityTuning` — private tuning that scores the candidates on their training rows
+  (``tuning``: the selection recomputed from the candidates' releases and the held-out part).
+* :class:`GaussianNoisePLR`, :class:`GammaShapePLR` — a norm law with the claimed mean but another
+  shape (``law``: its shape tests; low power at the default profile, see the book's power table).
 """
 
 from __future__ import annotations
@@ -102,6 +119,18 @@ __all__ = [
     "PartySizeMPL",
     "NoHalfSelectionTuning",
     "NoisyMeanPLR",
+    "BootstrapSplitPST",
+    "StratifiedSplitPST",
+    "KeptSolutionPLR",
+    "DataNormNoisePLR",
+    "LinfClipPLR",
+    "GaussianNoisePLR",
+    "GammaShapePLR",
+    "Float32NoisePLR",
+    "LaplacePerCoordinatePLR",
+    "scaled_noise",
+    "TrainingUtilityTuning",
+    "SizeWeightedAverageMPL",
     "MUTANTS",
 ]
 
@@ -506,3 +535,219 @@ MUTANTS = {
     "SimComb target noise / √d": (SqrtDNoiseSimComb, "SimComb target noise vector divided by √d inside fit"),
     "SimComb target noise / 2": (DoubleEpsilonNoiseSimComb, "SimComb target noise norm halved inside fit"),
 }
+
+
+# ---------------------------------------------------------------------- the blind spots a review found
+class BootstrapSplitPST(PrivateStackingClassifier):
+    """MUTANT: PST whose D_l and D_h are bootstrap samples of the data (drawn with replacement, by
+    index only): a record can sit in both parts, or twice in one, and then costs 2ε or more."""
+
+    def _split(self, n, rng):
+        n_low = int(round(self.low_fraction * n))
+        return np.sort(rng.choice(n, n_low, replace=True)), np.sort(rng.choice(n, n - n_low, replace=True))
+
+
+class StratifiedSplitPST(PrivateStackingClassifier):
+    """MUTANT: PST whose split into D_l and D_h is stratified by the private labels: which part a
+    record lands in depends on every label, so a changed label moves other records between parts."""
+
+    def fit(self, X, y, low_level=None):
+        self._labels_for_split = np.asarray(y)
+        try:
+            return super().fit(X, y, low_level)
+        finally:
+            del self._labels_for_split
+
+    def _split(self, n, rng):
+        y = self._labels_for_split
+        low = []
+        for c in np.unique(y):
+            rows = rng.permutation(np.flatnonzero(y == c))
+            low.append(rows[: int(round(self.low_fraction * rows.size))])
+        low = np.sort(np.concatenate(low))
+        return low, np.setdiff1d(np.arange(n), low)
+
+
+class KeptSolutionPLR(PrivateLogisticRegression):
+    """MUTANT: PLR that keeps the minimiser without noise in a private attribute; its release and its
+    predictions are the genuine noisy ones, but anyone holding the object reads the unperturbed model."""
+
+    def fit(self, X, y):
+        super().fit(X, y)
+        exact = PrivateLogisticRegression(**dict(self.get_params(), epsilon=np.inf, random_state=None)).fit(X, y)
+        self._w_exact = exact.w_
+        return self
+
+
+class DataNormNoisePLR(PrivateLogisticRegression):
+    """MUTANT: PLR whose noise scale uses the data's largest row norm when it is below the public
+    bound (sensitivity from the data: min(B, max‖x_i‖)); its attributes state the public bound."""
+
+    def fit(self, X, y):
+        largest = float(np.linalg.norm(np.asarray(X, dtype=float), axis=1).max())
+        factor = min(1.0, largest / float(self.norm_bound))
+        with _swapped(linear, "isotropic_noise", _noise_divided(lambda dim: 1.0 / max(factor, 1e-300))):
+            return super().fit(X, y)
+
+
+class LinfClipPLR(PrivateLogisticRegression):
+    """MUTANT: PLR that clips each coordinate to [−B, B] instead of each row to norm B: a row can keep
+    norm B·√p, so the sensitivity is √p times the claimed one."""
+
+    def _design_matrix(self, X):
+        bound = float(self.norm_bound)
+        return np.clip(np.asarray(X, dtype=float), -bound, bound)
+
+
+def _noise_of_law(draw):
+    """``isotropic_noise`` replaced by ``draw(dim, scale, rng)``: one vector of another law."""
+
+    def noise(dim, scale, random_state=None, size=None):
+        rng = check_random_state(random_state)
+        if size is None:
+            return draw(dim, scale, rng)
+        return np.stack([draw(dim, scale, rng) for _ in range(int(size))])
+
+    return noise
+
+
+def _gaussian(dim, scale, rng):
+    # E‖g‖ = σ·√2·Γ((d+1)/2)/Γ(d/2); σ chosen so that the mean norm is the claimed d·scale
+    from scipy.special import gammaln
+
+    mean_unit = np.sqrt(2.0) * np.exp(gammaln((dim + 1) / 2) - gammaln(dim / 2))
+    return rng.standard_normal(dim) * (dim * scale / mean_unit)
+
+
+def _gamma_shape_plus_one(dim, scale, rng):
+    u = rng.standard_normal(dim)
+    return u / np.linalg.norm(u) * rng.gamma(dim + 1, scale * dim / (dim + 1))  # the same mean norm
+
+
+def _float32(dim, scale, rng):
+    u = rng.standard_normal(dim)
+    return (u / np.linalg.norm(u) * rng.gamma(dim, scale)).astype(np.float32).astype(float)
+
+
+def _laplace_per_coordinate(dim, scale, rng):
+    return rng.laplace(0.0, scale, size=dim)  # E‖b‖ ≈ the claimed d·scale for moderate d, not isotropic
+
+
+class GaussianNoisePLR(PrivateLogisticRegression):
+    """MUTANT: PLR whose noise is Gaussian with the claimed mean norm (not ∝ exp(−‖b‖/s))."""
+
+    def fit(self, X, y):
+        with _swapped(linear, "isotropic_noise", _noise_of_law(_gaussian)):
+            return super().fit(X, y)
+
+
+class GammaShapePLR(PrivateLogisticRegression):
+    """MUTANT: PLR whose noise norm is Gamma(d + 1) rescaled to the claimed mean (a shape off by one)."""
+
+    def fit(self, X, y):
+        with _swapped(linear, "isotropic_noise", _noise_of_law(_gamma_shape_plus_one)):
+            return super().fit(X, y)
+
+
+class Float32NoisePLR(PrivateLogisticRegression):
+    """MUTANT: PLR whose noise is drawn in single precision (a discrete support: the floating-point
+    attack of Mironov 2012)."""
+
+    def fit(self, X, y):
+        with _swapped(linear, "isotropic_noise", _noise_of_law(_float32)):
+            return super().fit(X, y)
+
+
+class LaplacePerCoordinatePLR(PrivateLogisticRegression):
+    """MUTANT: PLR whose noise is Laplace in each coordinate (the ℓ1 mechanism) instead of isotropic."""
+
+    def fit(self, X, y):
+        with _swapped(linear, "isotropic_noise", _noise_of_law(_laplace_per_coordinate)):
+            return super().fit(X, y)
+
+
+_SCALED = {}
+
+
+def scaled_noise(estimator, factor):
+    """MUTANT factory: ``estimator`` with every noise vector of its ``fit`` multiplied by ``factor``.
+
+    The noise of every dpstack mechanism is drawn by ``isotropic_noise``; the returned estimator
+    (an instance of a subclass of the estimator's class, with the same parameters) draws it
+    ``factor`` times too large (``factor`` < 1: less noise than claimed, ε_eff ≈ ε/factor), every
+    attribute truthful. The power table of the audit measures how often each check sees it.
+
+    Parameters
+    ----------
+    estimator : a dpstack estimator (unfitted)
+    factor : float > 0
+
+    Returns
+    -------
+    estimator of class ``ScaledNoise<factor><class name>``
+    """
+    factor = float(factor)
+    if not factor > 0:
+        raise ValueError(f"factor must be > 0, got {factor!r}")
+    base = type(estimator)
+    key = (base, factor)
+    if key not in _SCALED:
+        original_linear, original_mpl = linear.isotropic_noise, mpl_estimator.isotropic_noise
+
+        def noise_linear(dim, scale, random_state=None, size=None):
+            return original_linear(dim, scale, random_state, size) * factor
+
+        def noise_mpl(dim, scale, random_state=None, size=None):
+            return original_mpl(dim, scale, random_state, size) * factor
+
+        def fit(self, *args, **kwargs):
+            with (
+                _swapped(linear, "isotropic_noise", noise_linear),
+                _swapped(mpl_estimator, "isotropic_noise", noise_mpl),
+            ):
+                return base.fit(self, *args, **kwargs)
+
+        doc = f"MUTANT: {base.__name__} whose noise is {factor:g} times the claimed one (ε_eff ≈ ε/{factor:g})."
+        _SCALED[key] = type(f"ScaledNoise{factor:g}{base.__name__}", (base,), {"fit": fit, "__doc__": doc})
+    return _SCALED[key](**estimator.get_params(deep=False))
+
+
+class TrainingUtilityTuning(PrivateParameterTuning):
+    """MUTANT: private tuning whose exponential mechanism scores each candidate by its errors on the
+    rows it was trained on, not on the held-out part (parts, ledger and sensitivity as claimed): the
+    selection reads training records directly, not only through the candidates' releases."""
+
+    def fit(self, X, y):
+        fitted = []
+        cls = type(self.estimator)
+        original_fit, original_probabilities = cls.fit, tuning.selection_probabilities
+
+        def recording_fit(est, Xp, yp, *args, **kwargs):
+            out = original_fit(est, Xp, yp, *args, **kwargs)
+            fitted.append((est, np.asarray(Xp), np.asarray(yp)))
+            return out
+
+        def training_probabilities(utilities, epsilon, sensitivity=1.0):
+            candidates = fitted[-len(utilities) :]
+            scores = [-float(np.sum(est.predict(Xp) != yp)) for est, Xp, yp in candidates]
+            return original_probabilities(np.asarray(scores), epsilon, sensitivity)
+
+        with _swapped(cls, "fit", recording_fit), _swapped(tuning, "selection_probabilities", training_probabilities):
+            return super().fit(X, y)
+
+
+class SizeWeightedAverageMPL(MultipartyPrivateClassifier):
+    """MUTANT: MPL avg whose global model is the local models' average weighted by party size (the
+    sensitivity 2/(Mλ) holds for the plain average only: a large party moves the weighted one more)."""
+
+    def fit(self, X, y, parties, X_aux=None):
+        original = mpl_estimator.fit_local_logistic
+
+        def weighted(X, y_idx, party_idx, M, *args, **kwargs):
+            coefs, it = original(X, y_idx, party_idx, M, *args, **kwargs)
+            sizes = np.bincount(np.asarray(party_idx), minlength=M).astype(float)
+            w = M * sizes / sizes.sum()
+            return coefs * w.reshape((M,) + (1,) * (np.ndim(coefs) - 1)), it
+
+        with _swapped(mpl_estimator, "fit_local_logistic", weighted):
+            return super().fit(X, y, parties, X_aux)

@@ -97,7 +97,7 @@ def _record(X, bound, groups, importance, which):
     return r
 
 
-def worst_case_neighbours(X, y, index=0, norm_bound=1.0, groups=None, importance=None, far=100.0):
+def worst_case_neighbours(X, y, index=0, norm_bound=1.0, groups=None, importance=None, far=100.0, classes=None):
     """Pairs of neighbouring datasets (D, D') built around ``(X, y)``.
 
     Every pair changes only row ``index``. In D that row is a record at the
@@ -122,6 +122,10 @@ def worst_case_neighbours(X, y, index=0, norm_bound=1.0, groups=None, importance
         blocks, block k is put at ``norm_bound · q_k``.
     groups, importance : PLR-FS's feature groups and q_k (``None`` for PLR).
     far : float, default=100.0
+    classes : array-like of two labels or None
+        The labels the mechanism knows (a fitted level's ``classes_``); ``None``: the two labels
+        of ``y``. Given, ``y`` may hold one class only (a level whose part drew one class): the
+        flipped label is the other one.
 
     Returns
     -------
@@ -140,9 +144,16 @@ def worst_case_neighbours(X, y, index=0, norm_bound=1.0, groups=None, importance
     """
     X = np.array(X, dtype=float, copy=True)
     y = np.asarray(y).copy()
-    classes = np.unique(y)
-    if classes.size != 2:
-        raise ValueError(f"y must have exactly two classes, got {classes.size}")
+    if classes is None:
+        classes = np.unique(y)
+        if classes.size != 2:
+            raise ValueError(
+                f"y must have exactly two classes, got {classes.size} (pass classes= for a part that holds one)"
+            )
+    else:
+        classes = np.asarray(classes)
+        if classes.size != 2 or not np.all(np.isin(np.unique(y), classes)):
+            raise ValueError(f"classes must be the two labels y is drawn from, got {classes!r}")
     other = np.delete(X, index, axis=0)
     r1 = _record(other, norm_bound, groups, importance, 0)
     r2 = _record(other, norm_bound, groups, importance, 1)

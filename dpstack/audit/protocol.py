@@ -308,6 +308,9 @@ def _walk(value, path, out, mode, depth=0):
     elif mode == "release" and declares_release(value):
         for k, v in sorted(release_of(value).items()):
             _walk(v, f"{path}.{k}", out, mode, depth + 1)
+    elif mode == "all" and hasattr(value, "__dict__") and not callable(value):
+        for k, v in sorted(vars(value).items()):
+            _walk(v, f"{path}.{k}", out, mode, depth + 1)
     elif hasattr(value, "__dict__"):
         items = public_fitted(value) if is_estimator(value) else {k: v for k, v in vars(value).items() if k[:1] != "_"}
         for k, v in sorted(items.items()):
@@ -321,6 +324,15 @@ def release_leaves(fitted):
     out = {}
     for k, v in sorted(release_of(fitted).items()):
         _walk(v, k, out, "release")
+    return out
+
+
+def all_leaves(fitted):
+    """Every attribute of a fitted estimator, private ones (``_name``) and those of nested objects
+    included, as a flat dict path → value: what a user holding the object can read."""
+    out = {}
+    for k, v in sorted(vars(fitted).items()):
+        _walk(v, k, out, "all")
     return out
 
 
@@ -372,7 +384,12 @@ def ledger_view(fitted, part_name=lambda part: part, ledger=None):
         g = int(fitted.best_index_)
         root = "D_t" if any(p.startswith("D_t") for p in per) else "D"
         view = copy.copy(fitted)
-        view.best_estimator_, miss = ledger_view(fitted.best_estimator_, lambda p: candidate_part(root, g, p), ledger)
+
+        def inside(part):  # the candidate's parts lie in root/T_g; a shared source release keeps its own part
+            name = candidate_part(root, g, part)
+            return part if name not in per and part in per and not part.startswith(root) else name
+
+        view.best_estimator_, miss = ledger_view(fitted.best_estimator_, inside, ledger)
         return view, miss
     if isinstance(fitted, (PrivateLogisticRegression, FeatureSplitLogisticRegression, MultipartyPrivateClassifier)):
         parts = [p for p in per] if isinstance(fitted, MultipartyPrivateClassifier) else ["D"]

@@ -33,6 +33,7 @@ __all__ = [
     "audit_table",
     "mutant_table",
     "check_catalogue",
+    "scale_power",
     "CHECK_TEXT",
 ]
 
@@ -43,11 +44,23 @@ CHECK_TEXT = {
     "streams": ("the noise of every level, domain and method of one fit", "seeds shared across levels or methods"),
     "function": ("predictions vs a predictor rebuilt from the release", "a predictor using anything but the release"),
     "attributes": ("every public attribute, one record replaced", "an attribute computed from the data"),
+    "private": ("every attribute, private and nested ones included, one record replaced", "a model kept privately"),
     "neighbours": ("the same over the privacy unit: positions, source rows, a party, its size", "a party-size leak"),
+    "split": ("a composed model's parts on neighbours, one seed", "overlapping parts, a split that reads the data"),
     "law": ("the law of the noise at the ledger's ε", "noise calibrated for another ε than the ledger's"),
+    "canaries": (
+        "the law and the identity of the noise on public data far inside and outside the bound, unequal parties",
+        "a sensitivity taken from the data, clipping of the wrong norm, parties weighted by size",
+    ),
     "exact": ("the exact loss of each level at the ledger's ε", "a level spending another part's or domain's ε"),
-    "blackbox": ("the whole release vector, a canary, a learned distinguisher", "any large leak the release shows"),
-    "tuning": ("the parts and the selection of private tuning", "a selection with the wrong sensitivity"),
+    "blackbox": (
+        "the whole release vector, canaries, learned distinguishers and the likelihood ratio under the declared law",
+        "any large leak the release shows",
+    ),
+    "tuning": (
+        "the parts and the selection of private tuning, held-out and training records changed",
+        "a selection with the wrong sensitivity, a utility scored on the training rows",
+    ),
     "composition": ("the ledger's ε per domain", "a ledger above the claim"),
 }
 
@@ -220,6 +233,26 @@ def mutant_cases(epsilon=1.0, epsilon_source=4.0):
             "tuning",
             mu.NoHalfSelectionTuning.__doc__,
         ),
+        "average weighted by party size (MPL avg)": (
+            mu.SizeWeightedAverageMPL("avg", epsilon=eps, lam=1.0, classes=[0, 1]),
+            Xm,
+            ym,
+            mp,
+            "canaries",
+            mu.SizeWeightedAverageMPL.__doc__,
+        ),
+        "utility scored on the training rows (tuning)": (
+            mu.TrainingUtilityTuning(
+                mu.PrivateLogisticRegression(epsilon=eps, classes=[0, 1]),
+                {"lam": [0.01, 0.1, 1.0]},
+                epsilon_select=eps,
+            ),
+            X,
+            y,
+            {},
+            "tuning",
+            mu.TrainingUtilityTuning.__doc__,
+        ),
         "feature means released with little noise (PLR)": (
             mu.NoisyMeanPLR(epsilon=eps, lam=0.05, classes=[0, 1]),
             X,
@@ -235,6 +268,62 @@ def mutant_cases(epsilon=1.0, epsilon_source=4.0):
             {},
             "law",
             mu.TenfoldEpsilonPLR.__doc__,
+        ),
+        "bootstrap split (PST-F)": (
+            mu.BootstrapSplitPST(groups=[[0, 1, 2], [3, 4, 5]], **stack),
+            X,
+            y,
+            {},
+            "split",
+            mu.BootstrapSplitPST.__doc__,
+        ),
+        "split stratified by the labels (PST-S)": (
+            mu.StratifiedSplitPST(partition="samples", **stack),
+            X,
+            y,
+            {},
+            "split",
+            mu.StratifiedSplitPST.__doc__,
+        ),
+        "unperturbed model kept privately (PLR)": (
+            mu.KeptSolutionPLR(epsilon=eps, lam=0.05, classes=[0, 1]),
+            X,
+            y,
+            {},
+            "private",
+            mu.KeptSolutionPLR.__doc__,
+        ),
+        "noise scale from the data's largest norm (PLR)": (
+            mu.DataNormNoisePLR(epsilon=eps, lam=0.05, classes=[0, 1]),
+            X,
+            y,
+            {},
+            "canaries",
+            mu.DataNormNoisePLR.__doc__,
+        ),
+        "noise drawn in single precision (PLR)": (
+            mu.Float32NoisePLR(epsilon=eps, lam=0.05, classes=[0, 1]),
+            X,
+            y,
+            {},
+            "law",
+            mu.Float32NoisePLR.__doc__,
+        ),
+        "Laplace noise per coordinate (PLR)": (
+            mu.LaplacePerCoordinatePLR(epsilon=eps, lam=0.05, classes=[0, 1]),
+            X,
+            y,
+            {},
+            "law",
+            mu.LaplacePerCoordinatePLR.__doc__,
+        ),
+        "each coordinate clipped, not the row (PLR)": (
+            mu.LinfClipPLR(epsilon=eps, lam=0.05, classes=[0, 1]),
+            X,
+            y,
+            {},
+            "canaries",
+            mu.LinfClipPLR.__doc__,
         ),
     }
 
@@ -357,4 +446,49 @@ def check_catalogue(mutants=None, genuine=None, power=None):
         if genuine is not None and key in genuine:
             row["false positives"] = int((genuine[key] == FAIL).sum())
         rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def scale_power(factors=(0.8, 0.9), profile="power", n_repeats=10, cases=None, checks=None):
+    """How often the audit catches noise scaled by each factor: one row per estimator and factor.
+
+    Every estimator of ``cases`` (default :func:`audit_cases`) is wrapped by
+    :func:`~dpstack.audit.mutants.scaled_noise` (every noise vector of its ``fit`` multiplied by the
+    factor, every attribute truthful; ε_eff ≈ ε/factor) and audited with ``random_state`` 0, 1, …,
+    ``n_repeats`` − 1. ``checks``: the statistical checks by default (the others compare exact
+    quantities and do not see a scale error; the family of tests is the full audit's).
+
+    Returns
+    -------
+    pandas.DataFrame with ``estimator``, ``factor``, ``ε_eff``, ``profile``, ``caught``, ``runs``,
+    ``caught by`` (check → count) and ``median wall time (s)`` of one audit.
+    """
+    from .mutants import scaled_noise
+
+    cases = audit_cases() if cases is None else cases
+    checks = ["streams", "law", "canaries", "blackbox"] if checks is None else checks
+    rows = []
+    for name, (est, X, y, fp, *_rest) in cases.items():
+        for c in factors:
+            mutant = scaled_noise(est, c)
+            caught, walls, by = 0, [], {}
+            for r in range(int(n_repeats)):
+                t0 = time.perf_counter()
+                rep = audit_estimator(mutant, X, y, checks=checks, random_state=r, profile=profile, **fp)
+                walls.append(time.perf_counter() - t0)
+                caught += not rep.passed
+                for key in rep.failures["check"]:
+                    by[key] = by.get(key, 0) + 1
+            rows.append(
+                {
+                    "estimator": name,
+                    "factor": float(c),
+                    "ε_eff": 1.0 / float(c),
+                    "profile": profile if isinstance(profile, str) else "custom",
+                    "caught": caught,
+                    "runs": int(n_repeats),
+                    "caught by": ", ".join(f"{k} {v}" for k, v in sorted(by.items())),
+                    "median wall time (s)": float(np.median(walls)),
+                }
+            )
     return pd.DataFrame(rows)
