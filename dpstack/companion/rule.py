@@ -17,7 +17,7 @@ whose sign may change along an axis (ε, the branch, K) is never averaged along 
 claim is judged at each x separately (see "at every x" below).
 
 The test: sign flips, not normal tails
--------------------------------------
+--------------------------------------
 Under the null hypothesis of a part (the two sides of a comparison are exchangeable within a
 repeat), each per-repeat difference is as likely to carry either sign, whatever the
 distribution of the differences: the **sign-flip (permutation) test** compares the observed sum of
