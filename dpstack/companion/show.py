@@ -588,10 +588,12 @@ def forest_figure(rows=None):
     return fig
 
 
-def summary_markdown(prefix="../notebooks/", papers=None):
+def summary_markdown(prefix="../notebooks/", papers=None, suffix=".ipynb"):
     """The landing page's summary (Markdown): per paper the tally on its data and the contradicted claims.
 
-    ``papers`` selects the papers (an overview page shows its own; default: every paper).
+    ``papers`` selects the papers (an overview page shows its own; default: every paper). ``suffix``:
+    ``".ipynb"`` for a Markdown page (the book's build resolves it), ``".html"`` for a notebook's
+    output, which the build does not resolve.
     """
     papers = paper_names() if papers is None else papers
     j = judged()
@@ -604,7 +606,7 @@ def summary_markdown(prefix="../notebooks/", papers=None):
         r = own.iloc[0]
         rows = j[(j["paper"] == paper) & (j["data"] == "paper") & (j["verdict"] == "contradicted")]
         bad = "; ".join(
-            f"[{row['claim']} ({row['dataset']})]({prefix}{row['page']}.ipynb): {effect_text(row)}"
+            f"[{row['claim']} ({row['dataset']})]({prefix}{row['page']}{suffix}): {effect_text(row)}"
             for _, row in rows.iterrows()
         )
         line = (

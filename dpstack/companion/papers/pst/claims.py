@@ -193,9 +193,9 @@ def _fig3(d):
                 ),
             ),
             margin=MARGINS[d],
-            by_construction="with v_i = α^i the weights of every α < 1 put nearly all of the high level's weight "
-            "on the first block (q₁ ≈ 1), so the runs at α = 0.3 and 0.9 are nearly one model: the two are "
-            "equal whatever the data",
+            by_construction="importances that decay as powers of a number below 1 put nearly all of the high "
+            "level's weight on the first block, so the runs at the two smallest and largest such numbers are nearly "
+            "one model: the two are equal whatever the data",
             **base,
         ),
     ]
