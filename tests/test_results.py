@@ -324,6 +324,20 @@ def test_replay_tolerance_follows_the_solvers_exactness_at_the_rows_lambda():
     assert results._compare_cell(stored, again, same_platform=False)["status"] == "within tolerance"
 
 
+def test_a_choice_margin_may_move_by_twice_the_tolerance_of_one_score():
+    # the margin is |s_j − (s_best − resolution)|: two scores, each within the tolerance, may
+    # move it by twice the tolerance (the case CI met: a margin 0.00087 recomputed as 0.00097)
+    atol = results.REPLAY_ATOL
+    stored, again = _cell_frames({("choice_margin", 0): 0.05 + 1.9 * atol})
+    assert results._compare_cell(stored, again, same_platform=False)["status"] == "within tolerance"
+    stored, again = _cell_frames({("choice_margin", 0): 0.05 + 2.1 * atol})
+    bad = results._compare_cell(stored, again, same_platform=False)
+    assert bad["status"] == "differs" and "choice_margin" in bad["first_difference"]
+    # a single score keeps the tolerance of one
+    stored, again = _cell_frames({("auc", 0): 0.91234567 + 1.5 * atol})
+    assert results._compare_cell(stored, again, same_platform=False)["status"] == "differs"
+
+
 def test_a_changed_choice_is_accepted_only_at_a_near_tie():
     # the other platform chose another λ (and so another AUC)
     stored, again = _cell_frames({("lam", 0): 1e-1, ("auc", 0): 0.9})

@@ -1439,6 +1439,10 @@ def replay_atol(row):
 #: not compared.
 NEAR_TIE_FACTOR = 2
 
+#: Columns that are the difference of two scores each held to the row's tolerance (``choice_margin``
+#: is ``|s_j − (s_best − resolution)|``): by the triangle inequality they may move by twice it.
+REPLAY_DIFFERENCES = frozenset({"choice_margin"})
+
 
 def replay_rules():
     """The replay's rules as a table for a reader: what is compared, how, and why (one row each)."""
@@ -1462,6 +1466,11 @@ def replay_rules():
                 "B",
                 f"tol = {REPLAY_SOLVER_TOL:g}, d ≤ {REPLAY_MAX_FEATURES:,}, λ: the row's smallest",
                 "the solver stops at ‖∇J‖∞ ≤ tol and J is λ-strongly convex; rows lie in the unit ball",
+            ),
+            (
+                "another platform: a difference of two scores (choice_margin)",
+                "twice the tolerance of a float",
+                "each of the two scores may move by the tolerance, in opposite directions",
             ),
             (
                 "another platform: text, counts",
@@ -1535,7 +1544,8 @@ def _compare_cell(stored, again, same_platform):
                 diff = abs(a - b)
                 scale = max(abs(a), abs(b))
                 worst = max(worst, diff / scale if scale > 0 else math.inf)
-                if not diff <= atol + REPLAY_RTOL * scale:
+                factor = 2 if c in REPLAY_DIFFERENCES else 1
+                if not diff <= factor * (atol + REPLAY_RTOL * scale):
                     bad.append(f"{c}: committed {a!r}, recomputed {b!r}")
             elif a != b:
                 bad.append(f"{c}: committed {a!r}, recomputed {b!r}")
