@@ -614,3 +614,102 @@ def test_landing_page_summary_is_generated_from_the_results():
         assert path.read_text(encoding="utf-8") == text, (
             f"{path.name} is stale: run python -m dpstack.companion summaries"
         )
+
+
+# --------------------------------------------------------------------------------------------------
+# Counts of repeats and restatements of the rule: prose that cannot drift from the results
+# --------------------------------------------------------------------------------------------------
+
+_REPEATS = re.compile(r"\b(\d+)(?:\s+|-)(?:repeats?|trials|random splits)\b|\brepeat\w*\b[^.;]{0,60}?\b(\d+) times\b")
+_PAPER_NAMES = ("PST", "PPTL", "MPL")
+
+
+def _page_paper(page):
+    """The papers whose claims or results a page shows (from the claim registry; by its name otherwise)."""
+    from dpstack.companion import verdicts
+
+    stem = Path(page).stem
+    found = {c.paper for c in verdicts.claims() if c.page == stem}
+    if not found:
+        found = {p for p in _PAPER_NAMES if stem.lower().startswith(p.lower())}
+    return found
+
+
+def _result_repeats(page):
+    """The numbers of repeats of the committed results a page shows (from their ``repeat`` columns)."""
+    counts = set()
+    for frame in _page_results(Path(page).stem):
+        for col in ("repeat", "trial", "split"):
+            if col in frame:
+                counts.add(int(frame[col].nunique()))
+    return counts
+
+
+def repeat_count_offenders(cells=None):
+    """Counts of repeats typed in prose that neither the paper named nor the page's results have.
+
+    A count attributed to a paper (the sentence names PST, PPTL, MPL or "the paper(s)") must be one
+    the paper states (:data:`dpstack.companion.paper_values.PAPER_REPEATS`; "the paper" is the
+    page's own paper); any other count must be the number of repeats of a committed result the
+    page shows. A typed count that is neither can only drift: generate it in a code cell.
+    """
+    from dpstack.companion.paper_values import PAPER_REPEATS
+
+    out = []
+    for page, i, raw in prose_cells() if cells is None else cells:
+        text = clean(raw)
+        for m in _REPEATS.finditer(text):
+            n = int(m.group(1) or m.group(2))
+            sentence = sentence_at(text, m.start())
+            # attributed: a paper named just before the count ("the paper's 10 repeats", "PST repeats … 10 times")
+            before = text[max(0, m.start() - 40) : m.start()].split(".")[-1].split(";")[-1]
+            named = {p for p in _PAPER_NAMES if re.search(rf"\b{p}\b", before)}
+            if re.search(r"\b(?:the )?papers?'?s?\b", before, re.I):
+                named |= _page_paper(page) or set(_PAPER_NAMES)
+            if named:
+                if any(n in PAPER_REPEATS[p] for p in named):
+                    continue
+                why = f"attributed to {'/'.join(sorted(named))}, which state(s) {sorted({k for p in named for k in PAPER_REPEATS[p]})}"
+            else:
+                have = _result_repeats(page)
+                if n in have:
+                    continue
+                why = f"the page's committed results have {sorted(have) or 'no repeats'}"
+            out.append(f"{page} cell {i}: {m.group(0)!r} ({why}): {sentence[:160]}")
+    return out
+
+
+def test_typed_repeat_counts_are_the_papers_or_the_results():
+    assert repeat_count_offenders() == []
+    # planted: the sentence the review found (PST states 10 repeats; 30 is PPTL Figure 4's count)
+    planted = [
+        ("notebooks/pst_fig2_groups.ipynb", 0, "Protocol as on the Figure 1 page; the paper repeats K sweeps 30 times.")
+    ]
+    assert len(repeat_count_offenders(planted)) == 1
+    planted = [("notebooks/end_to_end_private.ipynb", 0, "The page shows the book's stored results (7 repeats).")]
+    assert len(repeat_count_offenders(planted)) == 1
+
+
+#: How the book's rule judges a claim is stated in code (the rule module, the verdict box, the
+#: claims' encodings); prose that restates it by hand drifts when the rule changes (it did: "pairs =
+#: repeats × ε", "the best interior K", "repeats to decide at 80 % power" outlived their rule).
+RULE_RESTATEMENTS = re.compile(
+    r"pairs\s*=\s*repeats|repeats\s*×\s*(?:finite\s*)?ε|branches\s*×\s*repeats|best interior K|interior grid points"
+    r"|repeats? (?:would|to) decide|\d+\s*%\s*power|t-interval;\s*a claim",
+    re.I,
+)
+
+
+def rule_restatement_offenders(cells=None):
+    """Markdown that restates how a claim is judged (see :data:`RULE_RESTATEMENTS`)."""
+    out = []
+    for page, i, raw in prose_cells() if cells is None else cells:
+        for m in RULE_RESTATEMENTS.finditer(clean(raw)):
+            out.append(f"{page} cell {i}: {m.group(0)!r}")
+    return out
+
+
+def test_no_page_restates_the_rule_by_hand():
+    assert rule_restatement_offenders() == []
+    planted = [("notebooks/pst_fig1_epsilon.ipynb", 0, "its claims are tested over repeats × finite ε.")]
+    assert len(rule_restatement_offenders(planted)) == 1

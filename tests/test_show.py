@@ -101,21 +101,39 @@ def test_effect_text_and_missing_values():
     assert show.effect_text({**row, "ci_low": float("nan")}) == "+0.012"
 
 
+def _changes(run, **kinds):
+    every = {k: list(kinds.get(k.replace(" → ", "_to_").replace(" ", "_"), [])) for k in P.CHANGES}
+    return {"run": run, "verdicts": {}, "kinds": every, "not measured": [], "pending": [], "not applicable": []}
+
+
 def test_the_robust_sentence_counts_the_verdicts_that_hold_under_every_variant():
-    """Planted: "not run; not measured: …" counted as a verdict, or a lost decision counted as a reversal, fails here."""
+    """Counted from the structured changes, not the column's text.
+
+    Planted: a claim not judged under any variant counted as one, a lost decision counted as a
+    reversal, or a claim true by construction counted, fails here."""
     j = _rows()
     paper = j.index[j["data"] == "paper"]
-    j.loc[paper, "robust"] = [
-        "yes (refit, rows ÷ 4)",
-        "holds: refit; decided → inconclusive: rows ÷ 4",
-        "not run; not measured: rows ÷ 4",
-        "holds: refit; reversed: rows ÷ 4 → contradicted",
-    ][: len(paper)]
+    assert len(paper) >= 4
+    plan = [
+        _changes(["refit", "rows ÷ 4"], holds=["refit", "rows ÷ 4"]),
+        _changes(["refit", "rows ÷ 4"], holds=["refit"], decided_to_inconclusive=["rows ÷ 4"]),
+        None,  # not judged under any variant
+        _changes(["refit", "rows ÷ 4"], holds=["refit"], reversed=["rows ÷ 4"]),
+    ]
+    j["robust_changes"] = None
+    j["robust_changes"] = j["robust_changes"].astype(object)
+    for i, ch in zip(paper, plan):
+        j.at[i, "robust_changes"] = ch
+    j["by_construction"] = ""
     text = show.robust_sentence(j)
-    assert "1 of 3 verdicts hold under every one; 1 reverse under some (" in text
+    assert text.startswith("Under the protocol variants run (refit, rows ÷ 4): ")
+    assert "1 of 3 verdicts hold under every one; 1 reverse under some (" in text and "under rows ÷ 4)" in text
     assert "1 lose their decision under some" in text and "; 1 not run under any variant yet." in text
     assert show.robust_sentence(j, detail=False).endswith(
-        "0 inconclusive ones are decided under some; 1 not run under any variant yet."
+        "0 of the inconclusive are decided under some; 1 not run under any variant yet."
     )
-    j["robust"] = "not run"
+    # a claim true by construction is left out, as from the tallies
+    j.at[paper[3], "by_construction"] = "the grid makes both sides one model"
+    assert "1 of 2 verdicts hold under every one; 0 reverse under some" in show.robust_sentence(j)
+    j["robust_changes"] = None
     assert show.robust_sentence(j) == ""

@@ -298,78 +298,100 @@ PPTL_RUIJIN_DATA = {"source": "PPTL §4.1 text", "centres_used": 18, "centres_to
 #: PST names → PPTL names (the book's errata page, item "Names").
 PST_TO_PPTL = {"PST-H(W)": "PPTL-FS(W)", "PST-H(U)": "PPTL-FS(R)", "PPHTL": "SimComb", "PLR(target)": "Direct"}
 
-#: PST's claims in its own words, keyed by figure (arXiv numbering, IJCAI in brackets in the source) or
-#: table; the pages quote them beside the test of each (:mod:`dpstack.companion.papers.pst.pages`).
+#: How many times each paper repeats its experiments, as it states (PST §4.1; PPTL §4.3, its Figure 4
+#: 30 times; MPL §6: 10 trials for non-private algorithms, 100 for private ones). The book's prose may
+#: attribute only these counts to a paper.
+PAPER_REPEATS = {"PST": (10,), "PPTL": (10, 30), "MPL": (10, 100)}
+
+
+#: PST's claims, quoted verbatim from the IJCAI text (math as Unicode; "[…]" marks a cut), keyed by
+#: figure (arXiv numbering, IJCAI in brackets in the source) or table; the pages quote them beside the
+#: test of each (:mod:`dpstack.companion.papers.pst.pages`).
 PST_CLAIMS = {
     "fig1": {
-        "source": "PST §4.1 'Varying Privacy Budget', Figure 1 (plot only; ε = ∞ plotted)",
+        "source": "PST §4.1 'Varying Privacy Budget ε', Figure 1 (plot only; ε = ∞ plotted)",
         "claims": [
-            "the AUCs of all methods improve as ε grows",
-            "PST-S can be inferior to PLR",
-            "PST-F(W) and PST-F(U) have better AUCs than PST-S and PLR",
-            "PST-F(W) is the best",
+            "the AUCs for all methods improve when the privacy requirement is relaxed (ε is large and less noise "
+            "is added)",
+            "PST-S can be inferior to PLR, due to insufficient training samples caused by SP",
+            "Both PST-F(W) and PST-F(U) have better AUCs than PST-S and PLR",
+            "In particular, PST-F(W) is the best as it can utilize feature importance",
         ],
     },
     "fig2": {
         "source": "PST §4.1 'Varying Number of Partitions K', Figure 2 [IJCAI Fig. 2(a)-(b)] (plot only), ε = 1",
-        "claims": ["AUC is low for very small K, peaks at an intermediate K and decreases for large K"],
+        "claims": [
+            "when K is very small, ensemble learning is not effective. When K is too large, a lot of feature "
+            "correlation information is lost and the testing AUC also decreases"
+        ],
     },
     "fig3": {
         "source": "PST §4.1 'Changing the Feature Importance', Figure 3 [IJCAI Fig. 2(c)-(d)] (plot only)",
         "claims": [
-            "with α < 1 (important features get larger qₖ) PST-F(W) beats PST-F(U)",
-            "with α > 1 the AUC decreases and may not beat PST-F(U)",
-            "PST-F(W) is not sensitive to α once α < 1",
+            "with proper assigned weights (i.e., α < 1 and more important features have larger qₖ’s), the "
+            "testing AUC can get higher",
+            "If less important features are more valued, the testing AUC decreases and may not be better than "
+            "PST-F(U), which uses uniform weights",
+            "PST-F(W) is not sensitive to the weights once they are properly assigned",
         ],
     },
     "fig4": {
         "source": "PST §4.1 'Choice of High-Level Model', Figure 4 [IJCAI Fig. 3] (plot only), NEWS20, ε = 1",
         "claims": [
-            "C-0 is the best single low-level model in PST-F(W)",
-            "C-hl beats C-mv and C-wmv",
-            "C-hl beats every single low-level model C-0 … C-4",
+            "C-0 in Figure 3(b) has the best performance among all single low-level models, as it contains the "
+            "most important features",
+            "stacking (i.e., C-hl), is the best way to combine predictions from C-{0-4}",
+            "[stacking (i.e., C-hl)] also offers better performance than any single low-level models",
         ],
     },
     "table2": {
         "source": "PST §4.2, Table 2",
         "claims": [
-            "PPHTL may not be better than PLR(target)",
-            "PST-H(U) improves over PPHTL",
-            "PST-H(U) consistently outperforms PLR(target)",
-            "PST-H(W) is the best",
+            "PPHTL may not have better performance than PLR(target), which is perhaps due to noise introduced in "
+            "features",
+            "PST-F(U) improves over PPHTL by feature splitting",
+            "[PST-F(U)] consistently outperforms PLR(target)",
+            "PST-F(W), which considers features importance, is the best",
         ],
     },
 }
 
-#: PPTL's claims in its own words, quoted beside their tests (:mod:`dpstack.companion.papers.pptl.pages`).
+#: PPTL's claims, quoted verbatim (math as Unicode; "[…]" marks a cut or an editor's insertion), quoted
+#: beside their tests (:mod:`dpstack.companion.papers.pptl.pages`).
 PPTL_CLAIMS = {
     "table1": {
         "source": "PPTL §4.3 'MNIST', Table 1 / Figure 3a",
         "claims": [
-            "AUC of all methods decreases as ε gets smaller",
-            "SimComb is consistently better than SourceD and Direct",
-            "at small ε, PPTL-FS(R) beats SimComb",
-            "PPTL-FS(W) is the best",
+            "when ϵ gets smaller, AUC of all methods decrease",
+            "SimComb consistently gets better performance than SourceD and Direct",
+            "when ϵ gets smaller, PPTL-FS(R) can get better performance than SimComb",
+            "PPTL-FS(W) is the best method",
         ],
     },
     "table4": {
         "source": "PPTL §4.3 'RUIJIN', Table 4",
         "claims": [
-            "SimComb may not beat SourceD and Direct",
-            "PPTL-FS(R) consistently beats SourceD, Direct and SimComb",
-            "PPTL-FS(W) is the best",
+            "SimComb may not get better performance than SourceD and Direct, which is perhaps due to the noise "
+            "introduced in features",
+            "EtransR [PPTL-FS(R)] improves over SimComb by feature splitting, and consistently gets better "
+            "performance than SourceD, Direct and SimComb",
+            "PPTL-FS(W), which considers features importance, is the best method",
         ],
     },
     "table2": {
         "source": "PPTL §4.3, Table 2 / Figure 3b (centre 3)",
-        "claims": ["AUC of all methods decreases with smaller ε", "PPTL-FS(W) is the best"],
+        "claims": [
+            "Testing AUC of all methods get lower with smaller ϵ",
+            "PPTL-FS(W) is the best (compared with methods having the privacy guarantee)",
+        ],
     },
     "fig4": {
         "source": "PPTL §4.3 'Influence of the splitting size K', Figure 4 (plot only), ε = 1, 30 repeats",
         "claims": [
-            "AUC against K has a peak for both variants",
-            "the peak K of PPTL-FS(W) is smaller than that of PPTL-FS(R)",
-            "for every K, PPTL-FS(R) is not better than PPTL-FS(W) (significance 0.05)",
+            "there is a peak of K for our proposed method in both datasets",
+            "the peak of K of PPTL-FS(W) is smaller than that of PPTL-FS(R)",
+            "for all K's in both datasets, the performance of PPTL-FS(R) is not better than PPTL-FS(W) with a "
+            "significance level 0.05",
         ],
     },
 }

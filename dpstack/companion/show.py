@@ -28,14 +28,17 @@ from dpstack.companion.plotting import COLORS, FIGURE_WIDTH
 from dpstack.companion.registry import DATA_STATUS, paper_module, paper_names, papers
 from dpstack.companion.rule import OUTCOMES, WITHIN_RESOLUTION, counts_sentence, interval_label
 from dpstack.companion.verdicts import (
+    CHANGES,
     RULE,
     Rule,
     claims,
     committed_frames,
     judge,
     prepare_functions,
+    robust_changes,
     robust_column,
     tally,
+    variant_order,
 )
 
 
@@ -50,6 +53,7 @@ __all__ = [
     "judged",
     "verdict_table",
     "verdict_box",
+    "encoding_markdown",
     "findings_html",
     "summary_markdown",
     "rule_changes",
@@ -91,7 +95,8 @@ def _family_claims(families):
 
 def _judge_with_robust(claim_list, frames):
     j = judge(frames=frames, claim_list=claim_list)
-    j["robust"] = robust_column(j)
+    j["robust_changes"] = robust_changes(j)
+    j["robust"] = robust_column(j, changes=j["robust_changes"])
     return j
 
 
@@ -364,6 +369,45 @@ def verdict_box(page, live=None):
     )
 
 
+_KIND_WORDS = {
+    "directional": "a difference in the stated direction",
+    "non-inferiority": "not worse by the margin (±{m:g}) or more",
+    "equivalence": "equal within the margin (±{m:g})",
+}
+
+
+def encoding_markdown(page, result=None):
+    """How the claims of ``page`` are tested, one bullet per encoding, generated from the registry.
+
+    Each bullet is the claim as judged (its label), the kind of test, and how many parts must hold;
+    the datasets it is judged on follow. ``result`` keeps only the claims judged on that result.
+    The rule itself (pairing, the test, Holm, outcomes) is stated once, in the page's verdict box
+    and in :mod:`dpstack.companion.rule`; nothing here is typed by hand, so it follows the registry.
+    """
+    mine = [c for c in claims() if c.page == page and c.kind != "not judged"]
+    if result is not None:
+        mine = [c for c in mine if c.result == result]
+    if not mine:
+        return ""
+    grouped = {}
+    for c in mine:
+        key = (c.label, c.kind, c.quantifier, len(c.parts), None if c.margin is None else c.margin.value)
+        grouped.setdefault(key, []).append(c)
+    lines = []
+    for (label, kind, quantifier, n_parts, margin), group in grouped.items():
+        how = _KIND_WORDS[kind].format(m=margin if margin is not None else float("nan"))
+        if n_parts > 1:
+            need = "every one" if quantifier == "every" else "at least one"
+            how += f"; {n_parts} parts, {need} must hold"
+        datasets = ", ".join(dict.fromkeys(c.dataset for c in group if c.dataset))
+        extra = " (true by construction, not counted)" if any(c.by_construction for c in group) else ""
+        lines.append(f"- {label}: {how}" + (f" — {datasets}" if datasets else "") + extra)
+    return (
+        "How each claim below is tested, as the registry of claims encodes it (one paired difference per "
+        "repeat for each part, judged by the rule stated in the box at the top of the page):\n\n" + "\n".join(lines)
+    )
+
+
 def draw_sentences(rows):
     """One sentence per result judged in ``rows``: what a repeat draws anew and what stays one draw.
 
@@ -385,33 +429,45 @@ def draw_sentences(rows):
 def robust_sentence(rows, detail=True):
     """How the verdicts on the paper's data in ``rows`` fare under the protocol variants: reversals, decisions lost or gained.
 
-    From the robust column (:func:`dpstack.companion.verdicts.robust_column`): "" when no variant was run.
+    Counted from the structured changes (:func:`dpstack.companion.verdicts.robust_changes`, the
+    ``robust_changes`` column of :func:`judged`), claims true by construction left out as from the
+    tallies; the variants named are those actually run for these claims. "" when none was run.
     ``detail=False`` gives the counts only (the landing page's summary).
     """
-    part = rows[(rows["data"] == "paper") & rows["verdict"].isin(OUTCOMES)]
-    if part.empty:
+    part = _counted(rows[(rows["data"] == "paper")]) if len(rows) else rows
+    if part.empty or "robust_changes" not in part:
         return ""
-    robust = part["robust"].astype(str)
-    holds = robust.str.startswith("yes (")
-    reversed_ = robust.str.contains("reversed: ", regex=False)
-    lost = robust.str.contains("decided → inconclusive: ", regex=False)
-    gained = robust.str.contains(r"(?:^|; )inconclusive → ", regex=True)
-    run = holds | reversed_ | lost | gained | robust.str.startswith("holds: ")
-    if not run.any():
+    changes = [ch for ch in part["robust_changes"] if isinstance(ch, dict) and ch["run"]]
+    if not changes:
         return ""
+    labels = sorted({lab for ch in changes for lab in ch["run"]}, key=variant_order)
+    holds = [ch for ch in changes if len(ch["kinds"]["holds"]) == len(ch["run"])]
+    n = {k: sum(bool(ch["kinds"][k]) for ch in changes) for k in CHANGES}
+
+    def verdicts(k):
+        return f"{k} verdict{'s' if k != 1 else ''}"
+
     text = (
-        "Under the protocol variants run (refit after tuning, the public row scale, another seed and data draw, "
-        f"the papers' 10 repeats): {int(holds.sum())} of {int(run.sum())} verdicts hold under every one; "
-        f"{int(reversed_.sum())} reverse under some"
+        f"Under the protocol variants run ({', '.join(labels)}): {len(holds)} of {verdicts(len(changes))} hold "
+        f"under every one; {n['reversed']} reverse under some"
     )
-    if detail and reversed_.any():
-        text += " (" + "; ".join(f"{r['claim']} ({r['dataset']})" for _, r in part[reversed_].iterrows()) + ")"
+    if detail and n["reversed"]:
+        rev = part[[isinstance(ch, dict) and bool(ch["kinds"]["reversed"]) for ch in part["robust_changes"]]]
+        text += (
+            " ("
+            + "; ".join(
+                f"{r['claim']} ({r['dataset']}, under {', '.join(r['robust_changes']['kinds']['reversed'])})"
+                for _, r in rev.iterrows()
+            )
+            + ")"
+        )
     text += (
-        f"; {int(lost.sum())} lose their decision under some (fewer repeats or less signal: power, not a reversal)"
-        f"; {int(gained.sum())} inconclusive ones are decided under some"
+        f"; {n['decided → inconclusive']} lose their decision under some (fewer repeats or less signal: power, "
+        f"not a reversal); {n['inconclusive → decided']} of the inconclusive are decided under some"
     )
-    if (~run).any():
-        text += f"; {int((~run).sum())} not run under any variant yet"
+    not_run = len(part) - len(changes)
+    if not_run:
+        text += f"; {not_run} not run under any variant yet"
     return text + "."
 
 

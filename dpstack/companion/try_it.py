@@ -70,7 +70,7 @@ def _try_it():
             _live(
                 "pst_fig1_epsilon",
                 "pst_fig1_epsilon",
-                "Below the paper's smallest ε: does PST-F(W) keep its lead over PLR at ε = 0.05?",
+                "Below the paper's smallest ε: does PST-F(W) beat PLR at ε = 0.05?",
                 epsilons=[0.05, 0.1],
                 n_repeats=5,
                 datasets=["MNIST"],

@@ -43,6 +43,8 @@ __all__ = [
     "judge",
     "tally",
     "robust_column",
+    "robust_changes",
+    "variant_order",
     "CHANGES",
     "change",
     "robust_counts",
@@ -349,11 +351,11 @@ def _under_protocols(judged, variants, rule, notes):
             out[i].append((label, v if ok else NOT_MEASURED))
     for i, c in zip(judged.index, cs):
         out[i] += list((notes(c.result) if notes is not None else {}).items())
-        out[i].sort(key=lambda item: _label_order(item[0]))
+        out[i].sort(key=lambda item: variant_order(item[0]))
     return out
 
 
-def _label_order(label):
+def variant_order(label):
     """Refit first, then the row scales by their constant, then another seed, then the papers' repeat count."""
     if label.startswith("refit"):
         return (0, 0.0, label)
@@ -389,7 +391,7 @@ def change(primary, again):
     return "decided → inconclusive" if a else "inconclusive → decided"
 
 
-def robust_column(judged, variants=None, rule=RULE, notes=None):
+def robust_column(judged, variants=None, rule=RULE, notes=None, changes=None):
     """Per claim: does its verdict hold under each protocol variant?
 
     Parameters
@@ -420,19 +422,71 @@ def robust_column(judged, variants=None, rule=RULE, notes=None):
         (<why>)" where they apply. "not run" when no variant exists for the claim's result (on
         synthetic or stand-in data the reason is added), "–" for claims not judged or not run on
         the primary results.
+
+    ``changes`` (the output of :func:`robust_changes` for ``judged``) is used instead of judging
+    the variants again.
     """
-    if variants is None:
-        variants = _variants_provider()
-        if notes is None:
-            notes = _notes_provider()
+    if changes is None:
+        changes = robust_changes(judged, variants, rule, notes)
     out = pd.Series("not run", index=judged.index, dtype=object)
     skip = ~judged["verdict"].isin(V.OUTCOMES)
     for i, data in zip(judged.index, judged["data"]):
         if data in NOT_RUN_FOR:
             out[i] = NOT_RUN_FOR[data]
     out[skip] = "–"
+    for i in judged.index:
+        ch = changes[i]
+        if not isinstance(ch, dict):  # None (NaN once stored in a frame): not judged under any variant
+            continue
+        kinds, judged_here = ch["kinds"], ch["run"]
+        if judged_here and len(kinds["holds"]) == len(judged_here):
+            text = "yes (" + ", ".join(kinds["holds"]) + ")"
+        elif judged_here:
+            pieces = []
+            if kinds["holds"]:
+                pieces.append("holds: " + ", ".join(kinds["holds"]))
+            if kinds["reversed"]:
+                pieces.append("reversed: " + ", ".join(f"{lab} → {ch['verdicts'][lab]}" for lab in kinds["reversed"]))
+            if kinds["decided → inconclusive"]:
+                pieces.append("decided → inconclusive: " + ", ".join(kinds["decided → inconclusive"]))
+            gained = kinds["inconclusive → decided"]
+            for outcome in dict.fromkeys(ch["verdicts"][lab] for lab in gained):
+                labs = [lab for lab in gained if ch["verdicts"][lab] == outcome]
+                pieces.append(f"inconclusive → {outcome}: " + ", ".join(labs))
+            text = "; ".join(pieces)
+        else:
+            text = "not run"  # followed by what was not measured, not computed or does not apply
+        if ch["not measured"]:
+            text += "; not measured: " + ", ".join(ch["not measured"])
+        if ch["pending"]:
+            text += "; not computed yet: " + ", ".join(ch["pending"])
+        for lab, why in ch["not applicable"]:
+            text += f"; {lab}: not applicable ({why})"
+        out[i] = text
+    return out
+
+
+def robust_changes(judged, variants=None, rule=RULE, notes=None):
+    """Per claim, the structured content of :func:`robust_column`: what each variant did to its verdict.
+
+    Returns
+    -------
+    pandas.Series
+        Indexed like ``judged``; ``None`` where the claim is not judged under any variant (not run on
+        the primary results, no variant of its result, or a synthetic panel the variants do not
+        cover), else a dict: ``run`` (the labels of the variants that judged it, in label order),
+        ``verdicts`` (label → verdict), ``kinds`` (each category of :data:`CHANGES` → its labels),
+        ``not measured``, ``pending`` (registered, not computed yet) and ``not applicable``
+        ((label, why) pairs).
+    """
+    if variants is None:
+        variants = _variants_provider()
+        if notes is None:
+            notes = _notes_provider()
+    out = pd.Series(None, index=judged.index, dtype=object)
     if variants is None:
         return out
+    skip = ~judged["verdict"].isin(V.OUTCOMES)
     found = _under_protocols(judged, variants, rule, notes)
     for i, primary, data in zip(judged.index, judged["verdict"], judged["data"]):
         if skip[i] or not found[i]:
@@ -440,33 +494,14 @@ def robust_column(judged, variants=None, rule=RULE, notes=None):
         judged_here = [(lab, v) for lab, v in found[i] if v in V.OUTCOMES]
         if data in NOT_RUN_FOR and not judged_here:
             continue  # e.g. the synthetic panel of a figure whose variants cover the paper's data only
-        kinds = {k: [(lab, v) for lab, v in judged_here if change(primary, v) == k] for k in CHANGES}
-        missing = [lab for lab, v in found[i] if v == NOT_MEASURED]
-        na = [(lab, v.split(": ", 1)[1]) for lab, v in found[i] if v.startswith("not applicable: ")]
-        pending = [lab for lab, v in found[i] if v.startswith("not computed yet: ")]
-        if judged_here and len(kinds["holds"]) == len(judged_here):
-            text = "yes (" + ", ".join(lab for lab, _ in kinds["holds"]) + ")"
-        elif judged_here:
-            pieces = []
-            if kinds["holds"]:
-                pieces.append("holds: " + ", ".join(lab for lab, _ in kinds["holds"]))
-            if kinds["reversed"]:
-                pieces.append("reversed: " + ", ".join(f"{lab} → {v}" for lab, v in kinds["reversed"]))
-            if kinds["decided → inconclusive"]:
-                pieces.append("decided → inconclusive: " + ", ".join(lab for lab, _ in kinds["decided → inconclusive"]))
-            for outcome in dict.fromkeys(v for _, v in kinds["inconclusive → decided"]):
-                labs = [lab for lab, v in kinds["inconclusive → decided"] if v == outcome]
-                pieces.append(f"inconclusive → {outcome}: " + ", ".join(labs))
-            text = "; ".join(pieces)
-        else:
-            text = "not run"  # followed by what was not measured, not computed or does not apply
-        if missing:
-            text += "; not measured: " + ", ".join(missing)
-        if pending:
-            text += "; not computed yet: " + ", ".join(pending)
-        for lab, why in na:
-            text += f"; {lab}: not applicable ({why})"
-        out[i] = text
+        out[i] = {
+            "run": [lab for lab, _ in judged_here],
+            "verdicts": dict(judged_here),
+            "kinds": {k: [lab for lab, v in judged_here if change(primary, v) == k] for k in CHANGES},
+            "not measured": [lab for lab, v in found[i] if v == NOT_MEASURED],
+            "pending": [lab for lab, v in found[i] if v.startswith("not computed yet: ")],
+            "not applicable": [(lab, v.split(": ", 1)[1]) for lab, v in found[i] if v.startswith("not applicable: ")],
+        }
     return out
 
 
@@ -506,7 +541,7 @@ def robust_counts(judged=None, variants=None, rule=RULE, data="paper"):
     order = {p: k for k, p in enumerate(paper_names())}
     out = pd.DataFrame(rows, columns=["paper", "protocol", "claims", *CHANGES, "not measured"])
     return out.sort_values(
-        ["paper", "protocol"], key=lambda c: c.map(order) if c.name == "paper" else c.map(_label_order)
+        ["paper", "protocol"], key=lambda c: c.map(order) if c.name == "paper" else c.map(variant_order)
     ).reset_index(drop=True)
 
 
@@ -528,7 +563,7 @@ def robust_table(judged=None, variants=None, rule=RULE, notes=None, data="paper"
             notes = _notes_provider()
     part = judged[(judged["data"] == data) & judged["verdict"].isin(V.OUTCOMES)]
     found = _under_protocols(part, variants, rule, notes) if variants is not None else {i: [] for i in part.index}
-    labels = sorted(dict.fromkeys(lab for i in part.index for lab, _ in found[i]), key=_label_order)
+    labels = sorted(dict.fromkeys(lab for i in part.index for lab, _ in found[i]), key=variant_order)
     rows = []
     for i, r in part.iterrows():
         got = dict(found[i])

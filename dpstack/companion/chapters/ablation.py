@@ -497,8 +497,8 @@ def recommendation(pst, tr, abl):
 
 #: How the book uses the refit (the recommendation's refit line ends with it).
 REFIT_PROTOCOL = (
-    "The book's pages keep the papers' protocol as the primary one (the validated model is scored, so the "
-    "numbers compare with the papers') and treat the refit as a co-primary protocol: every method refitted by "
+    "The book's pages score the validated model as their primary protocol (closer to PST's validation part "
+    "than to PPTL's 3-fold cross-validation with a refit) and treat the refit as a co-primary protocol: every method refitted by "
     "the same rule, every claim on the papers' data that tunes on a validation part judged again under it (the "
     "robust column of each claim table; the protocol-sensitivity page shows the numbers)."
 )
