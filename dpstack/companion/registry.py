@@ -60,6 +60,8 @@ class Margin:
     metric: str
     dataset: str
     derivation: str
+    #: the same derivation at the paper's test size where the book's differs ("" where they agree)
+    at_paper_size: str = ""
 
 
 @dataclass(frozen=True)

@@ -143,3 +143,42 @@ def alternatives_findings(frame):
                 )
         bullets.append(text)
     return "\n".join(bullets)
+
+
+#: The page that sets PST beside today's private learners (the landing page links it).
+TODAY_PAGE = "pst_alternatives"
+
+
+def today_sentence(frame=None, link=""):
+    """Where PST's best method stands against today's main alternative, from the committed results.
+
+    DP-GD under the papers' neighbouring relation (replace-one) against PST-F(W), paired by repeat:
+    at how many finite ε its 95 % interval lies above 0 and below 0, per dataset. ``frame``
+    defaults to :func:`alternatives_frame` of the committed ``pst_alternatives``; ``link`` is the
+    page's address for the sentence's link ("" for none). "" when the results are absent.
+    """
+    if frame is None:
+        try:
+            frame = alternatives_frame(results.load(TODAY_PAGE, "paper"))
+        except results.MissingResultError:
+            return ""
+    gaps = paired_gaps(frame) if "PST-F(W)" in set(frame["method"]) else pd.DataFrame()
+    if gaps.empty:
+        return ""
+    g = gaps[(gaps["method"] == "DP-GD (replace-one)") & np.isfinite(gaps["epsilon"])]
+    bits = []
+    for dataset, part in g.groupby("dataset", sort=False):
+        bits.append(
+            f"ahead at {int((part['low'] > 0).sum())} and behind at {int((part['high'] < 0).sum())} of "
+            f"{len(part)} values of ε on {dataset}"
+        )
+    if not bits:
+        return ""
+    what = f"[today's alternatives]({link})" if link else "today's alternatives"
+    reps = int(g["repeats"].max())
+    return (
+        f"Against {what}: noisy full-batch gradient descent (DP-GD, (ε, δ) under the same replace-one relation) "
+        f"against PST-F(W), paired by repeat ({reps} repeats, 95 % intervals per comparison): "
+        + "; ".join(bits)
+        + "; every method's λ tuned on private validation rows."
+    )
