@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -209,3 +210,48 @@ def test_no_page_states_agrees_or_disagrees_as_a_verdict():
     assert len(pages) > 20  # the notebooks and the book were found
     bad = [(where, m.group(0)) for where, src in pages for m in _OLD_VERDICT.finditer(src)]
     assert bad == []
+
+
+def test_the_histories_t_test_is_students_and_only_for_the_history():
+    """The rule's history decides its earlier steps with Student's t (``test="t"``); the book never does."""
+    d = np.random.default_rng(11).normal(0.01, 0.02, size=12)
+    v = directional_verdict(d, test="t")
+    assert v.test == "t" and v.p_value == pytest.approx(stats.ttest_1samp(d, 0).pvalue, rel=1e-12)
+    half = stats.t.ppf(0.975, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size)
+    assert (v.ci_low, v.ci_high) == pytest.approx((d.mean() - half, d.mean() + half), rel=1e-12)
+    assert directional_verdict(d).test == "sign-flip"  # the default is the book's test
+    # Holm's re-decision keeps a part's test (planted: _decided re-judging with the sign flips fails here)
+    (again,) = adjust_family([v])
+    assert again.test == "t" and (again.ci_low, again.ci_high) == pytest.approx((v.ci_low, v.ci_high))
+    with pytest.raises(ValueError, match="test must be one of"):
+        directional_verdict(d, test="z")
+
+
+def test_the_rule_switches_of_the_history_change_what_they_say():
+    from dpstack.companion import verdicts
+    from dpstack.companion.registry import Claim, Part, sel
+
+    # a claim reversed by less than its data's resolution: the rule says so, the previous rule called it contradicted
+    rng = np.random.default_rng(5)
+    rows = [
+        {"method": m, "repeat": r, "auc": 0.9 + (0 if m == "a" else 0.004) + rng.normal(0, 0.002)}
+        for r in range(30)
+        for m in ("a", "b")
+    ]
+    frame = pd.DataFrame(rows)
+    c = Claim(
+        id="x.claim",
+        paper="PST",
+        words="a beats b",
+        location="§0",
+        page="p",
+        result="r",
+        data="paper",
+        dataset="MNIST",
+        kind="directional",
+        label="a > b",
+        parts=(Part("a > b", sel(method="a"), sel(method="b")),),
+    )
+    now = verdicts.judge(frames={"r": frame}, claim_list=[c])["verdict"].iloc[0]
+    before = verdicts.judge(frames={"r": frame}, claim_list=[c], rule=verdicts.Rule(resolution=False))
+    assert now == WITHIN_RESOLUTION and before["verdict"].iloc[0] == "contradicted"

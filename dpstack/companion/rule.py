@@ -188,6 +188,7 @@ class Verdict:
     at: str = ""
     parts: tuple = ()
     differences: tuple = ()
+    test: str = "sign-flip"  # a key of TESTS: the book's rule always uses "sign-flip"
 
     def to_dict(self):
         return asdict(self)
@@ -316,6 +317,46 @@ def _sign_flip_of(raw):
     return _SignFlip(np.frombuffer(raw, dtype=float))
 
 
+class _TTest:
+    """Student's one-sample t test of ``d`` at any null value, with the interface of :class:`_SignFlip`.
+
+    Not the book's test: the rule's history (:data:`TESTS`) uses it to show what the sign-flip test
+    changed against the normal-tail test the previous rule decided with.
+    """
+
+    def __init__(self, d):
+        self.d = d
+        self.n = d.size
+        self.mean = float(d.mean())
+        self.se = float(d.std(ddof=1) / math.sqrt(self.n)) if self.n > 1 else math.nan
+
+    @classmethod
+    def of(cls, d):
+        return cls(np.asarray(d, dtype=float))
+
+    def p(self, null=0.0, alternative="two-sided"):
+        if not (self.se > 0):
+            return math.nan if not math.isfinite(self.se) else (0.0 if self.mean != null else 1.0)
+        t = (self.mean - null) / self.se
+        df = self.n - 1
+        if alternative == "two-sided":
+            return float(2 * stats.t.sf(abs(t), df))
+        if alternative == "greater":
+            return float(stats.t.sf(t, df))
+        if alternative == "less":
+            return float(stats.t.cdf(t, df))
+        raise ValueError(f"alternative must be 'two-sided', 'greater' or 'less', got {alternative!r}")
+
+    def bound(self, level, side):
+        if not (self.se > 0):
+            return self.mean if self.se == 0 else side * math.inf
+        return float(self.mean + side * stats.t.ppf(1 - level / 2, self.n - 1) * self.se)
+
+
+#: The tests a part can be decided with: the book's (sign-flip) and, for the rule's history only, Student's t.
+TESTS = {"sign-flip": _SignFlip, "t": _TTest}
+
+
 def sign_flip_p(diff, null=0.0, alternative="two-sided"):
     """The sign-flip test's p of ``mean(diff) == null`` (exact up to :data:`EXACT_MAX_REPEATS` repeats).
 
@@ -354,9 +395,12 @@ def sign_flip_interval(diff, level=0.05):
     return test.bound(level, -1), test.bound(level, +1)
 
 
-def _decide(d, kind, margin, level, claim, alpha=0.05):
-    """The verdict of one part on differences ``d`` with its raw p judged at ``level``."""
-    test = _SignFlip.of(np.ascontiguousarray(d, dtype=float))
+def _decide(d, kind, margin, level, claim, alpha=0.05, test="sign-flip"):
+    """The verdict of one part on differences ``d`` with its raw p judged at ``level`` (by ``test``, a key of :data:`TESTS`)."""
+    name = test
+    if name not in TESTS:
+        raise ValueError(f"test must be one of {sorted(TESTS)}, got {test!r}")
+    test = TESTS[name].of(np.ascontiguousarray(d, dtype=float))
     mean = float(d.mean())
     if kind == "equivalence":
         if abs(mean) < margin:
@@ -389,10 +433,11 @@ def _decide(d, kind, margin, level, claim, alpha=0.05):
         points=points,
         level=float(level),
         differences=tuple(float(x) for x in d),
+        test=name,
     )
 
 
-def directional_verdict(diff, claim="", alpha=0.05):
+def directional_verdict(diff, claim="", alpha=0.05, test="sign-flip"):
     """Verdict on the claim ``mean(diff) > 0`` from per-repeat differences (``a − b``).
 
     Parameters
@@ -419,7 +464,7 @@ def directional_verdict(diff, claim="", alpha=0.05):
     'inconclusive'
     """
     d = _paired(diff, "diff")
-    return _decide(d, "directional", None, alpha, claim)
+    return _decide(d, "directional", None, alpha, claim, test=test)
 
 
 def _check_margin(margin):
@@ -427,7 +472,7 @@ def _check_margin(margin):
         raise ValueError(f"margin must be a finite number > 0, got {margin!r}")
 
 
-def equivalence_verdict(diff, margin, claim="", alpha=0.05):
+def equivalence_verdict(diff, margin, claim="", alpha=0.05, test="sign-flip"):
     """Verdict on the claim ``|mean(diff)| < margin`` (two methods about as good), by TOST with sign flips.
 
     Supported when both one-sided sign-flip tests (against ``−margin`` and ``+margin``) reject at
@@ -436,10 +481,10 @@ def equivalence_verdict(diff, margin, claim="", alpha=0.05):
     """
     d = _paired(diff, "diff")
     _check_margin(margin)
-    return _decide(d, "equivalence", float(margin), alpha, claim)
+    return _decide(d, "equivalence", float(margin), alpha, claim, test=test)
 
 
-def noninferiority_verdict(diff, margin, claim="", alpha=0.05):
+def noninferiority_verdict(diff, margin, claim="", alpha=0.05, test="sign-flip"):
     """Verdict on the claim ``mean(diff) > −margin`` (``a`` not worse than ``b`` by ``margin`` or more).
 
     The directional rule on ``diff + margin``; the result reports the mean of ``diff`` itself
@@ -447,7 +492,7 @@ def noninferiority_verdict(diff, margin, claim="", alpha=0.05):
     """
     _check_margin(margin)
     d = _paired(diff, "diff")
-    return _decide(d, "non-inferiority", float(margin), alpha, claim)
+    return _decide(d, "non-inferiority", float(margin), alpha, claim, test=test)
 
 
 def no_pairs(claim, kind="directional", margin=float("nan")):
@@ -643,18 +688,21 @@ def repeat_differences(df, a, b, value="auc", pair_on=(), unit="repeat", c=None)
     return diff.groupby(level=0, sort=True).mean()
 
 
-def part_verdict(diff, kind="directional", margin=None, label="", alpha=0.05):
-    """The verdict of one part of a claim on its per-repeat differences (no pairs: inconclusive)."""
+def part_verdict(diff, kind="directional", margin=None, label="", alpha=0.05, test="sign-flip"):
+    """The verdict of one part of a claim on its per-repeat differences (no pairs: inconclusive).
+
+    ``test``: a key of :data:`TESTS` (the book's rule: "sign-flip").
+    """
     d = np.asarray(diff, dtype=float).ravel()
     if d.size == 0:
         return no_pairs(label, kind, float("nan") if margin is None else float(margin))
     if kind == "equivalence":
-        return equivalence_verdict(d, margin, claim=label, alpha=alpha)
+        return equivalence_verdict(d, margin, claim=label, alpha=alpha, test=test)
     if kind == "non-inferiority":
-        return noninferiority_verdict(d, margin, claim=label, alpha=alpha)
+        return noninferiority_verdict(d, margin, claim=label, alpha=alpha, test=test)
     if kind != "directional":
         raise ValueError(f"kind must be 'directional', 'equivalence' or 'non-inferiority', got {kind!r}")
-    return directional_verdict(d, claim=label, alpha=alpha)
+    return directional_verdict(d, claim=label, alpha=alpha, test=test)
 
 
 def _decided(v, p_adj, alpha):
@@ -667,10 +715,12 @@ def _decided(v, p_adj, alpha):
         return replace(v, p_adjusted=p_adj, outcome="inconclusive")
     d = np.asarray(v.differences, dtype=float)
     margin = None if v.kind == "directional" else v.margin
-    raw = _decide(d, v.kind, margin, alpha, v.claim).p_value  # a claim's verdict carries its part's adjusted p
+    raw = _decide(
+        d, v.kind, margin, alpha, v.claim, test=v.test
+    ).p_value  # a claim's verdict carries its part's adjusted p
     level = alpha * raw / p_adj if p_adj > 0 else alpha
     level = min(alpha, max(level, 1e-12))
-    again = _decide(d, v.kind, margin, level, v.claim)
+    again = _decide(d, v.kind, margin, level, v.claim, test=v.test)
     outcome = v.points if p_adj < alpha else "inconclusive"
     return replace(v, p_adjusted=p_adj, outcome=outcome, level=level, ci_low=again.ci_low, ci_high=again.ci_high)
 

@@ -62,6 +62,9 @@ class Rule:
     ``holm_within``/``holm_across``: Holm inside a claim / over a paper's family.
     ``margins="derived"``: the registry's margins; a number: that margin for every claim; a dict:
     a margin per score column (``{"auc": 0.01, "accuracy": 0.02}``, the previous rule's).
+    ``test``: the test of a part (:data:`dpstack.companion.rule.TESTS`; ``"t"`` only for the
+    rule's history). ``resolution``: a reversal within the data's resolution is reported as such
+    (False: as a contradiction, as the previous rule did).
     """
 
     unit: str | None = "repeat"
@@ -69,6 +72,8 @@ class Rule:
     holm_across: bool = True
     margins: str | float | dict = "derived"
     alpha: float = 0.05
+    test: str = "sign-flip"
+    resolution: bool = True
 
 
 RULE = Rule()
@@ -167,7 +172,8 @@ def judge_claim(c, frame, rule=RULE):
     f = prepare_functions()[c.prepare](frame)
     margin = _margin(c, rule)
     parts = [
-        V.part_verdict(p.differences(f, c.value, unit=rule.unit), c.kind, margin, p.label, rule.alpha) for p in c.parts
+        V.part_verdict(p.differences(f, c.value, unit=rule.unit), c.kind, margin, p.label, rule.alpha, rule.test)
+        for p in c.parts
     ]
     return V.combine_parts(parts, c.label, c.quantifier, rule.alpha, adjust=rule.holm_within)
 
@@ -241,7 +247,7 @@ def judge(paper=None, frames=None, rule=RULE, claim_list=None):
             "words": c.words,
             "claim": c.label,
             "kind": c.kind,
-            "verdict": "not judged" if c.kind == "not judged" else ("not run" if v is None else _outcome(v, c)),
+            "verdict": "not judged" if c.kind == "not judged" else ("not run" if v is None else _outcome(v, c, rule)),
             "effect": nan if v is None else v.effect,
             "ci_low": nan if v is None else v.ci_low,
             "ci_high": nan if v is None else v.ci_high,
@@ -275,8 +281,10 @@ def resolution(c):
     return float(margins[key].value) if key in margins else float("nan")
 
 
-def _outcome(v, c):
-    return V.WITHIN_RESOLUTION if V.within_resolution(v, resolution(c)) else v.outcome
+def _outcome(v, c, rule=RULE):
+    if rule.resolution and V.within_resolution(v, resolution(c)):
+        return V.WITHIN_RESOLUTION
+    return v.outcome
 
 
 def tally(judged):
