@@ -176,9 +176,9 @@ def alpha_sentence(df, n_features, n_groups=None, tol=1e-3):
     size = len(groups[0])
     shares = ", ".join(f"{q1[a]:.6f} at α = {a:g}" for a in alphas)
     return (
-        f"Why the AUCs for α ≤ {flat[-1]:g} are equal: with $v_i = \\alpha^i$ over the {n_features} features "
+        f"Why the AUCs for α ≤ {flat[-1]:g} are equal: with vᵢ = αⁱ over the {n_features} features "
         f"and K = {n_groups} groups, eq. (6) gives the first group (the {size} features of largest variance) "
-        f"the share $q_1$ = {shares}. The $q_k$ are the blocks' norm bounds, so for α ≤ {flat[-1]:g} the other "
+        f"the share q₁ = {shares}. The qₖ are the blocks' norm bounds, so for α ≤ {flat[-1]:g} the other "
         f"blocks are scaled to almost nothing and PST-F(W) is in effect one private model on those {size} "
         f"features, the same model at each of these α: their paired AUCs differ by at most {spread:.4f} in any "
         f"repeat. The claim that PST-F(W) is not sensitive to α below 1 is therefore close to true by "
@@ -186,7 +186,7 @@ def alpha_sentence(df, n_features, n_groups=None, tol=1e-3):
         + (
             ""
             if alphas[-1] in flat
-            else f" α = {alphas[-1]:g} gives the other groups a share ($q_1$ = {q1[alphas[-1]]:.3f}); its mean AUC "
+            else f" α = {alphas[-1]:g} gives the other groups a share (q₁ = {q1[alphas[-1]]:.3f}); its mean AUC "
             f"differs from α = {alphas[0]:g}'s by at most {_largest_mean_gap(w, alphas[0], alphas[-1]):.4f} "
             "on either dataset."
         )
