@@ -1,4 +1,4 @@
-"""Every experiment page, three theorem pages and every audit page open with their summary, before any parameter cell.
+"""Every experiment page, theorem page and audit page opens with its summary, before any parameter cell.
 
 The summary is the verdict box (:func:`dpstack.companion.show.verdict_box`) on a page that judges
 the papers' claims, or the result box (:func:`dpstack.companion.show.result_box`) on a page whose
@@ -34,8 +34,16 @@ EXPERIMENT_PAGES = (
     "mpl_mnist10",
     "protocol_sensitivity",
 )
-#: Theorem pages that open with a result box so far (the other theorem pages are still to do: issue 37).
-THEOREM_PAGES = ("plr", "pst_privacy", "mpl_theorem4")
+#: The theorem pages (PLR's included): each opens with a result box.
+THEOREM_PAGES = (
+    "plr",
+    "pst_privacy",
+    "pst_sample_complexity",
+    "pst_guarantees",
+    "mpl_sensitivity",
+    "mpl_lemma2",
+    "mpl_theorem4",
+)
 REQUIRED = EXPERIMENT_PAGES + THEOREM_PAGES + tuple(name for name, _ in audit_pages.PAGES)
 
 
