@@ -45,3 +45,35 @@ def test_stand_in_table_has_no_har_numbers_and_noise_kind_is_selected():
     assert table.frame.loc["soft", "1/ε = 0.1"].startswith("0.20")
     exp = mpl_report.accuracy_table(_rows(), "mnist10", 10, noise=EXP_NOISE)
     assert exp.frame.loc["soft", "1/ε = 0.1"].startswith("0.70")
+
+
+def test_the_accuracy_figure_draws_the_majority_line_and_the_sentence_says_where_the_curves_cross_it():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from dpstack.companion.plotting import color_for
+
+    df = _rows()
+    fig, ax = plt.subplots()
+    mpl_report.plot_accuracy(ax, df, 10, majority=0.6)
+    dotted = [ln for ln in ax.get_lines() if ln.get_label() == "always the majority class"]
+    assert len(dotted) == 1 and set(dotted[0].get_ydata()) == {0.6}
+    assert dotted[0].get_color() == color_for("majority class") and dotted[0].get_linestyle() == ":"
+    fig, ax = plt.subplots()
+    mpl_report.plot_accuracy(ax, df, 10)  # no share given: no line
+    assert not [ln for ln in ax.get_lines() if ln.get_label() == "always the majority class"]
+    plt.close("all")
+    # the private means are 0.75 without noise and 0.2 at 1/ε = 0.1: below a 0.6 floor from 1/ε = 0.1 on
+    text = mpl_report.majority_sentence(df, "har", (0.6, "walking"))
+    assert '("walking"): 0.600' in text and "soft from 1/ε = 0.1" in text and "vote 0.20" in text
+    assert "stays above it" in mpl_report.majority_sentence(df, "har", (0.1, "walking"))
+
+
+def test_the_majority_share_is_read_from_the_test_labels(monkeypatch):
+    from dpstack.companion.papers.mpl import grids
+
+    labels = np.array([0, 1, 1, 1])
+    monkeypatch.setattr(grids, "load_mpl_dataset", lambda dataset: (None, None, None, labels))
+    assert mpl_report.majority_share("mnist10") == (0.75, "1")

@@ -525,7 +525,7 @@ def _audit_loss(mutant):
 
     The table's plain text wraps its columns in blocks; a row is found by its index in each block.
     """
-    nb = nbformat.read(ROOT / "notebooks" / "audit.ipynb", as_version=4)
+    nb = nbformat.read(ROOT / "notebooks" / "audit_mutants.ipynb", as_version=4)
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             text = output.get("data", {}).get("text/plain", "")

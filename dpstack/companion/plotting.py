@@ -68,6 +68,8 @@ COLORS = {
     "avg": "#ff7f0e",
     "batch": "#444444",
     "indiv": "#7f7f7f",
+    # the accuracy of always predicting the test set's most frequent label (the MPL accuracy figures)
+    "majority class": "#8c564b",
     "C-hl": "#d62728",
     "C-mv": "#bcbd22",
     "C-wmv": "#17becf",

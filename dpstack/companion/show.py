@@ -48,6 +48,8 @@ def _label(paper):
 
 
 __all__ = [
+    "result_box_html",
+    "result_box",
     "live_box",
     "live_box_html",
     "judged",
@@ -860,3 +862,40 @@ def live_box(params):
         from IPython.display import HTML, display
 
         display(HTML(box))
+
+
+#: The title of the box that opens a page whose summary is not a tally of verdicts (a result box).
+RESULT_BOX_TITLE = "The bottom line"
+_RESULT_BOX_ID = "dpstack-result-box-{}"
+
+
+def result_box_html(lines, title=RESULT_BOX_TITLE):
+    """The admonition that opens a page with its result: one paragraph per line of ``lines``.
+
+    The lines are Markdown-free text (HTML-escaped here); the box carries the class
+    ``dpstack-result-box``, as the verdict box carries ``dpstack-verdict-box``.
+    """
+    body = "".join(f"<p>{html.escape(str(line))}</p>" for line in lines)
+    return (
+        f'<div class="admonition note dpstack-result-box"><p class="admonition-title">{html.escape(title)}</p>'
+        f"{body}</div>"
+    )
+
+
+def result_box(key, lines=None, title=RESULT_BOX_TITLE):
+    """Open a page with its result box, then fill it once the page has computed its result.
+
+    Called at the top of a page with ``lines=None``, it shows a box that says the result follows;
+    called again with the page's ``lines`` once they are computed (with the page's own parameters,
+    papermill's included), it replaces that box in place, so the executed page opens with its result
+    before its parameter cell. ``key`` ties the two calls (one box per key and page).
+    """
+    from IPython.display import HTML, display, update_display
+
+    if lines is None:
+        display(
+            HTML(result_box_html(["The result of this page is computed below and shown here when it is."], title)),
+            display_id=_RESULT_BOX_ID.format(key),
+        )
+    else:
+        update_display(HTML(result_box_html(lines, title)), display_id=_RESULT_BOX_ID.format(key))

@@ -16,11 +16,20 @@ import pandas as pd
 from sklearn.datasets import load_digits
 
 from dpstack.companion.runner import run_cells
+from dpstack.companion.stats import mean_interval
 from dpstack.linear import PrivateLogisticRegression
 from dpstack.mechanisms import objective_perturbation_calibration
 from dpstack.metrics import roc_auc_score
 
-__all__ = ["load_digits_pair", "calibration_grid", "auc_vs_n", "auc_vs_n_cell", "privacy_loss_draws"]
+__all__ = [
+    "load_digits_pair",
+    "calibration_grid",
+    "auc_vs_n",
+    "auc_vs_n_cell",
+    "privacy_loss_draws",
+    "switch_sentence",
+    "below_chance_sentence",
+]
 
 
 @functools.lru_cache(maxsize=8)
@@ -140,3 +149,64 @@ def privacy_loss_draws(epsilon, n, lam=0.01, n_draws=300, digits=(0, 8), seed=0)
             )
         )
     return pd.concat(frames, ignore_index=True)
+
+
+def switch_sentence(cal):
+    """Why ε′/ε drops to about 0 just past the switch point, from a :func:`calibration_grid` frame.
+
+    Names the ε of the grid whose Δ = 0 branch starts lowest, the first n of that branch, its ε′/ε,
+    and the noise scale 2/ε′ there against the Δ branch's 4/ε just before the switch.
+    """
+    rows = []
+    for eps, part in cal.sort_values("n").groupby("epsilon"):
+        free = part[part["delta"] == 0]
+        ridge = part[part["delta"] > 0]
+        if free.empty or ridge.empty:
+            continue
+        first = free.iloc[0]
+        rows.append((first["epsilon_noise"] / eps, eps, first, ridge.iloc[-1]))
+    if not rows:
+        return ""
+    share, eps, first, last = min(rows, key=lambda r: r[0])
+    lam = first["lam"]
+    return (
+        f"Why ε′/ε falls to almost 0 just past the switch: once ε′ = ε − 2 log(1 + 1/(4nλ)) is positive, "
+        f"Algorithm 1 drops Δ and gives the noise all of that ε′, however small. At ε = {eps:g} and λ = {lam:g}, "
+        f"the first n of this grid in the Δ = 0 branch is n = {int(first['n']):,}, where ε′/ε = {share:.3f}: "
+        f"the noise scale 2/ε′ is {first['noise_scale']:,.0f}, against {last['noise_scale']:,.0f} "
+        f"(4/ε) at n = {int(last['n']):,}, just before the switch. The switch rule is the one Chaudhuri et al. "
+        "print (switch when ε′ ≤ 0, not when the Δ branch would add less noise); it is private either way, "
+        "but a model fitted just past the switch is noisier than one just before it."
+    )
+
+
+def below_chance_sentence(auc, level=0.95):
+    """Why some private mean AUCs are below 0.5, from an :func:`auc_vs_n` frame (with a ``method`` column).
+
+    Names the rows whose mean is below 0.5 and says whether each mean's interval over repeats contains 0.5.
+    """
+    low = []
+    covered = True
+    for (method, n), part in auc.groupby(["method", "n"]):
+        mean, lo, hi = mean_interval(part["auc"].dropna().to_numpy(), level=level)
+        if mean < 0.5:
+            low.append((method, n, mean, lo, hi))
+            covered &= lo <= 0.5 <= hi
+    if not low:
+        return ""
+    methods = list(dict.fromkeys(m for m, *_ in low))
+    worst = min(low, key=lambda r: r[2])
+    n_repeats = auc["repeat"].nunique()
+    return (
+        f"Mean AUCs below 0.5 ({len(low)} of the table's means, for {', '.join(methods)}; lowest "
+        f"{worst[2]:.3f} at n = {worst[1]}, {level * 100:.0f} % interval [{worst[3]:.3f}, {worst[4]:.3f}]) are chance, "
+        "not a model that learned the labels backwards: at these ε and n the noise vector outweighs the data, so "
+        "the fitted direction is close to the noise's. A repeat draws one noise direction and keeps it for every "
+        f"n and ε (paired comparisons), so the row is one draw of {n_repeats} nearly random directions, the same "
+        "at every n; "
+        + (
+            f"the {level * 100:.0f} % interval of every such mean over the {n_repeats} repeats contains 0.5."
+            if covered
+            else f"not every such mean's {level * 100:.0f} % interval contains 0.5."
+        )
+    )

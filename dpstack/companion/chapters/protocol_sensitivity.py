@@ -27,7 +27,7 @@ from dpstack.companion.variants import (
 )
 from dpstack.companion.verdicts import robust_counts, robust_table
 
-__all__ = ["claim_effects", "SensitivityPage", "sensitivity_page", "claims_under_protocols"]
+__all__ = ["claim_effects", "SensitivityPage", "sensitivity_page", "claims_under_protocols", "summary_lines"]
 
 
 class _Claim(NamedTuple):
@@ -395,3 +395,58 @@ def claims_under_protocols(profile="paper"):
         return None
 
     return robust_table()
+
+
+_DECIDED = ("supported", "contradicted")
+
+
+def summary_lines(page):
+    """The page's bottom line (the box atop it), from a :func:`sensitivity_page`'s tables.
+
+    Counts, over the claims on the papers' data, those whose verdict holds under every variant
+    run, those reversed (supported ↔ contradicted) under some variant, and those that lose or gain
+    a decision; names the variant that moves most claims and the largest share of collapsed repeats.
+    """
+    tables = page.tables or {}
+    if "every claim" not in tables:
+        return ["No claim is judged under the protocol variants here: their results are absent."]
+    claims = tables["every claim"]
+    variants = [c for c in claims.columns if c not in ("page", "as in the book", "robust")]
+    reversed_, lost, gained, steady = 0, 0, 0, 0
+    for _, row in claims.iterrows():
+        base = str(row["as in the book"])
+        run = [str(row[v]) for v in variants if str(row[v]) in (*_DECIDED, "inconclusive")]
+        flips = [v for v in run if base in _DECIDED and v in _DECIDED and v != base]
+        losses = [v for v in run if base in _DECIDED and v == "inconclusive"]
+        gains = [v for v in run if base == "inconclusive" and v in _DECIDED]
+        reversed_ += bool(flips)
+        lost += bool(losses) and not flips
+        gained += bool(gains)
+        steady += not (flips or losses or gains)
+    lines = [
+        f"Of the {len(claims)} claims on the papers' data, {steady} keep their verdict under every protocol variant "
+        f"run, {reversed_} {'is' if reversed_ == 1 else 'are'} reversed (supported ↔ contradicted) under at "
+        f"least one, {lost} lose their decision (become inconclusive) under at least one without being reversed, "
+        f"and {gained} inconclusive claim{'s' if gained != 1 else ''} become{'' if gained != 1 else 's'} "
+        "decided under some variant."
+    ]
+    changes = tables.get("changes")
+    if changes is not None and len(changes):
+        moved = changes["decided → inconclusive"] + changes["reversed"]
+        paper, protocol = moved.idxmax()
+        lines.append(
+            f"The variant that moves most verdicts: {protocol} ({paper}: {int(moved.max())} of "
+            f"{int(changes.loc[(paper, protocol), 'claims'])} claims reversed or undecided). Most changes are "
+            "decisions lost, not reversals: the variants change the noise or the number of repeats, and with them "
+            "the power of the test."
+        )
+    repeats = tables.get("repeats")
+    if repeats is not None and len(repeats):
+        flat = repeats.reset_index()
+        worst = flat.loc[flat["collapsed repeats (share)"].idxmax()]
+        lines.append(
+            f"Collapsed repeats of the stacked methods, at each table's smallest ε: at most "
+            f"{100 * worst['collapsed repeats (share)']:.0f} % ({worst['method']} on {worst['dataset']} at ε = "
+            f"{worst['ε']:g}, {worst['table']}, {int(worst['repeats'])} repeats)."
+        )
+    return lines

@@ -12,7 +12,15 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["eps_axis", "set_eps_ticks", "chosen_lam", "edge_share", "factor_effects", "source_sentence"]
+__all__ = [
+    "eps_axis",
+    "set_eps_ticks",
+    "chosen_lam",
+    "edge_share",
+    "factor_effects",
+    "source_sentence",
+    "falling_auc_sentence",
+]
 
 
 def eps_axis(df, column="epsilon"):
@@ -183,3 +191,49 @@ def source_sentence(frame, repeats="repeat"):
             f"how to recompute them.{n}"
         )
     return f"Numbers computed on this page, with the parameters above.{n}"
+
+
+def falling_auc_sentence(df, method, protocol, level=0.95):
+    """Why ``method``'s mean AUC under ``protocol`` falls as ε grows, from one row per (ε, repeat); "" if it does not.
+
+    Compares the ε with the best mean and the largest ε, paired on the repeat (mean difference and its
+    ``level`` t-interval), names the worst repeat at the largest ε, and how the chosen λ (mean over repeats)
+    moves between the two ε.
+    """
+    from dpstack.companion.stats import mean_interval
+
+    part = df[(df["method"] == method) & (df["protocol"] == protocol)]
+    auc = part.pivot_table(index="repeat", columns="epsilon", values="auc")
+    if auc.shape[1] < 2:
+        return ""
+    means = auc.mean()
+    best, last = means.idxmax(), means.index.max()
+    if best == last:
+        return ""
+    diff, lo, hi = mean_interval((auc[last] - auc[best]).to_numpy(), level=level)
+    lam = part.groupby("epsilon")["lam"].mean()
+    worst = auc[last].min()
+    pct = f"{level * 100:.0f} %"
+    verdict = (
+        f"its {pct} interval contains 0, so over {len(auc)} repeats the fall is within the repeats' spread"
+        if lo <= 0 <= hi
+        else f"its {pct} interval excludes 0"
+    )
+    return (
+        f"Why {method}'s {protocol} AUC falls as ε grows (mean {means[best]:.3f} at ε = {best:g}, "
+        f"{means[last]:.3f} at ε = {last:g}): paired on the repeat, the difference is {_signed(diff)} "
+        f"[{_signed(lo)}, {_signed(hi)}], and {verdict}. The mean is pulled down by single repeats (the worst at "
+        f"ε = {last:g}: {worst:.3f}) in which the exponential mechanism, sharper at a larger ε, picks the candidate "
+        "with the fewest errors on a small held-out part, which need not be the candidate with the best AUC"
+        + (
+            f"; the λ it picks falls with ε (mean {lam[best]:g} at ε = {best:g}, {lam[last]:g} at ε = {last:g}), "
+            "so the chosen model is less regularised, and it was fitted on its own small part of the data."
+            if lam[last] < lam[best]
+            else "."
+        )
+    )
+
+
+def _signed(x):
+    """+0.018 / −0.035: a signed number with the typographic minus."""
+    return f"{x:+.3f}".replace("-", "\u2212")

@@ -28,6 +28,8 @@ from dpstack.companion.try_it import TRY_IT, try_it
 __all__ = [
     "PAGES",
     "accuracy",
+    "majority_share",
+    "majority_sentence",
     "accuracy_table",
     "plot_accuracy",
     "DECIMALS",
@@ -134,11 +136,66 @@ def accuracy_table(df, dataset, n_parties, noise=DP_NOISE):
     return table
 
 
-def plot_accuracy(ax, df, n_parties, noise=DP_NOISE, title=None):
+def majority_share(dataset):
+    """``(share, label)``: the share of the test set's most frequent label and that label's name.
+
+    The share is the accuracy of always predicting that label, whatever the features: the floor a
+    classifier has to clear. Read from the test labels the experiment scores on.
+    """
+    from dpstack import datasets
+    from dpstack.companion.papers.mpl.grids import load_mpl_dataset
+
+    y = np.asarray(load_mpl_dataset(dataset)[3])
+    labels, counts = np.unique(y, return_counts=True)
+    top = labels[counts.argmax()]
+    names = {"kdd": lambda: datasets.load_kddcup99("test").target_names}.get(dataset)
+    name = names()[int(top)] if names else str(top)
+    return float(counts.max() / counts.sum()), name
+
+
+def majority_sentence(df, dataset, majority, noise=DP_NOISE):
+    """Why private accuracies fall below the majority-class line: where they cross it, and where they end.
+
+    ``majority``: :func:`majority_share`'s ``(share, label)``. Names, for the largest M, the first 1/ε
+    at which each private method's mean accuracy is below the share, and the mean accuracy at the
+    largest 1/ε.
+    """
+    share, label = majority
+    t = trial_means(df, noise)
+    big = t["n_parties"].max()
+    t = t[t["n_parties"] == big]
+    below, ends = [], []
+    for method in PRIVATE:
+        means = t[t["method"] == method].groupby("inv_epsilon")["accuracy"].mean().sort_index()
+        if means.empty:
+            continue
+        under = means[means < share]
+        if len(under):
+            below.append(f"{method} from 1/ε = {under.index[0]:g}")
+        ends.append(f"{method} {means.iloc[-1]:.2f}")
+    if not below:
+        return (
+            f"The dotted line is the accuracy of always predicting the test set's most frequent label "
+            f'("{label}", {share:.3f}); every private mean stays above it.'
+        )
+    return (
+        f'The dotted line is the accuracy of always predicting the test set\'s most frequent label ("{label}"): '
+        f"{share:.3f}. At M = {big:,} the private means drop below it ({'; '.join(below)}), so there a released "
+        "model is worse than ignoring the features. They end near the accuracy of a random direction "
+        f"({'; '.join(ends)} at 1/ε = {t['inv_epsilon'].max():g}), not at this line: once the noise outweighs "
+        "the model, the released vector points in a random direction, and the noise is symmetric (a direction "
+        "and its opposite are equally likely), so on average it favours no label: its expected accuracy is "
+        "that of guessing, whatever the share of the largest class."
+    )
+
+
+def plot_accuracy(ax, df, n_parties, noise=DP_NOISE, title=None, majority=None):
     """The paper's figure for one M: mean accuracy of each private method against 1/ε with its 95 %
     band over splits, batch (solid) and indiv (dashed) as lines with their bands.
 
-    1/ε = 0 (no noise) sits at the left end of a symmetric-log axis.
+    1/ε = 0 (no noise) sits at the left end of a symmetric-log axis. ``majority``: the share of the
+    test set's most frequent label (:func:`majority_share`), drawn as a dotted line, the accuracy of
+    always predicting that label.
     """
     t = trial_means(df, noise)
     t = t[t["n_parties"] == n_parties]
@@ -154,6 +211,8 @@ def plot_accuracy(ax, df, n_parties, noise=DP_NOISE, title=None):
         color = color_for(method)
         ax.axhline(mean, color=color, ls=style, label=method)
         ax.axhspan(max(lo, 0.0), min(hi, 1.0), color=color, alpha=0.1, lw=0)
+    if majority is not None:
+        ax.axhline(majority, color=color_for("majority class"), ls=":", lw=1.2, label="always the majority class")
     ax.set_xscale("symlog", linthresh=0.01)
     grid = sorted(t["inv_epsilon"].unique())
     ax.set_xlim(-0.003, 1.5 * float(max(grid)))

@@ -22,6 +22,8 @@ __all__ = [
     "auc_table",
     "paired_gaps",
     "alternatives_findings",
+    "alpha_sentence",
+    "below_chance_sentence",
 ]
 
 
@@ -181,4 +183,90 @@ def today_sentence(frame=None, link=""):
         f"against PST-F(W), paired by repeat ({reps} repeats, 95 % intervals per comparison): "
         + "; ".join(bits)
         + "; every method's λ tuned on private validation rows."
+    )
+
+
+def alpha_sentence(df, n_features, n_groups=None, tol=1e-3):
+    """Why PST-F(W)'s AUCs at the smallest α are (almost) equal, from the frame of PST Figure 3 [IJCAI Fig. 2(c)–(d)].
+
+    ``n_features``: the number of features the groups are cut from (the page reads it from the data);
+    ``n_groups``: K (default: the experiment's). With v_i = α^i, eq. (6) gives the first group a share
+    q_1 that is 1 to within ``tol`` for every α below a point; the other blocks are then scaled to almost
+    nothing. The sentence names those α, their q_1, and the largest paired AUC difference between them.
+    """
+    import inspect
+
+    from dpstack.companion.papers.pst.grids import stacking_cell
+    from dpstack.stacking import resolve_groups
+
+    if n_groups is None:
+        n_groups = inspect.signature(stacking_cell).parameters["n_groups"].default
+    w = df[(df["method"] == "PST-F(W)") & df["alpha"].notna()]
+    alphas = sorted(a for a in w["alpha"].unique() if a < 1)
+    q1 = {}
+    for a in alphas:
+        groups, q = resolve_groups(n_features, n_groups, feature_importance=float(a) ** np.arange(1, n_features + 1))
+        q1[a] = q[0]
+    flat = [a for a in alphas if q1[a] >= 1 - tol]
+    if len(flat) < 2:
+        return ""
+    auc = w[w["alpha"].isin(flat)].pivot_table(index=["dataset", "repeat"], columns="alpha", values="auc")
+    spread = float((auc.max(axis=1) - auc.min(axis=1)).max())
+    size = len(groups[0])
+    shares = ", ".join(f"{q1[a]:.6f} at α = {a:g}" for a in alphas)
+    return (
+        f"Why the AUCs for α ≤ {flat[-1]:g} are equal: with vᵢ = αⁱ over the {n_features} features "
+        f"and K = {n_groups} groups, eq. (6) gives the first group (the {size} features of largest variance) "
+        f"the share q₁ = {shares}. The qₖ are the blocks' norm bounds, so for α ≤ {flat[-1]:g} the other "
+        f"blocks are scaled to almost nothing and PST-F(W) is in effect one private model on those {size} "
+        f"features, the same model at each of these α: their paired AUCs differ by at most {spread:.4f} in any "
+        f"repeat. The claim that PST-F(W) is not sensitive to α below 1 is therefore close to true by "
+        f"construction on these data."
+        + (
+            ""
+            if alphas[-1] in flat
+            else f" α = {alphas[-1]:g} gives the other groups a share (q₁ = {q1[alphas[-1]]:.3f}); its mean AUC "
+            f"differs from α = {alphas[0]:g}'s by at most {_largest_mean_gap(w, alphas[0], alphas[-1]):.4f} "
+            "on either dataset."
+        )
+    )
+
+
+def _largest_mean_gap(w, a, b):
+    """The largest |mean AUC at α = a − mean AUC at α = b| over the datasets of ``w``."""
+    means = w.groupby(["dataset", "alpha"])["auc"].mean().unstack("alpha")
+    return float((means[a] - means[b]).abs().max())
+
+
+def below_chance_sentence(auc, by=("method", "combiner"), level=0.95):
+    """Why some mean AUCs of the worked example are below 0.5: one row per repeat in ``auc`` (columns ``by``,
+    ``epsilon``, ``auc``).
+
+    Names each (``by``, ε) whose mean is below 0.5 with its interval over repeats, and says whether every
+    such interval contains 0.5 (chance) or not.
+    """
+    low = []
+    for key, part in auc.groupby([*by, "epsilon"], sort=False):
+        mean, lo, hi = mean_interval(part["auc"].dropna().to_numpy(), level=level)
+        if mean < 0.5:
+            low.append((key, mean, lo, hi))
+    if not low:
+        return ""
+    pct = f"{level * 100:.0f} %"
+    named = "; ".join(
+        f"{' '.join(map(str, k[:-1]))} at ε = {k[-1]:g}: {m:.3f}, {pct} interval [{lo:.3f}, {hi:.3f}]"
+        for k, m, lo, hi in low
+    )
+    chance = all(lo <= 0.5 <= hi for _, _, lo, hi in low)
+    n = auc.groupby([*by, "epsilon"]).size().min()
+    return (
+        f"Mean AUCs below 0.5 ({named}) are no model that learned the labels backwards: a low-level model sees "
+        "only its part of the data, so its noise outweighs its signal and its direction is close to the noise's, "
+        "whose AUC is 0.5 on average with a wide spread; "
+        + (
+            f"the mean of {n} repeats of such a model falls below 0.5 about as often as above, and "
+            f"{'its' if len(low) == 1 else 'every such'} {pct} interval contains 0.5."
+            if chance
+            else f"not every such {pct} interval contains 0.5."
+        )
     )
