@@ -9,6 +9,11 @@ cells, so a sentence can change without making a stored table stale.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
+
+from dpstack.audit import stored
+from dpstack.audit.report import PROFILES
+from dpstack.companion.plotting import style
 
 __all__ = [
     "PAGES",
@@ -38,9 +43,6 @@ def load_tables(profile, epsilon, seed):
 
     ``note`` is "" or the sentence that says the library changed since the tables were computed.
     """
-    from dpstack.audit import stored
-    from dpstack.audit.report import PROFILES
-
     if profile != "smoke" and stored.has_tables(profile, epsilon, seed):
         tables, record, stale = stored.load_tables(profile, epsilon, seed)  # sha256 of every CSV checked
         provenance = {
@@ -67,10 +69,6 @@ def page_setup(profile, epsilon, seed, load=True):
     Returns ``(tables, provenance)`` of :func:`load_tables` (printing its note when the library changed
     since the tables were computed), or ``(None, None)`` with ``load=False``.
     """
-    import pandas as pd
-
-    from dpstack.companion.plotting import style
-
     style()
     pd.set_option("display.precision", 4)
     pd.set_option("display.max_colwidth", 200)

@@ -12,6 +12,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from dpstack.companion.stats import mean_interval
+
 __all__ = [
     "eps_axis",
     "set_eps_ticks",
@@ -200,8 +202,6 @@ def falling_auc_sentence(df, method, protocol, level=0.95):
     ``level`` t-interval), names the worst repeat at the largest ε, and how the chosen λ (mean over repeats)
     moves between the two ε.
     """
-    from dpstack.companion.stats import mean_interval
-
     part = df[(df["method"] == method) & (df["protocol"] == protocol)]
     auc = part.pivot_table(index="repeat", columns="epsilon", values="auc")
     if auc.shape[1] < 2:

@@ -7,12 +7,16 @@ Figure numbers are the arXiv version's, the IJCAI 2019 number in brackets
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pandas as pd
 
 from dpstack.companion import results
 from dpstack.companion.papers.pst.alternatives import ALTERNATIVE_METHODS, GUARANTEES
+from dpstack.companion.papers.pst.grids import stacking_cell
 from dpstack.companion.stats import mean_interval, t_half_width
+from dpstack.stacking import resolve_groups
 
 __all__ = [
     "alpha_label",
@@ -24,6 +28,8 @@ __all__ = [
     "alternatives_findings",
     "alpha_sentence",
     "below_chance_sentence",
+    "TODAY_PAGE",
+    "today_sentence",
 ]
 
 
@@ -194,11 +200,6 @@ def alpha_sentence(df, n_features, n_groups=None, tol=1e-3):
     q_1 that is 1 to within ``tol`` for every α below a point; the other blocks are then scaled to almost
     nothing. The sentence names those α, their q_1, and the largest paired AUC difference between them.
     """
-    import inspect
-
-    from dpstack.companion.papers.pst.grids import stacking_cell
-    from dpstack.stacking import resolve_groups
-
     if n_groups is None:
         n_groups = inspect.signature(stacking_cell).parameters["n_groups"].default
     w = df[(df["method"] == "PST-F(W)") & df["alpha"].notna()]
