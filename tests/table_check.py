@@ -10,20 +10,19 @@ per problem, naming the table by its first header:
 * a number with more than four significant digits, unless the note under the table declares the
   precision ("rounded to 4 decimals": then up to that many decimals);
 * a printed Python dict (``{'own 200 samples': 0.655}``);
-* a boolean printed as ``True`` / ``False``;
-* more than :data:`LONG` rows shown unfolded (not inside a ``<details>`` element).
+* a boolean printed as ``True`` / ``False``.
+
+A long table is not folded for its length: whether a fold hides what the prose points to is the
+browser test's to judge (``tests/browser/legibility.py``: :func:`folded_table_problems`).
 
 The verdict tables' detail (the text that opens under a claim) is prose, not table cells: only
-the claim's summary line is checked there; their length is the subject of the verdicts' own
-design (one row per claim, the detail folded in each row), so the row limit does not apply.
+the claim's summary line is checked there.
 """
 
 from __future__ import annotations
 
 import html
 import re
-
-LONG = 15
 
 TABLE = re.compile(r"<table\b[^>]*>.*?</table>", re.S | re.I)
 ROW = re.compile(r"<tr\b[^>]*>(.*?)</tr>", re.S | re.I)
@@ -63,15 +62,20 @@ def tables_in(page_html):
     for i, match in enumerate(matches):
         before = page_html[: match.start()]
         folded = before.lower().count("<details") > before.lower().count("</details>")
-        after_end = matches[i + 1].start() if i + 1 < len(matches) else len(page_html)
-        found.append((match.group(), folded, _text(page_html[match.end() : after_end])[:600]))
+        # the text after it up to the next table, past the other parts of a table split to fit the
+        # column (no text between them): the note under the last part is the whole table's
+        j = i + 1
+        while j < len(matches) and not _text(page_html[matches[j - 1].end() : matches[j].start()]):
+            j += 1
+        after_end = matches[j].start() if j < len(matches) else len(page_html)
+        found.append((match.group(), folded, _text(TABLE.sub(" ", page_html[match.end() : after_end]))[:600]))
     return found
 
 
 def table_problems(page_html, where=""):
     """One line per problem in every table of ``page_html`` (see the module's docstring)."""
     problems = []
-    for table, folded, after in tables_in(page_html):
+    for table, _folded, after in tables_in(page_html):
         verdicts = "dpstack-verdicts" in table
         if verdicts:
             table = DETAIL_BODY.sub(r"\1\2", table)
@@ -94,8 +98,6 @@ def table_problems(page_html, where=""):
                 say("code-name header", header)
         if any(tag.lower() == "th" for row in body for tag, _ in row):
             say("index column", _text(next(text for row in body for tag, text in row if tag.lower() == "th")))
-        if len(body) > LONG and not folded and not verdicts:
-            say(f"{len(body)} rows shown unfolded", headers[:3])
         seen = set()
         for row in body:
             for _, cell_html in row:

@@ -68,3 +68,36 @@ def test_the_check_catches_a_swapped_part_a_swapped_page_and_a_missing_page():
     assert "does not name" in order_problems(parts, [good[0].split(" then")[0], good[1]])[0]
     assert "described as" in order_problems(parts, good[::-1])[0]
     assert "numbered parts" in order_problems(parts, good[:1])[0]
+
+
+NUMBER_WORDS = (
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+)
+
+
+def count_problems(text, n_parts):
+    """The count the guide gives ("The sidebar has six parts") against the sidebar's parts."""
+    said = re.search(r"sidebar has (\w+) parts", text)
+    if said is None:
+        return ["the guide does not say how many parts the sidebar has"]
+    word = said.group(1).lower()
+    number = int(word) if word.isdigit() else NUMBER_WORDS.index(word) if word in NUMBER_WORDS else None
+    return [] if number == n_parts else [f"the guide says the sidebar has {word} parts; it has {n_parts}"]
+
+
+def test_the_guide_counts_the_parts_of_the_sidebar():
+    text = (ROOT / "book" / "intro.md").read_text(encoding="utf-8")
+    assert count_problems(text, len(sidebar())) == []
+    assert count_problems("The sidebar has six parts, in this order:", 8)  # the planted miscount is found

@@ -394,5 +394,7 @@ def test_show_figure_displays_an_image_with_its_alt_text(monkeypatch):
     assert data["text/html"].count("data:image/svg+xml;base64,") == 1 and data["image/svg+xml"].lstrip().startswith(
         "<?xml"
     )
-    assert kw["metadata"]["dpstack"] == {"alt": ALT, "problems": []}
+    meta = kw["metadata"]["dpstack"]
+    assert meta["alt"] == ALT and meta["problems"] == [] and len(meta["layout"]["panels"]) == 1
+    assert {s["label"] for s in meta["layout"]["panels"][0]["series"]} == {"PLR", "PST-S", "PST-F(W)"}
     assert min(svg_text_px(data["image/svg+xml"]).values()) >= P.MIN_TEXT_PX

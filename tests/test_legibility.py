@@ -122,3 +122,32 @@ def test_a_verdict_table_must_show_its_full_width():
     cut = [{"section": "Paper vs ours", "width": 1200, "visible": 420}]
     found = legibility.verdict_table_problems(cut, 400)
     assert len(found) == 1 and "35%" in found[0] and "400 px" in found[0] and "Paper vs ours" in found[0]
+
+
+def test_faint_captions_and_notes_are_reported():
+    theme_grey = {"text": "rounded to 3 decimals", "color": [156, 164, 175], "background": [255, 255, 255]}
+    assert round(legibility.contrast_ratio([156, 164, 175], [255, 255, 255]), 1) == 2.5  # the review's measure
+    found = legibility.contrast_problems([theme_grey])
+    assert len(found) == 1 and "2.5:1" in found[0]
+    assert legibility.contrast_problems([{**theme_grey, "color": [50, 50, 50]}]) == []
+
+
+def test_wide_tables_and_folded_tables_the_prose_points_to_are_reported():
+    wide = {
+        "label": "mutant",
+        "section": "Every mutant",
+        "width": 1656,
+        "visible": 784,
+        "firstTwo": 551,
+        "firstTwoVisible": 368,
+    }
+    fits = {"label": "method", "section": "", "width": 700, "visible": 700, "firstTwo": 200, "firstTwoVisible": 200}
+    found = legibility.wide_table_problems([wide, fits], 1400)
+    assert len(found) == 1 and "47% of its width at 1400 px" in found[0]
+    found = legibility.wide_table_problems([wide, fits], 400, full=False)
+    assert len(found) == 1 and "first two columns at 400 px (368 of 551 px)" in found[0]
+    told = {"summary": "16 rows × 9 columns", "section": "x", "before": "", "after": "Read the exact column against ε."}
+    quiet = {"summary": "64 rows", "section": "x", "before": "The chosen λ.", "after": "## Next section"}
+    found = legibility.folded_table_problems([told, quiet])
+    assert len(found) == 1 and "Read the exact column" in found[0]
+    assert legibility.folded_table_problems([{**quiet, "before": "The table below lists every run:"}])

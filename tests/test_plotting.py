@@ -28,7 +28,9 @@ def test_band_is_the_clipped_confidence_interval_of_the_mean():
 
 def test_colours_are_stable_for_unknown_labels():
     assert color_for("some new method") == color_for("some new method")
-    assert color_for("PST-F(W)") == color_for("PPTL-FS(W)")
+    # PPTL-FS(W) is PST-H(W) under PPTL's name (one colour), and is drawn beside PST-F(W) on the
+    # own-data page (two colours)
+    assert color_for("PPTL-FS(W)") == color_for("PST-H") != color_for("PST-F(W)")
 
 
 SVG_RUN = """

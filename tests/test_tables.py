@@ -90,7 +90,33 @@ def test_tidy_prints_counts_as_integers_one_float_format_and_dashes():
 def test_nothing_is_truncated_in_a_large_table():
     frame = pd.DataFrame(np.arange(80 * 30).reshape(80, 30) / 7)
     html = scrollable(frame)
-    assert html.count("<tr") == 81 and "…" not in html and "..." not in html
+    tables = html.count("<table")
+    assert tables > 1  # 30 columns of numbers do not fit the text column: split, each part with every row
+    assert html.count("<tr") == 81 * tables and "…" not in html and "..." not in html
+    assert all(f">{tidy(frame).iloc[79, c]}<" in html for c in range(30))
+
+
+def test_text_is_left_aligned_numbers_right_aligned_and_wide_tables_split():
+    from dpstack.companion.tables import COLUMN_PX, column_widths, split_columns
+
+    frame = pd.DataFrame(
+        {
+            "method": ["PLR", "PST-F(W)"],
+            **{f"ε = {e:g}": ["0.944 ± 0.006 (0.95)"] * 2 for e in (0.1, 0.25, 0.5, 1, 2, 4, 8, 16)},
+        }
+    ).set_index("method")
+    html = scrollable(frame)
+    assert "<th>method</th>" in html and "<td>PST-F(W)</td>" in html  # text: no class, left-aligned
+    assert '<td class="dpstack-num">0.944\u00a0±\u00a00.006 (0.95)</td>' in html  # ± never breaks
+    parts = split_columns(_shown := frame.reset_index(), keys=1)
+    assert len(parts) == 2 and all(list(p.columns)[0] == "method" for p in parts)
+    assert all(sum(column_widths(p)) <= COLUMN_PX for p in parts)
+    assert sum(column_widths(_shown)) > COLUMN_PX  # the planted wide table: too wide in one piece
+    assert html.count("<table") == 2
+    narrow = scrollable(frame.iloc[:, :2])
+    assert narrow.count("<table") == 1 and "<details" not in narrow  # fits: one table, not folded
+    long = pd.DataFrame({"n": range(40)})
+    assert "<details" not in scrollable(long) and "<details" in scrollable(long, fold=True)
 
 
 def test_cells_the_paper_alone_reports_are_dropped_and_counted():

@@ -147,3 +147,32 @@ def test_a_page_without_its_data_shows_the_papers_printed_numbers_and_statements
     assert "prints no numbers for Figure 4" in url
     for words in MPL_CLAIMS["url"]["claims"].values():
         assert words in url.replace("&#x27;", "'")
+
+
+def verdict_questions_without_verdicts(try_it, has_verdicts):
+    """Pages whose "Try it" asks about verdicts but show none (``has_verdicts(page)`` says whether one does)."""
+    return sorted(
+        page
+        for page, suggestions in try_it.items()
+        if any("verdict" in s.question.lower() for s in suggestions) and not has_verdicts(page)
+    )
+
+
+def page_shows_verdicts(page):
+    """Whether the executed page shows verdicts: a verdict table or box, or a table cell that is a verdict."""
+    import re
+
+    nb = json.loads((ROOT / "notebooks" / f"{page}.ipynb").read_text(encoding="utf-8"))
+    shown = "".join(
+        "".join(output.get("data", {}).get("text/html", ""))
+        for cell in nb["cells"]
+        for output in cell.get("outputs", [])
+    )
+    return "dpstack-verdict" in shown or bool(re.search(r"<td[^>]*>\s*(?:supported|contradicted|inconclusive)", shown))
+
+
+def test_try_it_asks_about_verdicts_only_on_pages_that_show_them():
+    assert verdict_questions_without_verdicts(pages.TRY_IT, page_shows_verdicts) == []
+    # the planted question: "Do the verdicts survive …?" on the end-to-end page, which judges no claim
+    planted = {**pages.TRY_IT, "end_to_end_private": [pages.Suggestion("Do the verdicts survive?", {}, "")]}
+    assert verdict_questions_without_verdicts(planted, page_shows_verdicts) == ["end_to_end_private"]

@@ -15,6 +15,12 @@ __all__ = [
     "FigureStyleWarning",
     "alt_text_problem",
     "check_figure",
+    "colour_name",
+    "figure_layout",
+    "mark_stand_in",
+    "panels_stacked",
+    "shared_colours",
+    "COLOUR_WORDS",
     "finish_figure",
     "legend_below",
     "method_of",
@@ -51,7 +57,7 @@ COLORS = {
     "PST-F(U)": "#2ca02c",
     "PST-F(W)": "#d62728",
     "PPTL-FS(U)": "#2ca02c",
-    "PPTL-FS(W)": "#d62728",
+    "PPTL-FS(W)": "#e377c2",  # not PST-F(W)'s red: the two are drawn together on the own-data page
     "PST-H": "#e377c2",
     "PST-F": "#d62728",
     "PPTL-FS": "#bcbd22",
@@ -60,6 +66,15 @@ COLORS = {
     "Direct": "#1f77b4",
     "SourceD": "#17becf",
     "PPTL-FS(R)": "#bcbd22",
+    # PST Table 2's names for the transfer methods (PPTL-FS(W), PPTL-FS(R), SimComb, Direct): their colours
+    "PST-H(W)": "#e377c2",
+    "PST-H(U)": "#bcbd22",
+    "PLR(target)": "#1f77b4",
+    # today's alternatives, drawn beside PLR, PST-S and PST-F(W)
+    "output perturbation": "#2ca02c",
+    "DP-GD": "#9467bd",
+    "DP-GD (replace-one)": "#e377c2",
+    "DP-SGD": "#17becf",
     "PLR-FS": "#8c564b",
     "PLR(main)": "#7f7f7f",
     "non-private": "#444444",
@@ -339,7 +354,7 @@ _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 def _plain_ticks(ax):
     """Tick labels as plain numbers: no "1.02643×10⁰", no offset, no lone minor labels."""
-    from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter, ScalarFormatter
+    from matplotlib.ticker import FixedFormatter, FuncFormatter, MaxNLocator, NullFormatter, ScalarFormatter
 
     def plain(value, _pos=None):
         if value != 0 and not 1e-3 <= abs(value) < 1e4:
@@ -353,6 +368,9 @@ def _plain_ticks(ax):
 
     for axis in (ax.xaxis, ax.yaxis):
         scale = axis.get_scale()
+        if isinstance(axis.get_major_formatter(), (FixedFormatter, FuncFormatter)):
+            # labels written by hand (set_ticklabels: "∞" at its stand-in position) or already plain
+            continue
         if scale == "log":
             lo, hi = sorted(abs(v) for v in axis.get_view_interval())
             if lo > 0 and hi / lo < 10:  # less than one decade: a few plain ticks
@@ -496,6 +514,191 @@ def _labels_collide(ax, axis, labels, renderer):
     return False
 
 
+def mark_stand_in(ax, position, label, axis="x"):
+    """Record that ``position`` on ``axis`` stands for a value not on the axis (ε = ∞ drawn at twice
+    the largest finite ε): its tick must read ``label``, never the stand-in number
+    (:func:`check_figure`)."""
+    stand_ins = ax.__dict__.setdefault("dpstack_stand_ins", {})
+    stand_ins[(axis, float(position))] = str(label)
+    return ax
+
+
+#: Hue ranges (degrees) of the colour words a caption may use.
+_HUES = (
+    (15, "red"),
+    (40, "orange"),
+    (72, "yellow"),
+    (160, "green"),
+    (200, "cyan"),
+    (255, "blue"),
+    (300, "purple"),
+    (345, "pink"),
+    (360, "red"),
+)
+#: Caption words for colours, and the names (:func:`colour_name`) a drawn colour may have to match.
+COLOUR_WORDS = {
+    "black": {"black"},
+    "grey": {"grey", "black"},
+    "gray": {"grey", "black"},
+    "red": {"red"},
+    "orange": {"orange", "brown"},
+    "yellow": {"yellow"},
+    "olive": {"yellow"},
+    "green": {"green", "yellow"},
+    "cyan": {"cyan"},
+    "teal": {"cyan"},
+    "turquoise": {"cyan"},
+    "blue": {"blue", "cyan"},
+    "purple": {"purple"},
+    "violet": {"purple"},
+    "lavender": {"purple"},
+    "lilac": {"purple"},
+    "pink": {"pink", "purple"},
+    "magenta": {"pink", "purple"},
+    "brown": {"brown", "orange"},
+}
+
+
+def colour_name(colour):
+    """The word a reader would use for ``colour``: black, grey, white, red, orange, brown, yellow,
+    green, cyan, blue, purple or pink (``"#9467bd"`` → "purple", ``"#7f7f7f"`` → "grey")."""
+    import colorsys
+
+    from matplotlib.colors import to_rgb
+
+    r, g, b = to_rgb(colour)
+    h, s, v = colorsys.rgb_to_hsv(r, g, b)
+    if s < 0.15 or v < 0.15:
+        return "black" if v < 0.3 else "white" if v > 0.95 else "grey"
+    hue = h * 360
+    name = next(word for limit, word in _HUES if hue < limit)
+    if name in ("red", "orange") and v < 0.6:
+        return "brown"
+    return name
+
+
+def _series(ax):
+    """The labelled data series of a panel: (label, colour as hex, line style, marker)."""
+    import zlib
+
+    from matplotlib.colors import to_hex
+
+    out = []
+    for artist in _data_artists(ax):
+        label = str(artist.get_label())
+        if label.startswith("_") or not label.strip():  # not in the legend: a band, a reference line
+            continue
+        if hasattr(artist, "get_color") and not hasattr(artist, "get_facecolor"):
+            colours = _rgb_list([artist.get_color()])
+            style = (str(artist.get_linestyle()), str(artist.get_marker()))
+        else:
+            faces = _rgb_list(artist.get_facecolor())
+            colours = faces or (_rgb_list(artist.get_edgecolor()) if hasattr(artist, "get_edgecolor") else [])
+            paths = artist.get_paths() if hasattr(artist, "get_paths") else []
+            shape = str(np.round(paths[0].vertices, 2).tolist()) if len(paths) else ""
+            # markers told apart by fill (filled or hollow) and by shape (circle, triangle)
+            style = ("filled" if faces else "hollow", f"{type(artist).__name__} {zlib.crc32(shape.encode())}")
+        if colours:
+            out.append((label, to_hex(colours[0]), *style))
+    # a bar chart's bars share the label of their container
+    for container in getattr(ax, "containers", []):
+        label = str(container.get_label())
+        patches = [p for p in container if hasattr(p, "get_facecolor")]
+        if not label.startswith("_") and label.strip() and patches:
+            out.append((label, to_hex(patches[0].get_facecolor()[:3]), "patch", "bar"))
+    return list(dict.fromkeys(out))
+
+
+def figure_layout(fig):
+    """What a caption may say about ``fig``: its panels (position in the figure, title, labelled
+    series with their colours) and the tick labels of each axis. Colour bars are not panels."""
+    fig.canvas.draw()
+    panels_ = []
+    for ax in fig.axes:
+        if _is_colour_key(ax) or not ax.get_visible():
+            continue
+        box = ax.get_position()
+        ticks = {}
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            ticks[name] = [
+                [float(loc), t.get_text()]
+                for loc, t in zip(axis.get_majorticklocs(), axis.get_ticklabels())
+                if t.get_visible() and t.get_text().strip()
+            ]
+        panels_.append(
+            {
+                "box": [round(float(v), 4) for v in (box.x0, box.y0, box.x1, box.y1)],
+                "title": ax.get_title(),
+                "series": [
+                    {"label": label, "color": colour, "linestyle": ls, "marker": marker}
+                    for label, colour, ls, marker in _series(ax)
+                ],
+                "ticks": ticks,
+            }
+        )
+    colours = set()
+    for ax in fig.axes:
+        for artist in _data_artists(ax):
+            if hasattr(artist, "get_color") and not hasattr(artist, "get_facecolor"):
+                found = _rgb_list([artist.get_color()])
+            else:
+                found = _rgb_list(artist.get_facecolor()) + (
+                    _rgb_list(artist.get_edgecolor()) if hasattr(artist, "get_edgecolor") else []
+                )
+            colours.update(colour_name(c) for c in found)
+    for legend in [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None] + list(fig.legends):
+        for handle in legend.legend_handles:
+            colour = (
+                handle.get_color()
+                if hasattr(handle, "get_color") and not hasattr(handle, "get_facecolor")
+                else (handle.get_facecolor() if hasattr(handle, "get_facecolor") else None)
+            )
+            colours.update(colour_name(c) for c in _rgb_list([colour] if isinstance(colour, str) else colour))
+    # a colour-coded panel (a heat map, a scatter coloured by ε) draws its colour map's colours
+    from matplotlib.cm import ScalarMappable
+
+    coded = False
+    for ax in fig.axes:
+        if _is_colour_key(ax):
+            continue
+        for artist in (*ax.images, *ax.collections):
+            if isinstance(artist, ScalarMappable) and artist.get_array() is not None:
+                coded = True
+                colours.update(colour_name(c) for c in artist.get_cmap()(np.linspace(0, 1, 9))[:, :3])
+    return {"panels": panels_, "colours": sorted(colours), "colour_coded": bool(coded)}
+
+
+def panels_stacked(layout):
+    """Whether a layout's panels (two or more) sit one above another, none side by side."""
+    boxes = [p["box"] for p in layout["panels"]]
+    if len(boxes) < 2:
+        return False
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            if min(a[2], b[2]) - max(a[0], b[0]) < 0.5 * min(a[2] - a[0], b[2] - b[0]):
+                return False  # not in one column: side by side
+    return True
+
+
+def shared_colours(series):
+    """Pairs of a panel's series a reader cannot tell apart by colour: two labels in one colour that
+    are not one method drawn two ways (ours solid, the paper's dashed); for black and grey
+    reference lines, only when their line style and marker are the same too."""
+    found = []
+    for i, a in enumerate(series):
+        for b in series[i + 1 :]:
+            if a["color"] != b["color"] or a["label"] == b["label"]:
+                continue
+            neutral = colour_name(a["color"]) in ("black", "grey", "white")
+            if neutral and (a["linestyle"], a["marker"]) != (b["linestyle"], b["marker"]):
+                continue
+            one_method = method_of(a["label"]) is not None and method_of(a["label"]) == method_of(b["label"])
+            if one_method and (a["linestyle"], a["marker"]) != (b["linestyle"], b["marker"]):
+                continue
+            found.append((a["label"], b["label"], a["color"]))
+    return found
+
+
 def check_figure(fig, widths=None, min_px=MIN_TEXT_PX):
     """Every way ``fig`` breaks the book's figure style, as a list of sentences (empty: none).
 
@@ -605,6 +808,20 @@ def check_figure(fig, widths=None, min_px=MIN_TEXT_PX):
                     break
             if _labels_collide(ax, axis, labels, renderer):
                 problems.append(f"tick labels collide on {ax.get_title()!r}")
+    # a stand-in position (ε = ∞ drawn at 16) labelled as the number it is drawn at
+    for ax in fig.axes:
+        for (name, position), label in getattr(ax, "dpstack_stand_ins", {}).items():
+            axis = ax.xaxis if name == "x" else ax.yaxis
+            for loc, t in zip(axis.get_majorticklocs(), axis.get_ticklabels()):
+                if np.isclose(loc, position) and t.get_text().strip() and t.get_text().strip() != label:
+                    problems.append(
+                        f"tick at {position:g} on {ax.get_title()!r} reads {t.get_text()!r}: it stands for {label}, "
+                        "a value not drawn at that number"
+                    )
+    # two series in one colour in one panel
+    for panel in figure_layout(fig)["panels"]:
+        for a, b, colour in shared_colours(panel["series"]):
+            problems.append(f"{a!r} and {b!r} share one colour ({colour}) in panel {panel['title']!r}")
     problem = alt_text_problem(getattr(fig, "dpstack_alt", None))
     if problem:
         problems.append(problem)
@@ -644,10 +861,20 @@ def show_figure(fig, alt, extra=(), check=True):
             f'<img class="dpstack-figure" style="max-width: 100%; height: auto" src="{src}" '
             f'alt="{html.escape(str(alt), quote=True)}">'
         )
+        layout = figure_layout(fig)
         display(
             {"image/svg+xml": svg, "text/html": tag},
             raw=True,
-            metadata={"dpstack": {"alt": str(alt), "problems": problems}},
+            metadata={"dpstack": {"alt": str(alt), "problems": problems, "layout": layout}},
         )
         plt.close(fig)
-    return problems
+    return FigureProblems(problems)
+
+
+class FigureProblems(list):
+    """The problems :func:`show_figure` found: a list that a notebook does not echo (no stray ``[]``
+    box under the figure when ``show_figure`` ends a cell)."""
+
+    def _ipython_display_(self):
+        if self:
+            print("\n".join(f"figure style: {p}" for p in self))

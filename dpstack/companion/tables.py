@@ -5,8 +5,9 @@ shows any :class:`pandas.DataFrame`), so every table reads the same: no index co
 words (``λ at the grid's bottom``, not ``lam_bottom``), no ``NaN`` (a dash, explained under the
 table), numbers at a stated precision (at most four significant digits; quantities spanning
 decades in scientific notation, ``2.0e3``; p-values down to ``< 1e-300``), booleans as words,
-plain-text math in Unicode (``wₛ``, ``ε⁽ᵏ⁾``) and a table of more than :data:`LONG` rows folded
-under a one-line summary.
+plain-text math in Unicode (``wₛ``, ``ε⁽ᵏ⁾``); text left-aligned and wrapping, numbers
+right-aligned; a table too wide for the text column split into tables that fit (never scrolled
+sideways at a 1400 px window), and nothing folded unless a page asks for it.
 
 One cell of :func:`paper_vs_ours` reads ``ours ± CI (paper)``: the mean of our repeats, the
 half-width of its 95 % t-interval (computed from the repeats, not the standard deviation), and the
@@ -42,12 +43,14 @@ __all__ = [
     "book_tables",
     "readable_header",
     "math_text",
+    "branch_words",
 ]
 
 #: What a missing value shows as (explained in each table's footnote).
 MISSING = "—"
 
-#: Tables with more rows than this are folded under a one-line summary (opened with a click).
+#: A table of more rows than this is long: a page may fold it (``fold=True``) when its prose does not
+#: discuss it.
 LONG = 15
 
 #: The class of the element that lets a table scroll sideways (styled in the book's CSS).
@@ -292,8 +295,8 @@ WORDS = {
     "far_outside": "far outside",
     "label_flip": "one label flipped",
     "feature_flip": "one feature vector flipped",
-    "delta>0": "δ > 0",
-    "delta=0": "δ = 0",
+    "delta>0": "Δ > 0 branch",
+    "delta=0": "Δ = 0 branch",
     "ci_low": "95 % CI, low",
     "ci_high": "95 % CI, high",
     "ci95": "± 95 % CI",
@@ -385,6 +388,19 @@ def _p_value(value):
     return f"{value:.3f}"
 
 
+#: The branch of objective perturbation as the code names it ("delta=0"): the extra ridge Δ, not a δ.
+BRANCH_CODE = re.compile(r"\b(?:branch )?delta\s*([<>=])\s*0\b")
+
+
+def branch_words(branch):
+    """The branch of objective perturbation in the papers' terms: ``"delta>0"`` → "Δ > 0 branch".
+
+    Chaudhuri et al.'s Algorithm 2 adds an extra ridge Δ when ε′ ≤ 0 (the "Δ > 0" branch, noise at
+    ε/2) and none otherwise ("Δ = 0"); the mechanisms are pure ε-DP, so no δ is involved.
+    """
+    return BRANCH_CODE.sub(lambda m: f"Δ {m.group(1)} 0 branch", str(branch))
+
+
 BOOLEAN_IN_TEXT = re.compile(r"([:=]\s*)(True|False)\b")
 LONG_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?e[-+]?\d+(?![\w.])|(?<![\w.])\d+\.\d{2,}(?![\w.])")
 
@@ -427,6 +443,7 @@ def _cell_text(value, missing):
         return "yes" if text == "True" else "no"
     # A check printed inside a sentence ("parts disjoint: True"): the boolean in words too.
     text = BOOLEAN_IN_TEXT.sub(lambda m: m.group(1) + ("yes" if m.group(2) == "True" else "no"), text)
+    text = branch_words(text)
     # A number inside a sentence at four significant digits too ("sensitivity 2.0000" → "2.000").
     text = LONG_NUMBER.sub(lambda m: _four_digits(m.group()), text)
     return math_text(text)
@@ -506,17 +523,17 @@ class ScrollableTable:
     """A table of strings and its footnote, shown as HTML that scrolls sideways when too wide.
 
     ``frame`` is a plain :class:`pandas.DataFrame`; the text form (``repr``) prints every row
-    and column in full. ``summary``, for a table of more than :data:`LONG` rows, is the line
-    shown while the table is folded.
+    and column in full. With ``fold`` the table is shown folded under ``summary``.
     """
 
-    def __init__(self, frame, footnote="", summary=None):
+    def __init__(self, frame, footnote="", summary=None, fold=False):
         self.frame = frame
         self.footnote = footnote
         self.summary = summary
+        self.fold = fold
 
     def _repr_html_(self):
-        return scrollable(self.frame, self.footnote, summary=self.summary)
+        return scrollable(self.frame, self.footnote, summary=self.summary, fold=self.fold)
 
     def __repr__(self):
         with pd.option_context(
@@ -526,41 +543,137 @@ class ScrollableTable:
         return text + (f"\n{self.footnote}" if self.footnote else "")
 
 
-def scrollable(frame, footnote="", formatted=False, summary=None):
-    """HTML of ``frame`` inside an element that scrolls sideways on a narrow screen.
+#: Width (CSS pixels) a table may take: the text column of the book at a 1400 px window (784 px), with a margin.
+COLUMN_PX = 776
+#: Estimated width (CSS pixels) of a digit (and of ±, −, the point), of any other character and of a
+#: cell's padding in the book's table font (0.9 of the body's 16 px, set in book/_static/dpstack.css),
+#: calibrated on the tables of the built book: a table's narrowest width measured in Chromium.
+DIGIT_PX, CHAR_PX, PAD_PX = 9.6, 8.4, 17
+DIGITS = set("0123456789±−-.,%()[]<>")
+#: A word longer than this (a file path, a parameter list) may break anywhere in its cell, so one name
+#: does not widen its column past a phone's screen.
+LONG_WORD = 18
+
+#: A cell that is a number (or numbers: "0.944 ± 0.006 (0.95)", "[−0.02, +0.11]", "< 1e-300", "12 %").
+NUMERIC_CELL = re.compile(r"^(?=.*[\d∞])[\s\d.,:−+\-±()\[\]%e<>≤≥≈~∞—/×⁻⁰¹²³⁴⁵⁶⁷⁸⁹·]+$")
+
+
+def _numeric_columns(shown):
+    """Which columns hold numbers only (a dash for a missing value allowed): right-aligned."""
+    out = []
+    for i in range(shown.shape[1]):
+        cells = [str(v) for v in shown.iloc[:, i] if str(v) != MISSING]
+        out.append(bool(cells) and all(NUMERIC_CELL.match(c) for c in cells))
+    return out
+
+
+def _cell_html(text, numeric):
+    """A cell's HTML: a number's "mean ± CI" never breaks inside; it may break before "(paper)"."""
+    escaped = _html.escape(text)
+    if numeric:
+        escaped = escaped.replace(" ± ", "\u00a0±\u00a0").replace("&lt; ", "&lt;\u00a0").replace("&gt; ", "&gt;\u00a0")
+    return escaped
+
+
+def _min_width(text, numeric):
+    """The narrowest a cell can be (CSS pixels, estimated): its longest unbreakable run."""
+    if numeric:
+        text = text.replace(" ± ", "±").replace("< ", "<").replace("> ", ">")
+    runs = [run[:LONG_WORD] for run in text.split()] or [""]  # a longer word breaks (class dpstack-long)
+    return max(sum(DIGIT_PX if ch in DIGITS else CHAR_PX for ch in run) for run in runs) + PAD_PX
+
+
+def column_widths(shown):
+    """The estimated narrowest width (CSS pixels) of each column of a table of strings."""
+    numeric = _numeric_columns(shown)
+    widths = []
+    for i, column in enumerate(shown.columns):
+        cells = [str(v) for v in shown.iloc[:, i]]
+        widths.append(max([_min_width(str(column), False)] + [_min_width(c, numeric[i]) for c in cells]))
+    return widths
+
+
+def split_columns(shown, keys=1, room=COLUMN_PX):
+    """``shown`` cut into tables that each fit ``room`` pixels: the first ``keys`` columns (what a
+    row is) repeated in each, the other columns shared out in their order. One table if it fits."""
+    widths = column_widths(shown)
+    keys = min(keys, shown.shape[1] - 1) if shown.shape[1] > 1 else 0
+    if sum(widths) <= room or shown.shape[1] <= keys + 1:
+        return [shown]
+    base = sum(widths[:keys])
+    groups, current, used = [], [], base
+    for i in range(keys, shown.shape[1]):
+        if current and used + widths[i] > room:
+            groups.append(current)
+            current, used = [], base
+        current.append(i)
+        used += widths[i]
+    groups.append(current)
+    if len(groups) > 1 and len(groups[-1]) == 1 and len(groups[-2]) > 2:  # no lone last column
+        groups[-1].insert(0, groups[-2].pop())
+    return [shown.iloc[:, list(range(keys)) + group] for group in groups]
+
+
+def table_html(shown):
+    """HTML of one table of strings in the book's style: text left-aligned and wrapping, numbers
+    right-aligned (class ``dpstack-num``), no index column."""
+    numeric = _numeric_columns(shown)
+    cls = [' class="dpstack-num"' if n else "" for n in numeric]
+
+    def cell_class(value, c, n):
+        long = not n and any(len(word) > LONG_WORD for word in str(value).split())
+        return ' class="dpstack-long"' if long else c
+
+    head = "".join(f"<th{c}>{_html.escape(str(name))}</th>" for name, c in zip(shown.columns, cls))
+    body = "".join(
+        "<tr>"
+        + "".join(f"<td{cell_class(v, c, n)}>{_cell_html(str(v), n)}</td>" for v, c, n in zip(row, cls, numeric))
+        + "</tr>\n"
+        for row in shown.itertuples(index=False, name=None)
+    )
+    return f'<table class="dataframe dpstack-table">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}</tbody>\n</table>'
+
+
+def scrollable(frame, footnote="", formatted=False, summary=None, fold=False, keys=None):
+    """HTML of ``frame`` in the book's table style, fitting the text column.
 
     Every row, column and character is shown (no "…"), without an index column: a meaningful
     index becomes the first columns, a default 0..n-1 index is dropped. Headers are put in words
     (:func:`readable_header`). Unless ``formatted``, numbers are first formatted by :func:`tidy`.
-    ``footnote`` is printed under the table, with a line saying what a dash means when the table
-    has one and the footnote does not. A table of more than :data:`LONG` rows is folded under
-    ``summary`` (by default its size), opened with a click.
+    Text is left-aligned and wraps; a column of numbers is right-aligned. A table too wide for the
+    text column even with its text wrapped is split (:func:`split_columns`) into tables that fit,
+    each repeating the ``keys`` first columns (by default the columns the index became, or the
+    first). ``footnote`` is printed under the table, with a line saying what a dash means when the
+    table has one and the footnote does not. Only with ``fold`` is the table folded under
+    ``summary`` (by default its size), opened with a click: for a reference list the page's prose
+    does not discuss.
     """
     if isinstance(frame, ScrollableTable):
+        fold = fold or frame.fold
         frame, footnote, summary = frame.frame, footnote or frame.footnote, summary or frame.summary
     if isinstance(frame, pd.Series):
         frame = frame.to_frame()
+    if keys is None:
+        index = frame.index
+        default = isinstance(index, pd.RangeIndex) or (
+            index.nlevels == 1 and index.name is None and pd.api.types.is_integer_dtype(index)
+        )
+        keys = 1 if default else index.nlevels
     frame = _without_index(frame)
     all_text = all(frame.iloc[:, i].map(lambda v: isinstance(v, str)).all() for i in range(frame.shape[1]))
     shown = frame if formatted or all_text else tidy(frame)
     shown = shown.apply(lambda col: col.map(lambda v: _cell_text(v, MISSING)))
-    with pd.option_context("display.max_colwidth", None):
-        table = shown.to_html(
-            index=False,
-            max_rows=None,
-            max_cols=None,
-            na_rep=MISSING,
-            border=0,
-            classes=["dpstack-table"],
-        )
     has_dash = bool(shown.isin([MISSING]).to_numpy().any())
     if has_dash and MISSING not in (footnote or ""):
         footnote = (
             footnote + " " if footnote else ""
         ) + f"{MISSING}: no value in this cell (not applicable or not computed)."
     note = f'<p class="dpstack-table-note">{_html.escape(math_text(footnote))}</p>' if footnote else ""
-    box = f'<div class="{SCROLL_CLASS}" style="overflow-x:auto;max-width:100%">{table}</div>'
-    if len(shown) > LONG:
+    box = "".join(
+        f'<div class="{SCROLL_CLASS}" style="overflow-x:auto;max-width:100%">{table_html(part)}</div>'
+        for part in split_columns(shown, keys=keys)
+    )
+    if fold:
         line = summary or f"{len(shown)} rows × {shown.shape[1]} columns"
         box = (
             f'<details class="dpstack-table-long"><summary>{_html.escape(line)} '
@@ -569,16 +682,16 @@ def scrollable(frame, footnote="", formatted=False, summary=None):
     return box + note
 
 
-def as_table(frame, footnote="", decimals=None, summary=None):
+def as_table(frame, footnote="", decimals=None, summary=None, fold=False):
     """Any table for a notebook page: formatted by :func:`tidy`, scrolling sideways when too wide.
 
     ``display(as_table(claims))`` shows every row, column and character, no index column, no
-    NaN, headers in words, counts as integers, and ``footnote`` under the table; a table of more
-    than :data:`LONG` rows is folded under ``summary``.
+    NaN, headers in words, counts as integers, and ``footnote`` under the table; with ``fold`` it
+    is folded under ``summary`` (for a reference list the page's prose does not discuss).
     """
     if isinstance(frame, pd.Series):
         frame = frame.to_frame()
-    return ScrollableTable(tidy(frame, decimals=decimals), footnote, summary=summary)
+    return ScrollableTable(tidy(frame, decimals=decimals), footnote, summary=summary, fold=fold)
 
 
 def book_tables():

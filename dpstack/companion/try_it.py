@@ -57,6 +57,14 @@ def _call(question, notebook, python):
     return Suggestion(question, notebook, python)
 
 
+#: Pages whose data set a reader may not have: their suggestions say first what they need.
+DATA_FIRST = {
+    "mpl_har": "Once the UCI HAR data set is on your machine (the Datasets chapter says where it comes from): ",
+    "mpl_url": "Once the malicious-URL data set (about 0.5 GB) is on your machine (the Datasets chapter says "
+    "where it comes from): ",
+}
+
+
 def _try_it():
     """The suggestions of every page."""
     another_draw = "Do the verdicts survive another draw of every data split and every noise vector?"
@@ -127,11 +135,12 @@ def _try_it():
         ],
         **{
             page: [
-                _live(page, page, mpl_lam, {"lam": 0.01}, lam=0.01),
+                _live(page, page, DATA_FIRST.get(page, "") + mpl_lam, {"lam": 0.01}, lam=0.01),
                 _live(
                     page,
                     page,
-                    "PCA and the norm scale fitted on the private rows instead of the public auxiliary rows: how much "
+                    DATA_FIRST.get(page, "")
+                    + "PCA and the norm scale fitted on the private rows instead of the public auxiliary rows: how much "
                     "accuracy did keeping them inside the guarantee cost?",
                     {"fit_on": "private"},
                     fit_on="private",
@@ -140,7 +149,13 @@ def _try_it():
             for page in ("mpl_har", "mpl_kdd", "mpl_url", "mpl_mnist10")
         },
         "end_to_end_private": [
-            _live("end_to_end_private", "end_to_end_private", another_draw, {"seed": 1}),
+            _live(
+                "end_to_end_private",
+                "end_to_end_private",
+                "Does the cost of the whole-pipeline guarantee stay the same under another draw of every data "
+                "split and every noise vector?",
+                {"seed": 1},
+            ),
             _live(
                 "end_to_end_private",
                 "end_to_end_private",
@@ -150,7 +165,13 @@ def _try_it():
             ),
         ],
         "stacking_ablation": [
-            _live("stacking_ablation", "stacking_ablation_swing", another_draw, {"seed": 1}),
+            _live(
+                "stacking_ablation",
+                "stacking_ablation_swing",
+                "Does the share of high-level models that fall below AUC 0.5 stay the same under another draw of "
+                "every data split and every noise vector?",
+                {"seed": 1},
+            ),
             _live(
                 "stacking_ablation",
                 "stacking_ablation_swing",

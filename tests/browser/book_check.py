@@ -7,7 +7,9 @@ left in the text), words that send the reader outside the book (:mod:`outside_wo
 design-notes file, a folder of the build machine, a tracker issue; and our workflow's words), raw
 TeX and plain-text math anywhere on the page and display equations wider than their column at
 1400 and 400 px (:mod:`math_check`), the legibility rules
-(:mod:`legibility`: at a 400 px window a wide table that does not scroll sideways, a raster
+(:mod:`legibility`: a table wider than the text column at 1400 px or showing less than its first
+two columns at 400 px, a folded table the prose points to, a caption or note under 4.5:1
+contrast, at a 400 px window a wide table that does not scroll sideways, a raster
 image narrower than 1,600 px, another page of the book named in the text without a link), and
 finally links to pages or anchors that do not exist. Run by hand on
 an existing build: ``python tests/browser/book_check.py _build/html``.
@@ -289,11 +291,20 @@ def check_book(browser, base_url, html_dir, screenshots=None):
                 if not page.startswith(math_check.DOCSTRING_PAGES):
                     found += math_check.text_problems(browser.evaluate(math_check.TEXT_PROBE))
                 found += math_check.equation_problems(browser.evaluate(math_check.EQUATION_PROBE), WIDE)
+                reader_page = not page.startswith(math_check.DOCSTRING_PAGES)
+                if reader_page:  # the API reference is a developer's: its tables are Sphinx's own
+                    found += legibility.wide_table_problems(browser.evaluate(legibility.WIDE_TABLE_PROBE), WIDE)
+                    found += legibility.folded_table_problems(browser.evaluate(legibility.FOLDED_TABLE_PROBE))
+                    found += legibility.contrast_problems(browser.evaluate(legibility.CONTRAST_PROBE))
                 if page in screenshots:
                     Path(screenshots[page]).parent.mkdir(parents=True, exist_ok=True)
                     browser.screenshot(screenshot_path(screenshots[page], WIDE))
                 browser.set_width(NARROW)
                 found += legibility.table_problems(browser.evaluate(legibility.TABLE_PROBE), NARROW)
+                if reader_page:
+                    found += legibility.wide_table_problems(
+                        browser.evaluate(legibility.WIDE_TABLE_PROBE), NARROW, full=False
+                    )
                 found += legibility.verdict_table_problems(browser.evaluate(legibility.VERDICT_TABLE_PROBE), NARROW)
                 found += math_check.equation_problems(browser.evaluate(math_check.EQUATION_PROBE), NARROW)
                 if page in screenshots:

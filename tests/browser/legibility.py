@@ -1,6 +1,6 @@
 """Checks that a page reads on any screen and leads the reader on: tables, images, links.
 
-Three rules, each a function of a page's HTML (and, for layout, of what the browser measured),
+Several rules, each a function of a page's HTML (and, for layout, of what the browser measured),
 so each is unit-tested on small HTML strings in the fast suite (``tests/test_legibility.py``)
 and applied to every built page by the browser test (``book_check.py``):
 
@@ -9,6 +9,12 @@ and applied to every built page by the browser test (``book_check.py``):
   sideways (CSS ``overflow-x: auto`` or ``scroll``) inside the article; otherwise its right-hand
   columns — often the verdict and the paper's numbers — are cut off. The browser measures
   (:data:`TABLE_PROBE`); this module decides.
+* **Tables that read** (:func:`wide_table_problems`, :func:`folded_table_problems`): at 1400 px
+  every table shows its full width, and at 400 px at least its first two columns (a box that
+  scrolls sideways does not count: the reader does not see what is off screen); a table folded
+  behind "click to show" may not be one the prose next to it points to.
+* **Contrast** (:func:`contrast_problems`): captions and the notes under tables at 4.5:1 or more
+  against their background (WCAG AA).
 * **Images** (:func:`image_problems`): a figure in the article is vector (SVG) or a raster at
   least :data:`MIN_RASTER_WIDTH` pixels wide, so it stays sharp on a high-density phone screen
   and when zoomed.
@@ -304,4 +310,187 @@ def unlinked_page_names(page_html, pages, own=None):
             if any(c == name for c in codes):
                 problems.append(f"names page {target} without a link: `{name}`")
                 break
+    return problems
+
+
+#: Run in the page at a given width; one entry per table of the article (folded ones opened for the
+#: measure, then folded again): its width, how much of it is visible without scrolling sideways, how
+#: far its first two columns reach, and whether a reader has to click to see it.
+WIDE_TABLE_PROBE = r"""
+(() => {
+  const article = document.querySelector('article') || document.querySelector('main') || document.body;
+  const folds = Array.from(article.querySelectorAll('details')).filter(d => !d.open && d.querySelector('table'));
+  folds.forEach(d => { d.open = true; });
+  const limit = article.getBoundingClientRect();
+  const out = [];
+  for (const table of article.querySelectorAll('table')) {
+    const box = table.getBoundingClientRect();
+    if (box.width === 0 || box.height === 0) continue;
+    if (table.closest('dl.py, .sig, .indextable, .modindextable, .toctree-wrapper')) continue;
+    let right = Math.min(limit.right, window.innerWidth);
+    for (let el = table.parentElement; el && el !== article; el = el.parentElement) {
+      if (getComputedStyle(el).overflowX !== 'visible') right = Math.min(right, el.getBoundingClientRect().right);
+    }
+    const visible = Math.max(0, Math.min(box.right, right) - Math.max(box.left, limit.left));
+    // the right edge of the second column (the first when there is one), read from the widest row
+    let twoRight = box.left;
+    for (const row of table.rows) {
+      let col = 0;
+      for (const cell of row.cells) {
+        if (col >= 2) break;
+        twoRight = Math.max(twoRight, cell.getBoundingClientRect().right);
+        col += cell.colSpan || 1;
+      }
+    }
+    const head = table.querySelector('caption, th, td');
+    const section = table.closest('section');
+    const title = section && section.querySelector('h1, h2, h3, h4');
+    out.push({label: ((head ? head.textContent : '') || '').trim().slice(0, 40),
+              section: title ? title.textContent.replace(/[#¶]\s*$/, '').trim().slice(0, 60) : '',
+              width: Math.round(box.width), visible: Math.round(visible),
+              firstTwo: Math.round(twoRight - box.left), firstTwoVisible: Math.round(Math.min(twoRight, right) - box.left),
+              folded: folds.some(d => d.contains(table))});
+  }
+  folds.forEach(d => { d.open = false; });
+  return out;
+})()
+"""
+
+
+def wide_table_problems(tables, width, full=True):
+    """Tables a reader cannot read without scrolling sideways at ``width``.
+
+    ``tables`` are dicts from :data:`WIDE_TABLE_PROBE`. With ``full`` (the 1400 px window) a table
+    must show its whole width; otherwise (a phone) at least its first two columns, the row's name and
+    its first value. A table that scrolls inside its box counts as cut: the reader does not see it.
+    """
+    problems = []
+    for table in tables:
+        where = f" in section “{table['section']}”" if table.get("section") else ""
+        name = f" (starts “{table.get('label', '')}”)"
+        if full and table["visible"] + 1 < table["width"]:
+            share = table["visible"] / table["width"] if table["width"] else 0.0
+            problems.append(
+                f"table{where}{name} shows {share:.0%} of its width at {width} px "
+                f"({table['visible']} of {table['width']} px): split, transpose or shorten it"
+            )
+        elif not full and table["firstTwoVisible"] + 1 < table["firstTwo"]:
+            problems.append(
+                f"table{where}{name} shows less than its first two columns at {width} px "
+                f"({max(table['firstTwoVisible'], 0)} of {table['firstTwo']} px)"
+            )
+    return problems
+
+
+#: Run in the page: one entry per folded table (a table inside a closed ``<details>``), with the prose
+#: next to it: the text just before the fold and just after it (paragraphs of the page, or other
+#: outputs of the same cell: a caption the code printed).
+FOLDED_TABLE_PROBE = r"""
+(() => {
+  const article = document.querySelector('article') || document.querySelector('main') || document.body;
+  const skip = '.cell_input, .highlight, pre, script, style, mjx-container';
+  const textOf = el => {
+    if (!el || el.matches(skip)) return '';
+    const clone = el.cloneNode(true);
+    clone.querySelectorAll(skip + ', table, details').forEach(x => x.remove());
+    return clone.textContent.replace(/\s+/g, ' ').trim();
+  };
+  // the nearest text before (step = 'previousElementSibling') or after a node, walking up the tree
+  const near = (node, step) => {
+    for (let el = node; el && el !== article; el = el.parentElement) {
+      for (let sib = el[step]; sib; sib = sib[step]) {
+        if (sib.querySelector('table')) return '';  // another table lies between: the prose there is its own
+        const text = textOf(sib);
+        if (text) return step === 'previousElementSibling' ? text.slice(-300) : text.slice(0, 300);
+      }
+    }
+    return '';
+  };
+  const out = [];
+  for (const fold of article.querySelectorAll('details')) {
+    const table = fold.querySelector('table');
+    if (!table || fold.open) continue;
+    const summary = fold.querySelector('summary');
+    const section = fold.closest('section');
+    const title = section && section.querySelector('h1, h2, h3, h4');
+    out.push({summary: summary ? summary.textContent.trim().slice(0, 80) : '',
+              section: title ? title.textContent.replace(/[#¶]\s*$/, '').trim().slice(0, 60) : '',
+              before: near(fold, 'previousElementSibling'), after: near(fold, 'nextElementSibling')});
+  }
+  return out;
+})()
+"""
+
+#: Prose that points the reader to a table: "the table below", "read the exact column", "this row".
+POINTS_TO_TABLE = re.compile(
+    r"\b(?:tables?|columns?|rows?)\b(?!\s+(?:of|in) (?:the|this) (?:figure|panel))|\bbelow:?\s*$|:\s*$",
+    re.I,
+)
+
+
+def folded_table_problems(folds):
+    """Folded tables the prose next to them points to (``folds`` from :data:`FOLDED_TABLE_PROBE`).
+
+    A reader told to "read the exact column" must not first find a "click to show" line: a table the
+    prose just before it (ending on a colon or naming a table, column or row) or just after it (naming
+    a table, column or row) refers to is shown open. A folded table with no prose pointing to it (a
+    reference list the page does not discuss) may stay folded.
+    """
+    problems = []
+    for fold in folds:
+        before, after = fold.get("before", ""), fold.get("after", "")
+        said = [t for t in (before[-160:], after[:160]) if POINTS_TO_TABLE.search(t)]
+        if said:
+            where = f" in section “{fold['section']}”" if fold.get("section") else ""
+            problems.append(
+                f"folded table{where} (“{fold.get('summary', '')}”) that the prose refers to: …{said[0][-100:]}…"
+            )
+    return problems
+
+
+#: Run in the page: the text colour and the colour behind it of each caption and note (figure
+#: captions, the notes under tables, footnotes), with the first words to name it.
+CONTRAST_PROBE = r"""
+(() => {
+  const article = document.querySelector('article') || document.querySelector('main') || document.body;
+  const rgba = s => (s.match(/[\d.]+/g) || []).map(Number);
+  const behind = el => {
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgba(getComputedStyle(e).backgroundColor);
+      if (c.length >= 3 && (c.length < 4 || c[3] > 0.5)) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const out = [];
+  for (const el of article.querySelectorAll('.dpstack-table-note, figcaption, .caption-text, aside.footnote, .footnote')) {
+    const text = el.textContent.trim();
+    if (!text || el.getBoundingClientRect().height === 0) continue;
+    out.push({text: text.slice(0, 50), color: rgba(getComputedStyle(el).color).slice(0, 3), background: behind(el)});
+  }
+  return out;
+})()
+"""
+
+#: WCAG AA: the least contrast between normal-size text and its background.
+MIN_CONTRAST = 4.5
+
+
+def contrast_ratio(a, b):
+    """WCAG contrast ratio of two sRGB colours given as 0–255 triples."""
+
+    def luminance(rgb):
+        linear = [c / 255 / 12.92 if c / 255 <= 0.03928 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def contrast_problems(items, minimum=MIN_CONTRAST):
+    """Captions and notes (from :data:`CONTRAST_PROBE`) fainter than ``minimum`` against their background."""
+    problems = []
+    for item in items:
+        ratio = contrast_ratio(item["color"], item["background"])
+        if ratio < minimum:
+            problems.append(f"caption or note at {ratio:.1f}:1 contrast (under {minimum}:1): “{item['text']}”")
     return problems

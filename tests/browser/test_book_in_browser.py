@@ -1,6 +1,8 @@
 """The rendered book, opened page by page in headless Chromium, as a reader would.
 
-Fails on: a page that does not load, a JavaScript or console error, a failed or remote
+Fails on: a table that shows less than its full width at 1400 px or less than its first two
+columns at 400 px (scrolling sideways does not count: the reader does not see it), a folded table
+the prose points to, a caption or note fainter than 4.5:1, a page that does not load, a JavaScript or console error, a failed or remote
 request (the book must read offline), a broken image, a notebook cell that raised or wrote
 a warning to stderr, math left unrendered, words that send the reader outside the book
 (``outside_words.py``), a table cut off at a 400 px window, a raster image narrower than
@@ -132,6 +134,16 @@ The numbers are in raised.ipynb, next to the output.
 
 <div style="overflow-x: auto"><table id="scrolls"><tr><th>a wide table inside a scroll box</th>
 <td style="min-width: 900px">paper</td></tr></table></div>
+
+<div style="overflow-x: auto"><table id="names"><tr><th style="min-width: 300px">a planted table whose names</th>
+<td style="min-width: 300px">first value</td><td>verdict</td></tr></table></div>
+
+<details><summary>16 rows × 9 columns (click to show the table)</summary><table><tr><th>a folded table</th>
+<td>0.81</td></tr></table></details>
+
+<p>Read the exact column of the folded table against the claimed ε.</p>
+
+<p class="dpstack-table-note" style="color: rgb(156, 164, 175)">a faint note under a table</p>
 """
 
 BROKEN_CONFIG = """
@@ -221,7 +233,12 @@ def test_the_checks_report_each_kind_of_defect(tmp_path, browser):
     assert "a notebook cell raised" in raised and "epsilon must be > 0" in raised
     assert "a notebook cell wrote to stderr: /home/me/x.py:3: FutureWarning" in raised
     assert "table cut off at 400 px" in intro and "a very wide table" in intro
-    assert intro.count("table cut off") == 1  # the one in a scroll box is not reported
+    assert intro.count("table cut off") == 1  # the one in a scroll box is not reported by this rule
+    # ... but a reader does not see it whole: at 1400 px every table shows its full width
+    assert any("a wide table inside" in p and "of its width at 1400 px" in p for p in intro.splitlines())
+    assert any("a planted table whose" in p and "first two columns at 400 px" in p for p in intro.splitlines())
+    assert "folded table" in intro and "Read the exact column of the folded table" in intro
+    assert "contrast" in intro and "a faint note under a table" in intro
     assert "raster image 300 px wide" in intro and "small.png" in intro
     assert "names page raised.html without a link" in intro
     figures = problems.get("figures.html", [])

@@ -143,10 +143,16 @@ def verdict_table(verdicts):
     )
 
 
+def _sentence_start(text):
+    """``text`` with a capital first letter, unless it starts with a symbol (λ stays λ, not Λ)."""
+    return text[0].upper() + text[1:] if text[:1].isascii() else text
+
+
 def effects_table(fx, baseline=SIMPLE):
     """Mean AUC [95 % CI], worst repeat and the paired difference to ``baseline``, per method and variant."""
     fx = fx.assign(ci_low=fx["ci_low"].clip(0, 1), ci_high=fx["ci_high"].clip(0, 1))  # an AUC lies in [0, 1]
-    against = f"difference to the {label(baseline)} [95 % CI]"
+    name = label(baseline)
+    against = f"difference to {name if name.startswith('the ') else 'the ' + name} [95 % CI]"
     return pd.DataFrame(
         {
             "method": fx["method"],
@@ -488,7 +494,7 @@ def recommendation(pst, tr, abl):
         if not pairs:
             continue
         k += 1
-        line = f"{k}. {_advice(pairs, do, dont)}. {what[0].upper() + what[1:]}: {_summary(pairs)}."
+        line = f"{k}. {_advice(pairs, do, dont)}. {_sentence_start(what)}: {_summary(pairs)}."
         if dont.startswith("Refit"):
             line += " " + REFIT_PROTOCOL
         lines.append(line)

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from dpstack.companion.plotting import mark_stand_in
 from dpstack.companion.stats import mean_interval
 
 __all__ = [
@@ -35,10 +36,13 @@ def eps_axis(df, column="epsilon"):
 def set_eps_ticks(ax, df, inf_pos):
     """Log-x ticks at the ε values, the ∞ position labelled "∞"."""
     vals = sorted(df["eps_pos"].unique())
+    has_inf = not np.isfinite(df["epsilon"]).all()
     ax.set_xscale("log")
     ax.set_xticks(vals)
-    ax.set_xticklabels(["∞" if v == inf_pos and not np.isfinite(df["epsilon"]).all() else f"{v:g}" for v in vals])
+    ax.set_xticklabels(["∞" if v == inf_pos and has_inf else f"{v:g}" for v in vals])
     ax.minorticks_off()
+    if has_inf:
+        mark_stand_in(ax, inf_pos, "∞")
 
 
 def chosen_lam(df, index, columns="method"):
