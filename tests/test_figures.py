@@ -234,6 +234,7 @@ def test_protocol_sensitivity_figure():
             {
                 "claim": "PST-F(W) > PLR",
                 "dataset": "MNIST",
+                "where": "ε = 0.1",
                 "protocol": p,
                 "effect": e,
                 "ci_low": e - 0.02,
