@@ -147,5 +147,5 @@ def test_the_refit_advice_says_the_refit_is_the_books_co_primary_protocol(grids)
     text = A.recommendation(pst, tr, abl)
     (line,) = [x for x in text.splitlines() if "refitting it (every method)" in x]
     assert line.endswith(A.REFIT_PROTOCOL)
-    assert "co-primary" in A.REFIT_PROTOCOL and "papers' protocol as the primary" in A.REFIT_PROTOCOL
+    assert "co-primary" in A.REFIT_PROTOCOL and "validated model as their primary protocol" in A.REFIT_PROTOCOL
     assert sum(A.REFIT_PROTOCOL in x for x in text.splitlines()) == 1  # on the refit line only

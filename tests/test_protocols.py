@@ -344,16 +344,21 @@ def test_repeat_summary_gives_mean_median_min_and_the_collapsed_share():
     assert np.isnan(summary.loc["PLR", "collapsed"])
 
 
-def test_claim_effects_pair_on_the_repeat_and_average_its_epsilons_first():
+def test_claim_effects_pair_on_the_repeat_and_show_each_end_of_epsilon_apart():
+    """The effect is never pooled over ε (its sign may change): the smallest and largest finite ε apart.
+
+    Planted: averaging the ε of a repeat first gives one row of mean 0.125 and fails here."""
     rows = []
     for r in range(4):
-        for e, gap in ((0.5, 0.1 * (r + 1)), (2.0, 0.0)):
+        for e, gap in ((0.5, 0.1 * (r + 1)), (1.0, 0.5), (2.0, -0.01 * (r + 1))):
             rows += [("M", "PLR", e, r, "C-hl", 0.8), ("M", "PST-F(U)", e, r, "C-hl", 0.8 + gap)]
     rows += [("M", "PLR", np.inf, 0, "C-hl", 0.9), ("M", "PST-F(U)", np.inf, 0, "C-hl", 0.1)]  # ε = ∞ left out
     effects = protocol_sensitivity.claim_effects({"pst_fig1_epsilon": _frame(rows)}, {})
-    (row,) = effects.to_dict("records")
-    assert row["repeats"] == 4 and row["effect"] == pytest.approx(np.mean([0.05, 0.1, 0.15, 0.2]))
-    assert row["ci_low"] < row["effect"] < row["ci_high"] and row["protocol"] == "as in the book"
+    low, high = effects.to_dict("records")
+    assert (low["where"], high["where"]) == ("ε = 0.5", "ε = 2")
+    assert low["repeats"] == high["repeats"] == 4 and low["protocol"] == "as in the book"
+    assert low["effect"] == pytest.approx(0.25) and high["effect"] == pytest.approx(-0.025)
+    assert low["ci_low"] < low["effect"] < low["ci_high"]
 
 
 # ------------------------------------------------------------------------- the page

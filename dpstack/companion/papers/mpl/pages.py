@@ -18,8 +18,9 @@ from dpstack import datasets
 from dpstack.companion import paper_values as pv
 from dpstack.companion import show
 from dpstack.companion.paper_values import MPL_CLAIMS, MPL_HAR
+from dpstack.companion.papers.mpl import grids
 from dpstack.companion.papers.mpl.claims import trial_means
-from dpstack.companion.papers.mpl.grids import DATASETS, DP_NOISE, PRIVATE, load_mpl_dataset, summarize_mpl
+from dpstack.companion.papers.mpl.grids import DATASETS, DP_NOISE, PRIVATE, summarize_mpl
 from dpstack.companion.plotting import color_for, set_grid_ticks
 from dpstack.companion.rule import OUTCOMES, verdict_counts
 from dpstack.companion.stats import mean_interval
@@ -143,7 +144,7 @@ def majority_share(dataset):
     The share is the accuracy of always predicting that label, whatever the features: the floor a
     classifier has to clear. Read from the test labels the experiment scores on.
     """
-    y = np.asarray(load_mpl_dataset(dataset)[3])
+    y = np.asarray(grids.load_mpl_dataset(dataset)[3])
     labels, counts = np.unique(y, return_counts=True)
     top = labels[counts.argmax()]
     names = {"kdd": lambda: datasets.load_kddcup99("test").target_names}.get(dataset)
