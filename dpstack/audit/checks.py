@@ -1181,125 +1181,77 @@ def check_neighbours(s):
 
 
 # ====================================================================== (d) the ledger's ε
-def _tuning_rows(s, f, seed, with_probability=False):
-    """The rows the released candidate was fitted on (read from a twin with diagnostics=True), and
-    the probability with which it was selected."""
+def _tuning_twin(s, f, seed):
+    """Every candidate of one tuning fit as the tuner fitted it, with the rows it was fitted on.
+
+    A tuner releases one candidate, chosen by the candidates' errors, which depend on their noise:
+    the released noise is not a sample of the claimed law. The audit knows the seed it fitted
+    with; a twin fitted with that seed and ``diagnostics=True`` keeps every candidate (each with
+    its own diagnostics: the split of a composed candidate is not in its release). The twin must
+    be the fit: the same released numbers, and error counts on the held-out part that the audit
+    recounts from the twin's candidates. Every candidate's noise is then an unselected draw of
+    its mechanism, read back like any level's.
+
+    Returns
+    -------
+    list of (g, candidate, rows)
+
+    Raises
+    ------
+    TypeError
+        Naming what cannot be read (a tuner that keeps no candidates, or a twin that differs).
+    """
     twin = s.fit(seed, diagnostics=True)
-    g = int(f.best_index_)
-    rows = twin.diagnostics_.parts[g]
-    return (rows, float(twin.diagnostics_.probabilities[g])) if with_probability else rows
-
-
-def _candidate_with_split(s, view, seed, rows):
-    """The released candidate of a tuner (``view.best_estimator_``), carrying the split of a composed
-    candidate (PST, PPTL) so its noise can be read back.
-
-    A candidate keeps no seed, so its split into D_l, D_h is not in the release; the audit knows
-    the tuner's seed, refits the candidate's twin with the seed the tuner gave it (candidate g
-    gets stream g + 2 of ``spawn_streams(random_state, G + 2)``) and ``diagnostics=True``, checks
-    that the twin's release is the released one, and hands its split over.
-    """
-    cand = view.best_estimator_
-    if not isinstance(cand, (PrivateStackingClassifier, PrivateTransferStacking)) or hasattr(cand, "diagnostics_"):
-        return cand
-    settings = list(ParameterGrid(s.params["param_grid"]))
-    g = int(view.best_index_)
-    twin = copy.deepcopy(s.clone().get_params(deep=False)["estimator"])
-    twin.set_params(**settings[g], random_state=spawn_streams(seed, len(settings) + 2)[2 + g], diagnostics=True)
-    if "classes" in twin.get_params(deep=False) and twin.get_params(deep=False)["classes"] is None:
-        twin.set_params(classes=list(cand.classes_))
-    twin.fit(s.X[rows], s.y[rows])
-    if not np.array_equal(release_numbers(twin), release_numbers(cand)):
+    diag = getattr(twin, "diagnostics_", None)
+    candidates = None if diag is None else diag.get("candidates")
+    if candidates is None:
         raise TypeError(
-            f"the split of the released {type(cand).__name__} candidate cannot be read back: its twin refitted with "
-            "the tuner's seed releases something else (a tuner that seeds its candidates otherwise)"
+            f"{s.name} keeps no candidates in diagnostics_ with diagnostics=True: the noise of its candidates "
+            "cannot be read back (the released one alone is a sample chosen by its noise)"
         )
-    out = copy.copy(cand)
-    out.diagnostics_ = twin.diagnostics_
-    return out
+    held_out = diag.parts[len(candidates)]
+    errors = [int(np.sum(c.predict(s.X[held_out]) != s.y[held_out])) for c in candidates]
+    if not np.array_equal(release_numbers(twin), release_numbers(f)) or not np.array_equal(errors, diag.errors):
+        raise TypeError(
+            f"{s.name} fitted again with the same seed and diagnostics=True releases something else, or its "
+            "candidates do not make its error counts: its candidates cannot be read back"
+        )
+    return [(g, c, diag.parts[g]) for g, c in enumerate(candidates)]
 
 
-def _weighted_ks(x, cdf, w):
-    """Kolmogorov–Smirnov p-value of a weighted sample (n taken as the effective sample size)."""
-    order = np.argsort(x)
-    x, w = x[order], w[order] / w.sum()
-    F, F0 = np.cumsum(w), cdf(x)
-    D = max(float(np.max(F - F0)), float(np.max(F0 - (F - w))))
-    n_eff = max(1, int(round(1.0 / np.sum(w * w))))
-    return float(stats.kstwo.sf(D, n_eff))
-
-
-def weighted_law_pvalues(noise, scale, weights):
-    """:func:`~dpstack.audit.laws.law_pvalues` for a weighted sample of noise vectors.
-
-    The released candidate of private tuning is the one the selection picked, and the selection
-    looks at the candidates' errors, which depend on their noise: its noise is not a sample of the
-    law. Weighting each fit by 1/P(the released candidate was selected) (importance weighting)
-    gives back the law of a candidate's noise. With equal weights this is the plain test.
-    """
-    noise = np.atleast_2d(np.asarray(noise, dtype=float))
-    w = np.asarray(weights, dtype=float)
-    m, d = noise.shape
-    norms = np.linalg.norm(noise, axis=1)
-    p_norm = _weighted_ks(norms / scale, stats.gamma(d).cdf, w)
-    if d == 1:
-        pos = float(np.sum(w * (noise[:, 0] > 0)) / w.sum())
-        n_eff = max(1, int(round(w.sum() ** 2 / np.sum(w * w))))
-        p_dir = float(stats.binomtest(int(round(pos * n_eff)), n_eff).pvalue)
-    else:
-        u = noise / np.maximum(norms, 1e-300)[:, None]
-        law = stats.beta((d - 1) / 2, (d - 1) / 2)
-        axes = [np.eye(d)[0], np.ones(d) / np.sqrt(d)]
-        p_dir = min(1.0, 2 * min(_weighted_ks((u @ a + 1) / 2, law.cdf, w) for a in axes))
-    ratio = float(np.sum(w * norms) / w.sum() / (d * scale))
-    return p_norm, p_dir, ratio
-
-
-def _weighted_scale_p(noise, scale, weights, min_effective=50):
-    """Two-sided p-value of the scale from the importance-weighted mean norm (normal approximation,
-    the delta-method variance of a self-normalised weighted mean); ``None`` below ``min_effective``
-    effective samples, where the approximation is not trusted."""
-    noise = np.atleast_2d(np.asarray(noise, dtype=float))
-    w = np.asarray(weights, dtype=float)
-    w = w / w.sum()
-    n_eff = 1.0 / float(np.sum(w * w))
-    if n_eff < min_effective:
-        return None
-    d = noise.shape[1]
-    r = np.linalg.norm(noise, axis=1) / float(scale)
-    mean = float(np.sum(w * r))
-    se = float(np.sqrt(np.sum(w * w * (r - mean) ** 2)))
-    se = max(se, np.sqrt(d / n_eff) * 0.5)  # never below half the null's own standard error
-    return float(min(1.0, 2.0 * stats.norm.sf(abs(mean - d) / se)))
+def _candidate_view(f, g, candidate):
+    """Candidate ``g`` of the tuning fit ``f`` carrying the ε the ledger declares for its part."""
+    other = copy.copy(f)
+    other.best_index_, other.best_estimator_ = g, candidate
+    view, missing = ledger_view(other)
+    return view.best_estimator_, missing
 
 
 def check_law(s):
 
     m = s.size["n_law_fits"]
-    samples, scales, weights, missing = {}, {}, {}, set()
+    samples, scales, missing = {}, {}, set()
     for _ in range(m):
         seed = s.seed()
         f = s.fit(seed)
         view, miss = ledger_view(f)
         missing |= set(miss)
-        weight = 1.0
-        if s.tuning:  # the released candidate, weighted by 1/P(it was selected)
-            rows, p_sel = _tuning_rows(s, f, seed, with_probability=True)
-            weight = 1.0 / p_sel
-            try:
-                cand = _candidate_with_split(s, view, seed, rows)
-            except TypeError as exc:
-                return [_row("law", "ledger ε: law of the noise", None, None, NA, str(exc))]
-            blocks = recover_noise(cand, s.X[rows], s.y[rows], {}, None)
-            blocks = [dataclasses.replace(b, name=f"candidate {int(f.best_index_)}: {b.name}") for b in blocks]
-        else:
-            try:
+        try:
+            if s.tuning:  # every candidate, not only the released one
+                blocks = []
+                for g, cand, rows in _tuning_twin(s, f, seed):
+                    cand, miss = _candidate_view(f, g, cand)
+                    missing |= set(miss)
+                    blocks += [
+                        dataclasses.replace(b, name=f"candidate {g}: {b.name}")
+                        for b in recover_noise(cand, s.X[rows], s.y[rows], {}, None)
+                    ]
+            else:
                 blocks = recover_noise(view, s.X, s.y, s.fit_params, {})
-            except TypeError as exc:  # a class the audit cannot read the noise of
-                return [_row("law", "ledger ε: law of the noise", None, None, NA, str(exc))]
+        except TypeError as exc:  # a class the audit cannot read the noise of
+            return [_row("law", "ledger ε: law of the noise", None, None, NA, str(exc))]
         for blk in blocks:
             samples.setdefault(blk.name, []).append(blk.noise)
-            weights.setdefault(blk.name, []).append(weight)
             scales[blk.name] = blk.scale
     if NO_MAP in missing:
         return [_row("law", "ledger ε: law of the noise", None, None, NA, NO_MAP)]
@@ -1315,18 +1267,7 @@ def check_law(s):
             )
         ]
     samples = {k: np.array(v, dtype=float) for k, v in samples.items() if len(v) >= 10}
-    if s.tuning:
-        tests, ratios = [], []
-        for name, noise in samples.items():
-            w = np.array(weights[name])
-            p_norm, p_dir, ratio = weighted_law_pvalues(noise, scales[name], w)
-            ratios.append(f"{name}: {ratio:.2f}")
-            tests += [(f"{name}: norm (weighted KS)", p_norm), (f"{name}: direction (weighted KS)", p_dir)]
-            p_scale = _weighted_scale_p(noise, scales[name], w)
-            if p_scale is not None:
-                tests.append((f"{name}: scale (weighted mean)", p_scale))
-    else:
-        tests, ratios = law_tests(samples, scales)
+    tests, ratios = law_tests(samples, scales)
     p_min = min((p for _, p in tests), default=1.0)
     verdict = FAIL if p_min * max(1, len(tests)) < ALPHA else PASS  # alone: Bonferroni; in the audit: Holm
     detail = f"{m} fits; scale ratio (measured/claimed) {'; '.join(ratios[:6])}"
@@ -1479,14 +1420,15 @@ def _single_precision_p(noise):
 def _exact_levels(s, view, f, seed):
 
     if s.tuning:
-        rows = _tuning_rows(s, f, seed)
         # the released candidate on its own part; a transfer candidate's target levels only (its
         # source is the shared release inside the tuner's template, a public input here)
-        inner = types.SimpleNamespace(tuning=False, transfer=False, fit_params={}, X=s.X[rows], y=s.y[rows])
         try:
-            cand = _candidate_with_split(s, view, seed, rows)
+            g = int(f.best_index_)
+            _, cand, rows = _tuning_twin(s, f, seed)[g]
         except TypeError:
             return None
+        cand, _ = _candidate_view(f, g, cand)
+        inner = types.SimpleNamespace(tuning=False, transfer=False, fit_params={}, X=s.X[rows], y=s.y[rows])
         return _exact_levels(inner, cand, cand, None)
     if isinstance(view, (PrivateLogisticRegression, FeatureSplitLogisticRegression)):
         return [("PLR" if isinstance(view, PrivateLogisticRegression) else "PLR-FS", view, s.X, s.y)]
