@@ -232,14 +232,14 @@ def test_audit_release_reads_nested_releases_of_composed_and_tuned_estimators():
 def test_the_law_of_a_tuners_noise_is_read_from_every_candidate():
     """The released candidate was chosen by its noise; the law test reads every candidate of a twin fitted
     with the audit's seed and diagnostics=True (G unselected draws per fit): noise scaled by 0.8 is caught
-    at the default size, the genuine tuner passes."""
+    at the power profile, the genuine tuner passes."""
     from dpstack.audit.mutants import scaled_noise
 
     est, X, y, fp = GENUINE["PrivateParameterTuning (PLR)"]
     genuine = audit_estimator(est, X, y, checks="law", **fp).checks.iloc[0]
     assert genuine["verdict"] == "pass", genuine["detail"]
     assert all(f"candidate {g}: PLR" in genuine["detail"] for g in range(3))
-    scaled = audit_estimator(scaled_noise(est, 0.8), X, y, checks="law", **fp).checks.iloc[0]
+    scaled = audit_estimator(scaled_noise(est, 0.8), X, y, checks="law", profile="power", **fp).checks.iloc[0]
     assert scaled["verdict"] == "FAIL" and scaled["statistic"] < 1e-6, scaled["detail"]
 
 

@@ -29,7 +29,11 @@ at the object a user holds and at what ``fit`` does around the noise:
     the ε a nested estimator carries in its own parameters. The law is tested by
     :func:`law_tests`: per block the exact test of the scale (the likelihood-ratio test within
     the claimed Gamma family), and per dimension, pooled over the blocks, the shape of the norm
-    (Kolmogorov–Smirnov and the Gamma likelihood ratio), the direction and the precision.
+    (Kolmogorov–Smirnov and the Gamma likelihood ratio), the direction and the precision. For private
+    tuning, whose released candidate is chosen by its noise, the noise of every candidate is read
+    from a twin fitted with the same seed and ``diagnostics=True`` (checked against the release and
+    the error counts): a tuning fit gives G unselected draws, so it is fitted ⌈m/G⌉ times (at least
+    20) where a single mechanism is fitted m times.
 ``neighbours``
     The same as ``attributes`` over the estimator's privacy unit: many record positions, source
     records of a transfer model, and for a multiparty model a whole party replaced, a party's
@@ -79,9 +83,9 @@ from scipy import special, stats
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 
-from dpstack.audit.exact import max_privacy_loss, output_vector, sample_outputs
+from dpstack.audit.exact import exact_privacy_loss, max_privacy_loss, output_vector, sample_outputs
 from dpstack.audit.laws import recover_noise
-from dpstack.audit.levels import mechanism_levels
+from dpstack.audit.levels import composition_checks, mechanism_levels
 from dpstack.audit.neighbours import neighbour_kwargs, worst_case_neighbours
 from dpstack.audit.output import output_perturbation_audit, party_neighbours
 from dpstack.audit.statistical import epsilon_lower_bound_from_scores, log_ratio_bound
@@ -92,6 +96,7 @@ from dpstack.release import SCHEMA_ATTRIBUTES, estimator_classes, from_release_d
 from dpstack.stacking import PrivateStackingClassifier
 from dpstack.theory import domain_guarantees
 from dpstack.transfer import PrivateTransferStacking
+from dpstack.tuning import selection_probabilities
 
 from .._validation import check_random_state, spawn_streams
 from .protocol import (
@@ -104,6 +109,7 @@ from .protocol import (
     public_leaves,
     release_leaves,
     release_of,
+    split_of,
 )
 
 __all__ = [
@@ -203,6 +209,11 @@ def _row(check, name, statistic, threshold, verdict, detail="", tests=None):
     if tests:
         row["_tests"] = [(str(label), float(p)) for label, p in tests]
     return row
+
+
+def _found_row(check, name, found, detail):
+    """The one row of a check that fails when it finds anything: the statistic is the number found."""
+    return [_row(check, name, len(found), 0, FAIL if found else PASS, detail)]
 
 
 def holm(pvalues, weights=None):
@@ -644,31 +655,13 @@ def check_fresh_entropy(s):
     detail = f"{len(noisy)} released parts change with the seed; identical in two fits with random_state=None: " + (
         ", ".join(same[:6]) if same else "none"
     )
-    return [
-        _row(
-            "fresh_entropy",
-            "seeding: two default fits draw independent noise",
-            len(same),
-            0,
-            FAIL if same else PASS,
-            detail,
-        )
-    ]
+    return _found_row("fresh_entropy", "seeding: two default fits draw independent noise", same, detail)
 
 
 def check_no_seed(s):
     found = seed_findings(s.fit(None))
     detail = "; ".join(found[:6]) + (f"; … ({len(found)} in all)" if len(found) > 6 else "") if found else "none found"
-    return [
-        _row(
-            "no_seed",
-            "seeding: nothing in the fitted object regenerates its noise",
-            len(found),
-            0,
-            FAIL if found else PASS,
-            detail,
-        )
-    ]
+    return _found_row("no_seed", "seeding: nothing in the fitted object regenerates its noise", found, detail)
 
 
 def _fit_methods(s, methods, seed):
@@ -928,22 +921,11 @@ def check_private(s):
     )
     if skipped:
         detail += f"; {skipped} neighbours where another candidate was selected not compared"
-    return [
-        _row(
-            "private",
-            "private attributes: unchanged when one record changes",
-            len(findings),
-            0,
-            FAIL if findings else PASS,
-            detail,
-        )
-    ]
+    return _found_row("private", "private attributes: unchanged when one record changes", findings, detail)
 
 
 def check_split(s):
     """A composed model's parts: disjoint (no record used twice) and chosen without looking at the data."""
-    from dpstack.audit.levels import composition_checks
-    from dpstack.audit.protocol import split_of
 
     name = "composition: disjoint parts, split independent of the data"
     if s.tuning or s.multiparty or not isinstance(s.template, (PrivateStackingClassifier, PrivateTransferStacking)):
@@ -1143,16 +1125,7 @@ def check_attributes(s):
     )
     if skipped:
         detail += f"; {skipped} neighbours where another candidate was selected not compared"
-    return [
-        _row(
-            "attributes",
-            "public attributes: unchanged when one record changes",
-            len(findings),
-            0,
-            FAIL if findings else PASS,
-            detail,
-        )
-    ]
+    return _found_row("attributes", "public attributes: unchanged when one record changes", findings, detail)
 
 
 def check_neighbours(s):
@@ -1168,16 +1141,7 @@ def check_neighbours(s):
     detail = f"unit: {unit}; {len(neighbours)} neighbours; changed: " + (
         "; ".join(findings[:4]) if findings else "none"
     )
-    return [
-        _row(
-            "neighbours",
-            "neighbours over the privacy unit: public attributes unchanged",
-            len(findings),
-            0,
-            FAIL if findings else PASS,
-            detail,
-        )
-    ]
+    return _found_row("neighbours", "neighbours over the privacy unit: public attributes unchanged", findings, detail)
 
 
 # ====================================================================== (d) the ledger's ε
@@ -1230,6 +1194,8 @@ def _candidate_view(f, g, candidate):
 def check_law(s):
 
     m = s.size["n_law_fits"]
+    if s.tuning:  # each fit gives G unselected draws: as many noise vectors as a single mechanism's m fits
+        m = max(20, -(-m // len(ParameterGrid(s.params["param_grid"]))))
     samples, scales, missing = {}, {}, set()
     for _ in range(m):
         seed = s.seed()
@@ -1709,7 +1675,6 @@ def _likelihood_ratio_bound(s, D, Dp, WD, WP, conf):
     privacy loss log p(w | D) − log p(w | D') of each released w under the declared mechanism
     (:func:`~dpstack.audit.exact_privacy_loss`, the Neyman–Pearson statistic). Any score gives a
     valid lower bound; this one is optimal for the claim, so it reaches the largest ε_lo."""
-    from dpstack.audit.exact import exact_privacy_loss
 
     (X, y, _), (Xp, yp, _) = D, Dp
     reference = s.fit(s.seed(), X, y)
@@ -1857,7 +1822,6 @@ def _utility_gap(s, X, y, seed, eps):
     ``diagnostics=True``) against those the audit computes itself from the exponential mechanism on
     the held-out errors of the candidates it refits with the tuner's seeds (candidate g gets stream
     g + 2 of ``spawn_streams(random_state, G + 2)``)."""
-    from dpstack.tuning import selection_probabilities
 
     twin = s.fit(seed, X, y, diagnostics=True)
     parts = [np.asarray(p) for p in twin.diagnostics_.parts]
