@@ -531,14 +531,17 @@ class _Setup:
 
     # ---------------------------------------------------------------- claims
     def claims(self):
-        """Claimed ε per domain: {"target": ε_t, "source": ε_s} for transfer, else {"D": ε}."""
+        """Claimed ε per domain: {"target": ε_t, "source": ε_s} for transfer (for a tuner over a transfer model
+        ε_t is max(ε_t, ε_select)), else {"D": ε}."""
         p = self.params
         if "epsilon_source" in p and "epsilon_target" in p:
             return {"source": float(p["epsilon_source"]), "target": float(p["epsilon_target"])}
         if self.tuning:
             inner = p["estimator"].get_params(deep=False)
-            eps = inner.get("epsilon", inner.get("epsilon_target", np.inf))
-            return {"D": max(float(eps), float(p["epsilon_select"]))}
+            select = float(p["epsilon_select"])
+            if "epsilon_source" in inner:  # over a transfer model: the shared source release keeps its own claim
+                return {"source": float(inner["epsilon_source"]), "target": max(float(inner["epsilon_target"]), select)}
+            return {"D": max(float(inner.get("epsilon", inner.get("epsilon_target", np.inf))), select)}
         if "epsilon" in p:
             return {"D": float(p["epsilon"])}
         raise TypeError(f"{self.name} has no epsilon parameter")
@@ -1706,7 +1709,7 @@ def check_blackbox(s, progress=False):
                 WD.append(output_vector(fD))
                 WP.append(output_vector(fP))
         lens = {v.size for v in RD + RP}
-        claim = claims.get(domain, max(claims.values()))
+        claim = claims.get(domain, claims.get("target", max(claims.values())))  # a tuned record: a target one
         if len(lens) > 1:  # the shape of the release depends on the data
             eps_lo, name, res = np.inf, "release length differs between D and D'", None
             tests.append((f"{label}: release length", 0.0))
