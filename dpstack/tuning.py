@@ -160,10 +160,18 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
         candidate (non-private, the ledger says so).
     random_state : None, int, SeedSequence or Generator
         Source of the split, the candidates' noise and the draw, each an independent spawned
-        stream (``None``: fresh OS entropy for each).
+        stream (``None``: fresh OS entropy for each). An int (or a ``SeedSequence``) stays in
+        the fitted tuner as this parameter and regenerates every candidate's noise: whoever
+        holds the tuner, or its pickle, can strip the noise from the released model. Share
+        such an object only with those who may see the training data; publish its release
+        (:func:`dpstack.release.save_release` writes ``random_state=None``) or set
+        ``random_state=None`` on it once fitted. The template's own ``random_state`` is kept
+        in the tuner too: for a transfer template, whose source was fitted with it, it
+        regenerates the shared source release's noise, so set it to ``None`` after
+        ``fit_source``.
     diagnostics : bool, default=False
-        Keep the held-out error counts, the selection probabilities, the split and the part
-        sizes in ``diagnostics_``. Such an object is not private (ε = ∞ in its ledger);
+        Keep the held-out error counts, the selection probabilities, the split, the part
+        sizes and every candidate in ``diagnostics_``. Such an object is not private (ε = ∞ in its ledger);
         publish its release (:func:`dpstack.release.save_release`) instead.
 
     Attributes
@@ -184,7 +192,10 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
         max(ε_train, ε_select).
     diagnostics_ : sklearn.utils.Bunch
         Only with ``diagnostics=True``: ``errors`` (G,), ``probabilities`` (G,),
-        ``part_sizes`` (G + 1,), ``parts`` (the record indices of T_1…T_G, V).
+        ``part_sizes`` (G + 1,), ``parts`` (the record indices of T_1…T_G, V) and
+        ``candidates`` (the G fitted candidates, each without its seed and fitted with
+        ``diagnostics=True`` when it takes that parameter; ``candidates[best_index_]`` is
+        ``best_estimator_``).
 
     References
     ----------
@@ -310,11 +321,16 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
         parts = np.array_split(check_random_state(split_ss).permutation(n), G + 1)
         held_out = parts[G]
         candidates = []
+        # with diagnostics=True every candidate keeps its own diagnostics too (the split of a
+        # composed candidate, which its release does not hold)
+        cand_diagnostics = self.diagnostics and "diagnostics" in est_params
         for g, setting in enumerate(settings):
             cand = copy.deepcopy(self.estimator)
             cand.set_params(**setting, random_state=cand_ss[g])
             if shared_classes is not None:
                 cand.set_params(classes=shared_classes)
+            if cand_diagnostics:
+                cand.set_params(diagnostics=True)
             cand.fit(X[parts[g]], y[parts[g]])
             candidates.append(cand)
         errors = np.array([int(np.sum(c.predict(X[held_out]) != y[held_out])) for c in candidates])
@@ -344,8 +360,11 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
             "one sample",
             note=f"G = {G} candidates, each fitted on its own part {root_part}/T_g",
         )
-        # the release: the chosen model without the stream its noise came from
+        # the release: the chosen model without the stream its noise came from (with diagnostics,
+        # every candidate is kept in that form: the noise of each can then be read back)
         chosen = release_only(candidates[best])
+        if self.diagnostics:
+            candidates = [release_only(c) for c in candidates]
         self.best_estimator_ = chosen
         self.best_index_ = best
         self.best_params_ = dict(settings[best])
@@ -360,6 +379,7 @@ class PrivateParameterTuning(ClassifierMixin, BaseEstimator):
             probabilities=probs,
             part_sizes=np.array([p.size for p in parts]),
             parts=parts,
+            candidates=candidates,
         )
         return self
 

@@ -3,8 +3,10 @@
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
+from sklearn.model_selection import ParameterGrid
 
-from dpstack import PrivateLogisticRegression, PrivateStackingClassifier
+from dpstack import PrivateLogisticRegression, PrivateParameterTuning, PrivateStackingClassifier
 from dpstack.accounting import PrivacyLedger
 from dpstack.audit import AuditReport, audit_data, audit_estimator, rebuild_from_release, seed_findings
 from dpstack.audit.checks import CHECKS, COLUMNS
@@ -227,15 +229,54 @@ def test_audit_release_reads_nested_releases_of_composed_and_tuned_estimators():
         assert res["verdict"] == "pass"
 
 
-def test_weighted_law_test_is_the_plain_test_with_equal_weights_and_rejects_a_wrong_scale():
-    from dpstack.audit.checks import weighted_law_pvalues
-    from dpstack.audit.laws import law_pvalues
+def test_the_law_of_a_tuners_noise_is_read_from_every_candidate():
+    """The released candidate was chosen by its noise; the law test reads every candidate of a twin fitted
+    with the audit's seed and diagnostics=True (G unselected draws per fit): noise scaled by 0.8 is caught
+    at the power profile, the genuine tuner passes."""
+    from dpstack.audit.mutants import scaled_noise
 
-    rng = np.random.default_rng(0)
-    u = rng.standard_normal((300, 4))
-    b = u / np.linalg.norm(u, axis=1, keepdims=True) * rng.gamma(4, 1.0, size=(300, 1))
-    assert np.allclose(weighted_law_pvalues(b, 1.0, np.ones(300)), law_pvalues(b, 1.0))
-    assert weighted_law_pvalues(b / 2, 1.0, rng.uniform(1, 3, 300))[0] < 1e-10
+    est, X, y, fp = GENUINE["PrivateParameterTuning (PLR)"]
+    genuine = audit_estimator(est, X, y, checks="law", **fp).checks.iloc[0]
+    assert genuine["verdict"] == "pass", genuine["detail"]
+    assert all(f"candidate {g}: PLR" in genuine["detail"] for g in range(3))
+    scaled = audit_estimator(scaled_noise(est, 0.8), X, y, checks="law", profile="power", **fp).checks.iloc[0]
+    assert scaled["verdict"] == "FAIL" and scaled["statistic"] < 1e-6, scaled["detail"]
+
+
+class _NoCandidatesTuning(PrivateParameterTuning):
+    """A tuner whose diagnostics keep no candidates."""
+
+    def fit(self, X, y):
+        super().fit(X, y)
+        if self.diagnostics:
+            del self.diagnostics_["candidates"]
+        return self
+
+
+class _OtherCandidatesTuning(PrivateParameterTuning):
+    """A tuner whose diagnostics show candidates the selection did not score (refitted with other seeds)."""
+
+    def fit(self, X, y):
+        super().fit(X, y)
+        if self.diagnostics:
+            d = self.diagnostics_
+            d["candidates"] = [
+                clone(self.estimator).set_params(**s, random_state=None).fit(X[p], y[p])
+                for s, p in zip(ParameterGrid(self.param_grid), d.parts)
+            ]
+        return self
+
+
+@pytest.mark.parametrize(
+    ("cls", "message"),
+    [(_NoCandidatesTuning, "keeps no candidates"), (_OtherCandidatesTuning, "do not make its error counts")],
+)
+def test_a_tuner_whose_candidates_cannot_be_read_back_is_not_law_tested(cls, message):
+    est, X, y, fp = GENUINE["PrivateParameterTuning (PLR)"]
+    tuner = cls(**est.get_params(deep=False))
+    row = audit_estimator(tuner, X, y, checks=["law", "exact"], **fp).checks.set_index("check")
+    assert row.loc["law", "verdict"] == "not applicable" and message in row.loc["law", "detail"]
+    assert row.loc["exact", "verdict"] == "not applicable"
 
 
 def test_the_law_test_takes_each_levels_epsilon_from_the_ledger():

@@ -132,6 +132,18 @@ def test_a_tuner_over_a_transfer_model_is_audited(transfer):
         audit_estimator(tuner, X, y, checks="function", X_source=Xs, y_source=ys)
 
 
+def test_a_tuner_over_a_transfer_model_with_unequal_budgets_is_held_to_each_domains_claim():
+    """ε_s = 4, ε_t = 1: the shared source release spends ε_s on the source (once), the candidates and the
+    selection ε_t on the target; the claim is compared domain by domain, not the source's ε with the target's."""
+    X, y = audit_data()
+    Xs, ys = audit_data(n_samples=80, random_state=1)
+    model = SimComb(epsilon_source=4.0, epsilon_target=1.0, lam_source=0.05, lam=0.05, classes=[0, 1])
+    tuner = PrivateParameterTuning(model.fit_source(Xs, ys), {"eta": [0.2, 0.8]}, epsilon_select=1.0)
+    row = audit_estimator(tuner, X, y, checks="composition").checks.iloc[0]
+    assert row["verdict"] == "pass" and row["statistic"] == 1.0, row["detail"]
+    assert "source: ledger ε 4 vs claimed 4" in row["detail"] and "target: ledger ε 1 vs claimed 1" in row["detail"]
+
+
 def test_a_level_whose_part_holds_one_class_is_audited():
     X, y = audit_data()
     y = np.zeros_like(y)

@@ -166,7 +166,7 @@ def test_with_an_int_seed_only_the_users_own_parameter_holds_it(kind):
     assert _randomness(est, allow=allow) == []
 
 
-@pytest.mark.parametrize("kind", ["PLR-FS", "PST-F", "PST-S", "SimComb", "MPL-soft"])
+@pytest.mark.parametrize("kind", ["PLR-FS", "PST-F", "PST-S", "SimComb", "MPL-soft", "tuning(PST-S)"])
 def test_diagnostics_objects_keep_no_seed_either(kind):
     est = _fitted(kind, None).set_params(diagnostics=True)
     X, y = _binary()
@@ -179,6 +179,15 @@ def test_diagnostics_objects_keep_no_seed_either(kind):
     else:
         est.fit(X, y)
     assert _randomness(est) == []
+
+
+def test_a_diagnostics_tuner_keeps_every_candidate_without_its_seed():
+    """With diagnostics=True the tuner keeps all G candidates (the audit reads their noise): none keeps the
+    stream the tuner gave it, even when the tuner's own seed is an int."""
+    est = _fitted("tuning(PST-S)", 3).set_params(diagnostics=True).fit(*_binary(800))
+    assert len(est.diagnostics_.candidates) == 2
+    assert est.diagnostics_.candidates[est.best_index_] is est.best_estimator_
+    assert _randomness(est, allow=("est.random_state", "est.estimator.random_state")) == []
 
 
 def test_fit_methods_holds_no_seed():

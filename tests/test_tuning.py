@@ -404,3 +404,17 @@ def test_a_template_that_is_not_a_private_estimator_is_refused_before_any_fit():
     ):
         tuner.fit(X, (X[:, 0] > 0).astype(int))
     assert not hasattr(tuner, "best_estimator_")
+
+
+def test_the_end_to_end_tuners_keep_no_seed(monkeypatch):
+    """The transfer tuner the end-to-end chapter hands out (its ledger example) holds no seed: neither the
+    tuner's, which regenerates every candidate's noise, nor the transfer template's, which regenerates the
+    shared source release's noise (a source record could then be identified from the held tuner)."""
+    from dpstack.audit import seed_findings
+
+    EE = _synthetic_experiments(monkeypatch)
+    for method in ("PPTL-FS(W)", "SimComb"):
+        tuner, _, _ = EE._transfer_tuner(method, 1.0, 2, [1e-2, 1e-1], [0.5], 0.2, 0, np.random.SeedSequence(0))
+        assert seed_findings(tuner) == [], method
+        assert tuner.random_state is None and tuner.estimator.random_state is None
+        assert tuner.estimator.source_privacy_.total() == 1.0  # the source release is kept, only its seed dropped

@@ -76,6 +76,7 @@ The blind spots an independent review found in that audit (each caught by the ch
 from __future__ import annotations
 
 import dataclasses
+import functools
 from contextlib import contextmanager
 
 import numpy as np
@@ -145,6 +146,24 @@ def _swapped(module, name, replacement):
         setattr(module, name, original)
 
 
+def _fit_with(module, name, make):
+    """Class decorator: the class's ``fit`` is its base's, run with ``module.name`` replaced by ``make()``
+    (built at each fit, so a replacement that wraps the original wraps whatever is in place then)."""
+
+    def decorate(cls):
+        base_fit = cls.fit
+
+        @functools.wraps(base_fit)
+        def fit(self, *args, **kwargs):
+            with _swapped(module, name, make()):
+                return base_fit(self, *args, **kwargs)
+
+        cls.fit = fit
+        return cls
+
+    return decorate
+
+
 def _tenfold(epsilon, n, lam, norm_bound=1.0):
     cal = objective_perturbation_calibration(10 * epsilon, n, lam, norm_bound)
     return dataclasses.replace(cal, epsilon=epsilon)
@@ -163,20 +182,14 @@ def _pptl_epsilon_k(epsilon, n, lam, importance):
     return dataclasses.replace(cal, epsilon_k=eps_k, noise_scale_k=np.where(cal.importance > 0, 2.0 / eps_k, 0.0))
 
 
+@_fit_with(linear, "objective_perturbation_calibration", lambda: _tenfold)
 class TenfoldEpsilonPLR(PrivateLogisticRegression):
     """MUTANT: PLR that claims ε but calibrates its noise and Δ for 10ε."""
 
-    def fit(self, X, y):
-        with _swapped(linear, "objective_perturbation_calibration", _tenfold):
-            return super().fit(X, y)
 
-
+@_fit_with(linear, "objective_perturbation_calibration", lambda: _skipped_delta)
 class SkippedDeltaPLR(PrivateLogisticRegression):
     """MUTANT: PLR whose ε' ≤ 0 branch keeps ε/2 for the noise but adds no Δ."""
-
-    def fit(self, X, y):
-        with _swapped(linear, "objective_perturbation_calibration", _skipped_delta):
-            return super().fit(X, y)
 
 
 class MaxNormScaledPLR(PrivateLogisticRegression):
@@ -188,28 +201,22 @@ class MaxNormScaledPLR(PrivateLogisticRegression):
         return clip_rows(X * (float(self.norm_bound) / largest), float(self.norm_bound))
 
 
+@_fit_with(linear, "feature_split_calibration", lambda: _pptl_epsilon_k)
 class PPTLEpsilonFeatureSplit(FeatureSplitLogisticRegression):
     """MUTANT: PLR-FS with PPTL Alg. 3's ε^(k) = ε (instead of ε') when ε' > 0."""
-
-    def fit(self, X, y):
-        with _swapped(linear, "feature_split_calibration", _pptl_epsilon_k):
-            return super().fit(X, y)
 
 
 def _soft_sensitivity_for_vote(method, *args, **kwargs):
     return mpl_sensitivity("soft" if method == "vote" else method, *args, **kwargs)
 
 
+@_fit_with(mpl_estimator, "mpl_sensitivity", lambda: _soft_sensitivity_for_vote)
 class VoteWithSoftScale(MultipartyPrivateClassifier):
     """MUTANT: majority-vote ERM released with the soft-label sensitivity 2/(Mλ).
 
     Construct it with ``method="vote"`` (it inherits the real constructor, so any
     parameter the real estimator gains is inherited too).
     """
-
-    def fit(self, X, y, parties, X_aux=None, **kwargs):
-        with _swapped(mpl_estimator, "mpl_sensitivity", _soft_sensitivity_for_vote):
-            return super().fit(X, y, parties, X_aux, **kwargs)
 
 
 def _noise_divided(factor_of_dim):
@@ -221,20 +228,14 @@ def _noise_divided(factor_of_dim):
     return noise
 
 
+@_fit_with(linear, "isotropic_noise", lambda: _noise_divided(np.sqrt))
 class SqrtDNoisePLR(PrivateLogisticRegression):
     """MUTANT: PLR whose noise vector is divided by √d inside ``fit`` (attributes truthful)."""
 
-    def fit(self, X, y):
-        with _swapped(linear, "isotropic_noise", _noise_divided(np.sqrt)):
-            return super().fit(X, y)
 
-
+@_fit_with(linear, "isotropic_noise", lambda: _noise_divided(lambda dim: 2.0))
 class DoubleEpsilonNoisePLR(PrivateLogisticRegression):
     """MUTANT: PLR whose noise norm is halved inside ``fit`` (noise for 2ε; attributes truthful)."""
-
-    def fit(self, X, y):
-        with _swapped(linear, "isotropic_noise", _noise_divided(lambda dim: 2.0)):
-            return super().fit(X, y)
 
 
 def _solver_without_delta():
@@ -247,12 +248,9 @@ def _solver_without_delta():
     return solve
 
 
+@_fit_with(linear, "minimize_perturbed_logistic", _solver_without_delta)
 class UnusedDeltaPLR(PrivateLogisticRegression):
     """MUTANT: PLR that computes and reports Δ but solves the problem without it."""
-
-    def fit(self, X, y):
-        with _swapped(linear, "minimize_perturbed_logistic", _solver_without_delta()):
-            return super().fit(X, y)
 
 
 class ClippedThenInterceptPLR(PrivateLogisticRegression):
@@ -267,18 +265,15 @@ class ClippedThenInterceptPLR(PrivateLogisticRegression):
         return np.hstack([Xc, np.full((Xc.shape[0], 1), s)])
 
 
+def _tenfold_mpl_noise():
+    original = mpl_estimator.isotropic_noise
+    return lambda dim, scale, random_state=None, size=None: original(dim, scale / 10.0, random_state, size)
+
+
+@_fit_with(mpl_estimator, "isotropic_noise", _tenfold_mpl_noise)
 class TenfoldEpsilonNoiseMPL(MultipartyPrivateClassifier):
     """MUTANT: MPL whose released ``coef_`` carries noise calibrated for 10ε; the
     sensitivity, noise scale and ledger it reports are the true ones."""
-
-    def fit(self, X, y, parties, X_aux=None, **kwargs):
-        original = mpl_estimator.isotropic_noise
-
-        def noise(dim, scale, random_state=None, size=None):
-            return original(dim, scale / 10.0, random_state, size)
-
-        with _swapped(mpl_estimator, "isotropic_noise", noise):
-            return super().fit(X, y, parties, X_aux, **kwargs)
 
 
 class HighLevelOnLowDataPST(PrivateStackingClassifier):
@@ -379,18 +374,14 @@ class SeedKeepingPLR(PrivateLogisticRegression):
         return self
 
 
+def _one_stream():
+    original = stacking.spawn_streams
+    return lambda random_state, n: original(random_state, 1) * int(n)
+
+
+@_fit_with(stacking, "spawn_streams", _one_stream)
 class SharedSeedPST(PrivateStackingClassifier):
     """MUTANT: PST whose low-level models all draw their noise from one stream (one seed for all)."""
-
-    def fit(self, X, y, low_level=None):
-
-        original = stacking.spawn_streams
-
-        def shared(random_state, n):
-            return original(random_state, 1) * int(n)
-
-        with _swapped(stacking, "spawn_streams", shared):
-            return super().fit(X, y, low_level)
 
 
 class SharedNoiseMethodsMPL(MultipartyPrivateClassifier):
@@ -487,19 +478,15 @@ class PartySizeMPL(MultipartyPrivateClassifier):
             return super().fit(X, y, parties, X_aux, **kwargs)
 
 
+def _doubled_selection():
+    original = tuning.selection_probabilities
+    return lambda utilities, epsilon, sensitivity=1.0: original(utilities, 2.0 * epsilon, sensitivity)
+
+
+@_fit_with(tuning, "selection_probabilities", _doubled_selection)
 class NoHalfSelectionTuning(PrivateParameterTuning):
     """MUTANT: private tuning whose exponential mechanism draws with P(g) ∝ exp(ε·u(g)/Δ) (the 2 of
     exp(ε·u(g)/(2Δ)) forgotten): the selection is 2ε-DP while the ledger says ε."""
-
-    def fit(self, X, y):
-
-        original = tuning.selection_probabilities
-
-        def doubled(utilities, epsilon, sensitivity=1.0):
-            return original(utilities, 2.0 * epsilon, sensitivity)
-
-        with _swapped(tuning, "selection_probabilities", doubled):
-            return super().fit(X, y)
 
 
 class NoisyMeanPLR(PrivateLogisticRegression):
@@ -633,37 +620,25 @@ def _laplace_per_coordinate(dim, scale, rng):
     return rng.laplace(0.0, scale, size=dim)  # E‖b‖ ≈ the claimed d·scale for moderate d, not isotropic
 
 
+@_fit_with(linear, "isotropic_noise", lambda: _noise_of_law(_gaussian))
 class GaussianNoisePLR(PrivateLogisticRegression):
     """MUTANT: PLR whose noise is Gaussian with the claimed mean norm (not ∝ exp(−‖b‖/s))."""
 
-    def fit(self, X, y):
-        with _swapped(linear, "isotropic_noise", _noise_of_law(_gaussian)):
-            return super().fit(X, y)
 
-
+@_fit_with(linear, "isotropic_noise", lambda: _noise_of_law(_gamma_shape_plus_one))
 class GammaShapePLR(PrivateLogisticRegression):
     """MUTANT: PLR whose noise norm is Gamma(d + 1) rescaled to the claimed mean (a shape off by one)."""
 
-    def fit(self, X, y):
-        with _swapped(linear, "isotropic_noise", _noise_of_law(_gamma_shape_plus_one)):
-            return super().fit(X, y)
 
-
+@_fit_with(linear, "isotropic_noise", lambda: _noise_of_law(_float32))
 class Float32NoisePLR(PrivateLogisticRegression):
     """MUTANT: PLR whose noise is drawn in single precision (a discrete support: the floating-point
     attack of Mironov 2012)."""
 
-    def fit(self, X, y):
-        with _swapped(linear, "isotropic_noise", _noise_of_law(_float32)):
-            return super().fit(X, y)
 
-
+@_fit_with(linear, "isotropic_noise", lambda: _noise_of_law(_laplace_per_coordinate))
 class LaplacePerCoordinatePLR(PrivateLogisticRegression):
     """MUTANT: PLR whose noise is Laplace in each coordinate (the ℓ1 mechanism) instead of isotropic."""
-
-    def fit(self, X, y):
-        with _swapped(linear, "isotropic_noise", _noise_of_law(_laplace_per_coordinate)):
-            return super().fit(X, y)
 
 
 _SCALED = {}

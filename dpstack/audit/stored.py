@@ -35,6 +35,7 @@ import pandas as pd
 
 from dpstack import __version__, solvers
 from dpstack.audit.report import PROFILES, audit_mechanisms, audit_mutants, power_table
+from dpstack.audit.suite import audit_cases, scale_power
 from dpstack.provenance import code_hashes as code_hashes_of
 from dpstack.provenance import numerical_platform
 
@@ -111,8 +112,6 @@ def scale_power_table(epsilon=1.0, n_repeats=10, runs=SCALE_POWER_RUNS):
     """:func:`~dpstack.audit.suite.scale_power` at each (profile, factors) of ``runs``, one table.
 
     The audits' seeds are 0 … ``n_repeats`` − 1 (the seed of the stored tables does not enter)."""
-    from dpstack.audit.suite import audit_cases, scale_power
-
     cases = audit_cases(epsilon=epsilon)
     return pd.concat([scale_power(factors, profile, n_repeats, cases) for profile, factors in runs], ignore_index=True)
 

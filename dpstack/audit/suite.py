@@ -81,250 +81,99 @@ def _data():
     return X, y, {"X_source": Xs, "y_source": ys}
 
 
+def _settings(epsilon, epsilon_source):
+    """The data of the cases — one sample (X, y), multiparty, transfer — and the parameters they share."""
+    X, y, src = _data()
+    Xm, ym, mp = mpl_audit_data()
+    eps = float(epsilon)
+    data = {"sample": (X, y, {}), "parties": (Xm, ym, mp), "transfer": (X, y, src)}
+    params = {
+        "plr": dict(epsilon=eps, lam=0.05, classes=[0, 1]),
+        "stack": dict(epsilon=eps, n_groups=2, lam=0.05, classes=[0, 1]),
+        "pst-f": dict(groups=[[0, 1, 2], [3, 4, 5]]),
+        "mpl": dict(epsilon=eps, lam=1.0, classes=[0, 1]),
+        "transfer": dict(
+            epsilon_source=float(epsilon_source), epsilon_target=eps, lam_source=0.05, lam=0.05, classes=[0, 1]
+        ),
+        "tuning": (PrivateLogisticRegression(epsilon=eps, classes=[0, 1]), {"lam": [0.01, 0.1, 1.0]}),
+    }
+    return data, params
+
+
 def audit_cases(epsilon=1.0, epsilon_source=4.0):
     """Every dpstack estimator at the audit's default size: name → (estimator, X, y, fit_params).
 
     Transfer models are configured with ε_s = ``epsilon_source`` ≠ ε_t = ``epsilon``.
     """
-
-    X, y, src = _data()
-    Xm, ym, mp = mpl_audit_data()
-    eps = float(epsilon)
-    stack = dict(epsilon=eps, n_groups=2, lam=0.05, classes=[0, 1])
-    transfer = dict(epsilon_source=float(epsilon_source), epsilon_target=eps, lam_source=0.05, lam=0.05, classes=[0, 1])
+    data, p = _settings(epsilon, epsilon_source)
+    eps, es = float(epsilon), float(epsilon_source)
+    plr_fs = dict(groups=[[0, 1, 2], [3, 4], [5]], importance=[0.5, 0.35, 0.15], lam=0.05, classes=[0, 1])
     return {
-        "PLR": (PrivateLogisticRegression(epsilon=eps, lam=0.05, classes=[0, 1]), X, y, {}),
+        "PLR": (PrivateLogisticRegression(**p["plr"]), *data["sample"]),
         "PLR (intercept, Δ > 0)": (
             PrivateLogisticRegression(epsilon=eps, lam=0.002, fit_intercept=True, classes=[0, 1]),
-            X,
-            y,
-            {},
+            *data["sample"],
         ),
-        "PLR-FS": (
-            FeatureSplitLogisticRegression(
-                epsilon=eps, groups=[[0, 1, 2], [3, 4], [5]], importance=[0.5, 0.35, 0.15], lam=0.05, classes=[0, 1]
-            ),
-            X,
-            y,
-            {},
+        "PLR-FS": (FeatureSplitLogisticRegression(epsilon=eps, **plr_fs), *data["sample"]),
+        "PST-S": (PrivateStackingClassifier(partition="samples", **p["stack"]), *data["sample"]),
+        "PST-F": (PrivateStackingClassifier(group_importance=[0.7, 0.3], **p["pst-f"], **p["stack"]), *data["sample"]),
+        f"PPTL-FS (ε_s = {es:g}, ε_t = {eps:g})": (
+            PrivateTransferStacking(n_groups=2, **p["transfer"]),
+            *data["transfer"],
         ),
-        "PST-S": (PrivateStackingClassifier(partition="samples", **stack), X, y, {}),
-        "PST-F": (
-            PrivateStackingClassifier(groups=[[0, 1, 2], [3, 4, 5]], group_importance=[0.7, 0.3], **stack),
-            X,
-            y,
-            {},
-        ),
-        f"PPTL-FS (ε_s = {epsilon_source:g}, ε_t = {eps:g})": (
-            PrivateTransferStacking(n_groups=2, **transfer),
-            X,
-            y,
-            src,
-        ),
-        f"SimComb (ε_s = {epsilon_source:g}, ε_t = {eps:g})": (SimComb(**transfer), X, y, src),
-        "MPL soft": (MultipartyPrivateClassifier("soft", epsilon=eps, lam=1.0, classes=[0, 1]), Xm, ym, mp),
+        f"SimComb (ε_s = {es:g}, ε_t = {eps:g})": (SimComb(**p["transfer"]), *data["transfer"]),
+        "MPL soft": (MultipartyPrivateClassifier("soft", **p["mpl"]), *data["parties"]),
         "MPL vote (auxiliary rows protected)": (
-            MultipartyPrivateClassifier("vote", epsilon=eps, lam=1.0, protect_aux=True, classes=[0, 1]),
-            Xm,
-            ym,
-            mp,
+            MultipartyPrivateClassifier("vote", protect_aux=True, **p["mpl"]),
+            *data["parties"],
         ),
-        "PrivateParameterTuning (PLR)": (
-            PrivateParameterTuning(
-                PrivateLogisticRegression(epsilon=eps, classes=[0, 1]), {"lam": [0.01, 0.1, 1.0]}, epsilon_select=eps
-            ),
-            X,
-            y,
-            {},
-        ),
+        "PrivateParameterTuning (PLR)": (PrivateParameterTuning(*p["tuning"], epsilon_select=eps), *data["sample"]),
     }
+
+
+def _mutant(check, cls, data, *args, **params):
+    """One mutant case: (the mutant, X, y, fit_params, the check that must catch it, what it breaks)."""
+    return (cls(*args, **params), *data, check, cls.__doc__)
 
 
 def mutant_cases(epsilon=1.0, epsilon_source=4.0):
     """One mutant per blind spot: name → (estimator, X, y, fit_params, the check that must catch it, the bug)."""
-
-    X, y, src = _data()
-    Xm, ym, mp = mpl_audit_data()
-    eps = float(epsilon)
-    stack = dict(epsilon=eps, n_groups=2, lam=0.05, classes=[0, 1])
-    transfer = dict(epsilon_source=float(epsilon_source), epsilon_target=eps, lam_source=0.05, lam=0.05, classes=[0, 1])
+    data, p = _settings(epsilon, epsilon_source)
+    eps, es = float(epsilon), float(epsilon_source)
+    one, parties = data["sample"], data["parties"]
+    plr, stack, pst_f, mpl = p["plr"], p["stack"], p["pst-f"], p["mpl"]
     return {
-        "default seed (PLR)": (
-            mu.DefaultSeedPLR(epsilon=eps, lam=0.05, classes=[0, 1]),
-            X,
-            y,
-            {},
-            "fresh_entropy",
-            mu.DefaultSeedPLR.__doc__,
+        "default seed (PLR)": _mutant("fresh_entropy", mu.DefaultSeedPLR, one, **plr),
+        "seed kept in the object (PLR)": _mutant("no_seed", mu.SeedKeepingPLR, one, **plr),
+        "seeds shared across levels (PST-S)": _mutant("streams", mu.SharedSeedPST, one, partition="samples", **stack),
+        "soft and avg share their noise (MPL)": _mutant("streams", mu.SharedNoiseMethodsMPL, parties, "soft", **mpl),
+        "predicts with the unperturbed model (PLR)": _mutant("function", mu.UnperturbedPredictPLR, one, **plr),
+        "bound from the data's largest norm (PLR)": _mutant("attributes", mu.DataBoundPLR, one, **plr),
+        "importances from the data (PST-F)": _mutant("attributes", mu.DataImportancePST, one, **pst_f, **stack),
+        f"target levels spend ε_s (PPTL-FS, ε_s = {es:g})": _mutant(
+            "exact", mu.SourceEpsilonTargetPPTL, data["transfer"], n_groups=2, **p["transfer"]
         ),
-        "seed kept in the object (PLR)": (
-            mu.SeedKeepingPLR(epsilon=eps, lam=0.05, classes=[0, 1]),
-            X,
-            y,
-            {},
-            "no_seed",
-            mu.SeedKeepingPLR.__doc__,
+        "noise scale from the smallest party (MPL)": _mutant("neighbours", mu.PartySizeMPL, parties, "soft", **mpl),
+        "selection without the factor 2 (tuning)": _mutant(
+            "tuning", mu.NoHalfSelectionTuning, one, *p["tuning"], epsilon_select=eps
         ),
-        "seeds shared across levels (PST-S)": (
-            mu.SharedSeedPST(partition="samples", **stack),
-            X,
-            y,
-            {},
-            "streams",
-            mu.SharedSeedPST.__doc__,
+        "average weighted by party size (MPL avg)": _mutant(
+            "canaries", mu.SizeWeightedAverageMPL, parties, "avg", **mpl
         ),
-        "soft and avg share their noise (MPL)": (
-            mu.SharedNoiseMethodsMPL("soft", epsilon=eps, lam=1.0, classes=[0, 1]),
-            Xm,
-            ym,
-            mp,
-            "streams",
-            mu.SharedNoiseMethodsMPL.__doc__,
+        "utility scored on the training rows (tuning)": _mutant(
+            "tuning", mu.TrainingUtilityTuning, one, *p["tuning"], epsilon_select=eps
         ),
-        "predicts with the unperturbed model (PLR)": (
-            mu.UnperturbedPredictPLR(epsilon=eps, lam=0.05, classes=[0, 1]),
-            X,
-            y,
-            {},
-            "function",
-            mu.UnperturbedPredictPLR.__doc__,
+        "feature means released with little noise (PLR)": _mutant("blackbox", mu.NoisyMeanPLR, one, **plr),
+        "noise for 10ε (PLR)": _mutant("law", mu.TenfoldEpsilonPLR, one, **plr),
+        "bootstrap split (PST-F)": _mutant("split", mu.BootstrapSplitPST, one, **pst_f, **stack),
+        "split stratified by the labels (PST-S)": _mutant(
+            "split", mu.StratifiedSplitPST, one, partition="samples", **stack
         ),
-        "bound from the data's largest norm (PLR)": (
-            mu.DataBoundPLR(epsilon=eps, lam=0.05, classes=[0, 1]),
-            X,
-            y,
-            {},
-            "attributes",
-            mu.DataBoundPLR.__doc__,
-        ),
-        "importances from the data (PST-F)": (
-            mu.DataImportancePST(groups=[[0, 1, 2], [3, 4, 5]], **stack),
-            X,
-            y,
-            {},
-            "attributes",
-            mu.DataImportancePST.__doc__,
-        ),
-        f"target levels spend ε_s (PPTL-FS, ε_s = {epsilon_source:g})": (
-            mu.SourceEpsilonTargetPPTL(n_groups=2, **transfer),
-            X,
-            y,
-            src,
-            "exact",
-            mu.SourceEpsilonTargetPPTL.__doc__,
-        ),
-        "noise scale from the smallest party (MPL)": (
-            mu.PartySizeMPL("soft", epsilon=eps, lam=1.0, classes=[0, 1]),
-            Xm,
-            ym,
-            mp,
-            "neighbours",
-            mu.PartySizeMPL.__doc__,
-        ),
-        "selection without the factor 2 (tuning)": (
-            mu.NoHalfSelectionTuning(
-                mu.PrivateLogisticRegression(epsilon=eps, classes=[0, 1]),
-                {"lam": [0.01, 0.1, 1.0]},
-                epsilon_select=eps,
-            ),
-            X,
-            y,
-            {},
-            "tuning",
-            mu.NoHalfSelectionTuning.__doc__,
-        ),
-        "average weighted by party size (MPL avg)": (
-            mu.SizeWeightedAverageMPL("avg", epsilon=eps, lam=1.0, classes=[0, 1]),
-            Xm,
-            ym,
-            mp,
-            "canaries",
-            mu.SizeWeightedAverageMPL.__doc__,
-        ),
-        "utility scored on the training rows (tuning)": (
-            mu.TrainingUtilityTuning(
-                mu.PrivateLogisticRegression(epsilon=eps, classes=[0, 1]),
-                {"lam": [0.01, 0.1, 1.0]},
-                epsilon_select=eps,
-            ),
-            X,
-            y,
-            {},
-            "tuning",
-            mu.TrainingUtilityTuning.__doc__,
-        ),
-        "feature means released with little noise (PLR)": (
-            mu.NoisyMeanPLR(epsilon=eps, lam=0.05, classes=[0, 1]),
-            X,
-            y,
-            {},
-            "blackbox",
-            mu.NoisyMeanPLR.__doc__,
-        ),
-        "noise for 10ε (PLR)": (
-            mu.TenfoldEpsilonPLR(epsilon=eps, lam=0.05, classes=[0, 1]),
-            X,
-            y,
-            {},
-            "law",
-            mu.TenfoldEpsilonPLR.__doc__,
-        ),
-        "bootstrap split (PST-F)": (
-            mu.BootstrapSplitPST(groups=[[0, 1, 2], [3, 4, 5]], **stack),
-            X,
-            y,
-            {},
-            "split",
-            mu.BootstrapSplitPST.__doc__,
-        ),
-        "split stratified by the labels (PST-S)": (
-            mu.StratifiedSplitPST(partition="samples", **stack),
-            X,
-            y,
-            {},
-            "split",
-            mu.StratifiedSplitPST.__doc__,
-        ),
-        "unperturbed model kept privately (PLR)": (
-            mu.KeptSolutionPLR(epsilon=eps, lam=0.05, classes=[0, 1]),
-            X,
-            y,
-            {},
-            "private",
-            mu.KeptSolutionPLR.__doc__,
-        ),
-        "noise scale from the data's largest norm (PLR)": (
-            mu.DataNormNoisePLR(epsilon=eps, lam=0.05, classes=[0, 1]),
-            X,
-            y,
-            {},
-            "canaries",
-            mu.DataNormNoisePLR.__doc__,
-        ),
-        "noise drawn in single precision (PLR)": (
-            mu.Float32NoisePLR(epsilon=eps, lam=0.05, classes=[0, 1]),
-            X,
-            y,
-            {},
-            "law",
-            mu.Float32NoisePLR.__doc__,
-        ),
-        "Laplace noise per coordinate (PLR)": (
-            mu.LaplacePerCoordinatePLR(epsilon=eps, lam=0.05, classes=[0, 1]),
-            X,
-            y,
-            {},
-            "law",
-            mu.LaplacePerCoordinatePLR.__doc__,
-        ),
-        "each coordinate clipped, not the row (PLR)": (
-            mu.LinfClipPLR(epsilon=eps, lam=0.05, classes=[0, 1]),
-            X,
-            y,
-            {},
-            "canaries",
-            mu.LinfClipPLR.__doc__,
-        ),
+        "unperturbed model kept privately (PLR)": _mutant("private", mu.KeptSolutionPLR, one, **plr),
+        "noise scale from the data's largest norm (PLR)": _mutant("canaries", mu.DataNormNoisePLR, one, **plr),
+        "noise drawn in single precision (PLR)": _mutant("law", mu.Float32NoisePLR, one, **plr),
+        "Laplace noise per coordinate (PLR)": _mutant("law", mu.LaplacePerCoordinatePLR, one, **plr),
+        "each coordinate clipped, not the row (PLR)": _mutant("canaries", mu.LinfClipPLR, one, **plr),
     }
 
 
@@ -463,14 +312,12 @@ def scale_power(factors=(0.8, 0.9), profile="power", n_repeats=10, cases=None, c
     pandas.DataFrame with ``estimator``, ``factor``, ``ε_eff``, ``profile``, ``caught``, ``runs``,
     ``caught by`` (check → count) and ``median wall time (s)`` of one audit.
     """
-    from .mutants import scaled_noise
-
     cases = audit_cases() if cases is None else cases
     checks = ["streams", "law", "canaries", "blackbox"] if checks is None else checks
     rows = []
     for name, (est, X, y, fp, *_rest) in cases.items():
         for c in factors:
-            mutant = scaled_noise(est, c)
+            mutant = mu.scaled_noise(est, c)
             caught, walls, by = 0, [], {}
             for r in range(int(n_repeats)):
                 t0 = time.perf_counter()

@@ -156,14 +156,13 @@ def estimator_lines(genuine, found, scale):
         f"{int(genuine['passed'].sum())} of {len(genuine)} estimators pass every check that applies to them; "
         f"{int(found['caught'].sum())} of {len(found)} mutants are caught by the check planted for them."
     ]
-    not_tuning = scale[~scale["estimator"].str.startswith("PrivateParameterTuning")]
     for profile, factor in (("power", 0.8), ("thorough", 0.9)):
-        part = not_tuning[(not_tuning["profile"] == profile) & (not_tuning["factor"] == factor)]
+        part = scale[(scale["profile"] == profile) & (scale["factor"] == factor)]
         if len(part):
             lines.append(
                 f"Noise scaled by c = {factor:g}: the '{profile}' audit catches it in at least "
-                f"{int(part['caught'].min())} of {int(part['runs'].max())} audits for every estimator but private "
-                "tuning."
+                f"{int(part['caught'].min())} of {int(part['runs'].max())} audits for every estimator, private "
+                "tuning included."
             )
     return lines
 

@@ -257,9 +257,11 @@ def pst_end_to_end_cell(
         )
     template = _pst_template(method, epsilon, importance, n_groups)
     seed = int(np.random.default_rng(seed_sequence.spawn(3)[2]).integers(2**63 - 1))
-    tuner = PrivateParameterTuning(
-        template, _lam_grid(method, lam_grid), epsilon_select=epsilon, random_state=seed
-    ).fit(X, y)
+    tuner = _drop_seeds(
+        PrivateParameterTuning(template, _lam_grid(method, lam_grid), epsilon_select=epsilon, random_state=seed).fit(
+            X, y
+        )
+    )
     lam = tuner.best_params_["lam"]
     return dict(
         auc=stats.auc(y_test, tuner.decision_function(X_test)),
@@ -318,8 +320,22 @@ def _transfer_tuner(method, epsilon, n_groups, lam_grid, eta_grid, test_fraction
         grid = {"lam": list(lam_grid), "eta": [1.0] if method == "Direct" else list(eta_grid)}
     template.fit_source(Xs[s_train], ys[s_train])
     tuner = PrivateParameterTuning(template, grid, epsilon_select=epsilon, random_state=target_seed)
-    tuner.fit(Xt[t_train], yt[t_train])
+    tuner = _drop_seeds(tuner.fit(Xt[t_train], yt[t_train]))
     return tuner, yt[t_test], tuner.decision_function(Xt[t_test])
+
+
+def _drop_seeds(tuner):
+    """The fitted tuner without the integer seeds it and its template were given; returns it.
+
+    The seeds are drawn from the cell's seed sequence so that a run can be repeated, but a fitted
+    object that kept them would regenerate its noise: the tuner's seed every candidate's, and a
+    transfer template's seed (it stays in the template the tuner holds) the source release's, so
+    that anyone holding the tuner could subtract the noise and identify a source record. Both are
+    set to ``None`` once the fits are done; the release (the chosen model, its index, the shared
+    source release) is unchanged.
+    """
+    tuner.estimator.set_params(random_state=None)
+    return tuner.set_params(random_state=None)
 
 
 def transfer_end_to_end_cell(
