@@ -16,6 +16,7 @@ import yaml
 
 from dpstack.companion.chapters import audit_pages
 from dpstack.companion.errata import ERRATA, IMPACTS, summary_table
+from dpstack.companion.registry import theorem_pages
 
 ROOT = Path(__file__).resolve().parents[1]
 SUMMARY_CLASSES = ("dpstack-verdict-box", "dpstack-result-box")
@@ -34,16 +35,8 @@ EXPERIMENT_PAGES = (
     "mpl_mnist10",
     "protocol_sensitivity",
 )
-#: The theorem pages (PLR's included): each opens with a result box.
-THEOREM_PAGES = (
-    "plr",
-    "pst_privacy",
-    "pst_sample_complexity",
-    "pst_guarantees",
-    "mpl_sensitivity",
-    "mpl_lemma2",
-    "mpl_theorem4",
-)
+#: The theorem pages, and PLR's page (the algorithm PST builds on): each opens with a result box.
+THEOREM_PAGES = ("plr", *theorem_pages())
 REQUIRED = EXPERIMENT_PAGES + THEOREM_PAGES + tuple(name for name, _ in audit_pages.PAGES)
 
 

@@ -10,17 +10,11 @@ from papermill.cli import _resolve_type
 
 from dpstack.companion import live
 from dpstack.companion import try_it as pages
+from dpstack.companion.registry import theorem_pages
 from dpstack.companion.run import _parser
 
 ROOT = Path(__file__).resolve().parents[1]
-THEOREM_PAGES = {
-    "pst_privacy",
-    "pst_sample_complexity",
-    "pst_guarantees",
-    "mpl_sensitivity",
-    "mpl_lemma2",
-    "mpl_theorem4",
-}
+THEOREM_PAGES = set(theorem_pages())
 FOUNDATION_PAGES = {"plr", "audit", "datasets"}
 ALTERNATIVES_PAGES = {"accounting_checked"}
 # Calls that take seconds are compiled and checked, not run.

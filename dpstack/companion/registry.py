@@ -18,7 +18,18 @@ from dataclasses import dataclass
 from dpstack.companion import papers as folder
 from dpstack.companion import rule as V
 
-__all__ = ["DATA_STATUS", "KINDS", "Margin", "Part", "Claim", "sel", "papers", "paper_names", "paper_module"]
+__all__ = [
+    "DATA_STATUS",
+    "KINDS",
+    "Margin",
+    "Part",
+    "Claim",
+    "sel",
+    "papers",
+    "paper_names",
+    "paper_module",
+    "theorem_pages",
+]
 
 
 @functools.cache
@@ -37,6 +48,11 @@ def papers():
 def paper_names():
     """The papers' short names (``"PST"``, …), in reading order."""
     return tuple(p.NAME for p in papers())
+
+
+def theorem_pages():
+    """The pages that check the papers' propositions, theorems and lemmas, in reading order (each paper's ``THEOREM_PAGES``)."""
+    return tuple(page for p in papers() for page in p.THEOREM_PAGES)
 
 
 def paper_module(paper, part):

@@ -286,14 +286,12 @@ SECOND_DATA_DRAW = 1000
 DRAWN_DATASETS = ("MNIST", "RUIJIN")
 
 
-def _redrawn(cells_fn, redraw=("MNIST",)):
-    """``cells_fn`` with MNIST drawn anew in every repeat (``data_seed = repeat``)."""
+def _transformed(cells_fn, transform):
+    """``cells_fn`` whose cells pass through ``transform`` (e.g. the PST grids' ``redrawn_cells``)."""
 
     @functools.wraps(cells_fn)
     def cells(*args, **kwargs):
-        return [
-            dict(c, data_seed=int(c["repeat"])) if c.get("dataset") in redraw else c for c in cells_fn(*args, **kwargs)
-        ]
+        return transform(cells_fn(*args, **kwargs))
 
     return cells
 
@@ -352,11 +350,15 @@ def _load_builtins():
     profiles = _both(dict(profile="quick"), dict(profile="paper"))
     primary = _both(dict(profile="quick"), dict(profile="paper", n_repeats=PRIMARY_REPEATS))
     for page, cells, what in [
-        ("pst_fig1_epsilon", _redrawn(pst.fig1_cells), "PST Figure 1: test AUC against ε"),
-        ("pst_fig2_groups", _redrawn(pst.fig2_cells), "PST Figure 2 [IJCAI Fig. 2(a)–(b)]: test AUC against K"),
+        ("pst_fig1_epsilon", _transformed(pst.fig1_cells, pst.redrawn_cells), "PST Figure 1: test AUC against ε"),
+        (
+            "pst_fig2_groups",
+            _transformed(pst.fig2_cells, pst.redrawn_cells),
+            "PST Figure 2 [IJCAI Fig. 2(a)–(b)]: test AUC against K",
+        ),
         (
             "pst_fig3_importance",
-            _redrawn(pst.fig3_cells),
+            _transformed(pst.fig3_cells, pst.redrawn_cells),
             "PST Figure 3 [IJCAI Fig. 2(c)–(d)]: test AUC against the importances α",
         ),
     ]:
@@ -396,7 +398,7 @@ def _load_builtins():
     mnist_t = _needs(lambda *datasets: pptl.require_data(), "MNIST")
     register(
         "pptl_table1_mnist",
-        _redrawn(pptl.table1_cells),
+        _transformed(pptl.table1_cells, pst.redrawn_cells),  # MNIST redrawn as in PST's figures
         pptl.transfer_cell,
         primary,
         plain_table,
@@ -405,7 +407,7 @@ def _load_builtins():
     )
     register(
         "pptl_table1_mnist_nonprivate",
-        _redrawn(pptl.table1_cells),
+        _transformed(pptl.table1_cells, pst.redrawn_cells),  # MNIST redrawn as in PST's figures
         pptl.transfer_cell,
         _both(
             dict(profile="quick", methods=["Direct"], epsilons=[float("inf")]),

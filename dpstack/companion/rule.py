@@ -395,27 +395,29 @@ def sign_flip_interval(diff, level=0.05):
     return test.bound(level, -1), test.bound(level, +1)
 
 
-def _decide(d, kind, margin, level, claim, alpha=0.05, test="sign-flip"):
-    """The verdict of one part on differences ``d`` with its raw p judged at ``level`` (by ``test``, a key of :data:`TESTS`)."""
+def _pointed(t, mean, kind, margin):
+    """Where the data point (``"supported"`` or ``"contradicted"``) and the raw p of that decision, from test ``t``."""
+    if kind == "equivalence":
+        if abs(mean) < margin:
+            return "supported", max(t.p(-margin, "greater"), t.p(margin, "less"))
+        return "contradicted", t.p(math.copysign(margin, mean))
+    shift = margin if kind == "non-inferiority" else 0.0
+    return ("supported" if mean + shift > 0 else "contradicted"), t.p(-shift)
+
+
+def _decide(d, kind, margin, level, claim, alpha=0.05, test="sign-flip", prepared=None):
+    """The verdict of one part on differences ``d`` with its raw p judged at ``level`` (by ``test``, a key of :data:`TESTS`).
+
+    ``prepared``: ``TESTS[test].of(d)`` when the caller has it already.
+    """
     name = test
     if name not in TESTS:
         raise ValueError(f"test must be one of {sorted(TESTS)}, got {test!r}")
-    test = TESTS[name].of(np.ascontiguousarray(d, dtype=float))
+    test = prepared if prepared is not None else TESTS[name].of(np.ascontiguousarray(d, dtype=float))
     mean = float(d.mean())
-    if kind == "equivalence":
-        if abs(mean) < margin:
-            points = "supported"
-            p = max(test.p(-margin, "greater"), test.p(margin, "less"))
-        else:
-            points = "contradicted"
-            p = test.p(math.copysign(margin, mean))
-        # supported: both one-sided tests reject, i.e. the interval of level 2·level lies inside the margin
-        shown = min(2 * level, 0.999) if points == "supported" else level
-    else:
-        shift = margin if kind == "non-inferiority" else 0.0
-        p = test.p(-shift)
-        points = "supported" if mean + shift > 0 else "contradicted"
-        shown = level
+    points, p = _pointed(test, mean, kind, margin)
+    # equivalence supported: both one-sided tests reject, i.e. the interval of level 2·level lies inside the margin
+    shown = min(2 * level, 0.999) if kind == "equivalence" and points == "supported" else level
     decided = math.isfinite(p) and p < level and (mean != 0 or kind != "directional")
     outcome = points if decided else "inconclusive"
     lo, hi = test.bound(shown, -1), test.bound(shown, +1)
@@ -713,14 +715,13 @@ def _decided(v, p_adj, alpha):
     """
     if v.n == 0 or not math.isfinite(p_adj):
         return replace(v, p_adjusted=p_adj, outcome="inconclusive")
-    d = np.asarray(v.differences, dtype=float)
+    d = np.ascontiguousarray(v.differences, dtype=float)
     margin = None if v.kind == "directional" else v.margin
-    raw = _decide(
-        d, v.kind, margin, alpha, v.claim, test=v.test
-    ).p_value  # a claim's verdict carries its part's adjusted p
+    t = TESTS[v.test].of(d)
+    raw = _pointed(t, float(d.mean()), v.kind, margin)[1]  # a claim's verdict carries its part's adjusted p
     level = alpha * raw / p_adj if p_adj > 0 else alpha
     level = min(alpha, max(level, 1e-12))
-    again = _decide(d, v.kind, margin, level, v.claim, test=v.test)
+    again = _decide(d, v.kind, margin, level, v.claim, test=v.test, prepared=t)
     outcome = v.points if p_adj < alpha else "inconclusive"
     return replace(v, p_adjusted=p_adj, outcome=outcome, level=level, ci_low=again.ci_low, ci_high=again.ci_high)
 

@@ -8,3 +8,5 @@ ORDER = 3
 LABEL = "MPL (Hamm, Cao & Belkin)"
 #: its authors and title
 CITATION = "Hamm, Cao & Belkin, Learning privately from multiparty data (ICML 2016)"
+#: the pages that check its propositions, theorems and lemmas (each opens with a result box)
+THEOREM_PAGES = ("mpl_sensitivity", "mpl_lemma2", "mpl_theorem4")

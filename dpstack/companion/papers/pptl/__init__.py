@@ -8,3 +8,5 @@ ORDER = 2
 LABEL = "PPTL (Guo et al.)"
 #: its authors and title
 CITATION = "Guo et al., Privacy-preserving transfer learning for knowledge sharing"
+#: the pages that check its propositions, theorems and lemmas (each opens with a result box)
+THEOREM_PAGES = ()

@@ -8,3 +8,5 @@ ORDER = 1
 LABEL = "PST (Yao et al.)"
 #: its authors and title
 CITATION = "Yao et al., Privacy-preserving stacking with application to cross-organizational diabetes prediction"
+#: the pages that check its propositions, theorems and lemmas (each opens with a result box)
+THEOREM_PAGES = ("pst_privacy", "pst_sample_complexity", "pst_guarantees")
