@@ -73,6 +73,7 @@ N_JOBS ?= 2
 DASK ?=
 reproduce: $(STAMP)
 	"$(PY)" -m dpstack.companion reproduce $(EXPERIMENTS) --profile $(PROFILE) --n-jobs $(N_JOBS) $(if $(DASK),--dask $(DASK))
+	"$(PY)" -m dpstack.companion verdicts
 	$(NB_ENV) "$(PY)" scripts/run_notebooks.py --in-place -j 1 $$("$(PY)" -m dpstack.companion pages $(EXPERIMENTS))
 
 notebooks: $(STAMP)

@@ -10,6 +10,7 @@ Commands::
     replay N [NAME …]           recompute N random cells of each committed result and compare them
     pages [NAME …]              the notebooks that render the named results
     summaries                   write the book's findings summaries from the committed results
+    verdicts [--check]          judge every claim on the committed results into results/verdicts.json
     audit-tables                recompute the audit chapter's stored tables
     demo                        the offline demonstration (bundled digits, RUIJIN-like cohort)
 
@@ -58,6 +59,12 @@ def _summaries(argv):
     return 0
 
 
+def _verdicts(argv):
+    from dpstack.companion import verdict_store
+
+    return verdict_store.main(argv)
+
+
 def _audit_tables(argv):
     from dpstack.audit import stored
 
@@ -80,6 +87,10 @@ COMMANDS = {
     "replay": (_replay, "recompute N random cells of each committed result and compare them"),
     "pages": (_reproduce("--pages"), "the notebooks that render the named results"),
     "summaries": (_summaries, "write the book's findings summaries from the committed results"),
+    "verdicts": (
+        _verdicts,
+        "judge every claim on the committed results into results/verdicts.json (--check: is it fresh)",
+    ),
     "audit-tables": (_audit_tables, "recompute the audit chapter's stored tables"),
     "demo": (_demo, "the offline demonstration"),
 }

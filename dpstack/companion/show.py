@@ -23,10 +23,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpstack.companion import verdict_store
 from dpstack.companion.live import short_text
 from dpstack.companion.plotting import COLORS, FIGURE_WIDTH
 from dpstack.companion.registry import DATA_STATUS, paper_module, paper_names, papers
 from dpstack.companion.rule import OUTCOMES, WITHIN_RESOLUTION, counts_sentence, interval_label
+from dpstack.companion.variants import draw_sentence
 from dpstack.companion.verdicts import (
     CHANGES,
     RULE,
@@ -35,8 +37,6 @@ from dpstack.companion.verdicts import (
     committed_frames,
     judge,
     prepare_functions,
-    robust_changes,
-    robust_column,
     tally,
     variant_order,
 )
@@ -95,18 +95,24 @@ def _family_claims(families):
     return None if families is None else [c for c in claims() if (c.paper, c.data) in families]
 
 
-def _judge_with_robust(claim_list, frames):
-    j = judge(frames=frames, claim_list=claim_list)
-    j["robust_changes"] = robust_changes(j)
-    j["robust"] = robust_column(j, changes=j["robust_changes"])
-    return j
+@functools.cache
+def _stored():
+    """The committed verdicts (:mod:`dpstack.companion.verdict_store`), or None when absent or stale."""
+    return verdict_store.load()
 
 
 @functools.cache
 def _judged_committed(families=None):
-    """The committed verdicts of every claim, or of the claims in ``families``."""
+    """The committed verdicts of every claim, or of the claims in ``families``: read from the store when it is
+    fresh (each family's Holm runs within the family, so its rows are those of the whole table), else judged."""
+    stored = _stored()
+    if stored is not None:
+        if families is None:
+            return stored
+        keep = [(p, d) in families for p, d in zip(stored["paper"], stored["data"])]
+        return stored[keep].reset_index(drop=True)
     mine = _family_claims(families)
-    return _judge_with_robust(mine, _frames(mine))
+    return verdict_store.judge_with_robust(mine, _frames(mine))
 
 
 def judged(page=None, frames=None):
@@ -123,7 +129,7 @@ def judged(page=None, frames=None):
         return pd.DataFrame(columns=["page", "claim", "verdict", "robust"])
     if frames:
         mine = _family_claims(families)
-        j = _judge_with_robust(mine, {**_frames(mine), **frames})
+        j = verdict_store.judge_with_robust(mine, {**_frames(mine), **frames})
     else:
         j = _judged_committed(families).copy()
     return j if page is None else j[j["page"] == page].reset_index(drop=True)
@@ -415,12 +421,8 @@ def encoding_markdown(page, result=None):
 def draw_sentences(rows):
     """One sentence per result judged in ``rows``: what a repeat draws anew and what stays one draw.
 
-    From :func:`dpstack.companion.variants.draw_sentence` (nothing when that module is absent).
+    From :func:`dpstack.companion.variants.draw_sentence`.
     """
-    try:
-        from dpstack.companion.variants import draw_sentence
-    except ImportError:
-        return []
     judged = rows[rows["verdict"].isin(OUTCOMES)]
     by_text = {}
     for c, dataset in zip(judged["claim_obj"], judged["dataset"]):
