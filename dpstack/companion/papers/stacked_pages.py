@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from dpstack.companion.plotting import mark_stand_in
-from dpstack.companion.stats import mean_interval
+from dpstack.companion.stats import mean_interval, t_half_width
 
 __all__ = [
     "eps_axis",
@@ -151,14 +150,10 @@ def factor_effects(df, baseline="old defaults", by="variant", value="auc", pair_
             vals = sub.set_index(keys)[value]
             x = vals.dropna().to_numpy(dtype=float)
             n = x.size
-            half = stats.t.ppf(0.5 + confidence / 2, n - 1) * x.std(ddof=1) / np.sqrt(n) if n > 1 else np.nan
+            half = t_half_width(x, confidence)
             joined = pd.concat([vals.rename("a"), base.rename("b")], axis=1, join="inner").dropna()
             d = (joined["a"] - joined["b"]).to_numpy(dtype=float)
-            dh = (
-                stats.t.ppf(0.5 + confidence / 2, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)
-                if d.size > 1
-                else np.nan
-            )
+            dh = t_half_width(d, confidence)
             out.append(
                 dict(
                     method=m,
