@@ -72,7 +72,13 @@ def calibration(epsilon, C, data_norm, n, fit_intercept=False):
     if eps_noise <= 0:
         delta = (CURVATURE * q / math.expm1(epsilon / 4.0) - 1.0 / C) / n
         eps_noise, branch = epsilon / 2.0, "delta>0"
-    return {"bound": q, "epsilon_noise": eps_noise, "delta": delta, "noise_scale": 2.0 * q / eps_noise, "branch": branch}
+    return {
+        "bound": q,
+        "epsilon_noise": eps_noise,
+        "delta": delta,
+        "noise_scale": 2.0 * q / eps_noise,
+        "branch": branch,
+    }
 
 
 def dpstack_calibration(epsilon, C, data_norm, n):
