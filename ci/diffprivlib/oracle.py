@@ -94,3 +94,43 @@ def oracle_data(n=200, p=3, seed=0):
     X[: n // 5] *= 1.6  # beyond the bound 1: clipped by both libraries
     y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int)
     return X, y
+
+
+#: seeds per library in the same-law test
+LAW_SEEDS = 400
+
+
+def law_samples(scale_factor=1.0, seeds=LAW_SEEDS):
+    """Releases of diffprivlib and of dpstack (its noise scale multiplied by ``scale_factor``) over ``seeds``
+    seeds each: ε = 1, C = 1, row bound 1, no intercept, 100 rows and 2 features."""
+    import dpstack.linear
+    from dpstack import PrivateLogisticRegression
+    from dpstack.mechanisms import isotropic_noise
+
+    X, y = oracle_data(n=100, p=2, seed=5)
+    kw = {"epsilon": 1.0, "C": 1.0, "data_norm": 1.0, "fit_intercept": False}
+    dpl = np.array([fit(X, y, 10_000 + s, **kw) for s in range(seeds)])
+
+    def scaled(dim, scale, random_state=None, size=None):
+        return isotropic_noise(dim, scale_factor * scale, random_state, size)
+
+    with mock.patch.object(dpstack.linear, "isotropic_noise", scaled):
+        dps = np.array(
+            [
+                PrivateLogisticRegression(epsilon=1.0, lam=1.0 / len(y), norm_bound=1.0, classes=[0, 1], random_state=s)
+                .fit(X, y)
+                .w_
+                for s in range(seeds)
+            ]
+        )
+    return dpl, dps
+
+
+def ks_pvalues(a, b):
+    """Two-sample KS p-values of the first coefficient and of ‖θ‖ (two statistics: each compared at α/2)."""
+    from scipy.stats import ks_2samp
+
+    return (
+        float(ks_2samp(a[:, 0], b[:, 0]).pvalue),
+        float(ks_2samp(np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)).pvalue),
+    )

@@ -25,7 +25,6 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from scipy.stats import ks_2samp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # oracle.py, beside this file
 
@@ -34,7 +33,7 @@ import oracle
 import dpstack.linear
 from dpstack import PrivateLogisticRegression
 from dpstack.companion.chapters import diffprivlib_lr as model
-from dpstack.mechanisms import isotropic_noise, objective_perturbation_calibration
+from dpstack.mechanisms import objective_perturbation_calibration
 
 TIGHT = {"tol": 1e-12, "max_iter": 10000}  # diffprivlib's L-BFGS-B run to convergence
 
@@ -93,43 +92,15 @@ def test_same_noise_same_release(epsilon, C, seed):
     assert gap <= 1e-7 * max(1.0, np.abs(theta).max())
 
 
-SEEDS = 400
-
-
-def _law_samples(scale_factor=1.0):
-    X, y = oracle.oracle_data(n=100, p=2, seed=5)
-    kw = {"epsilon": 1.0, "C": 1.0, "data_norm": 1.0, "fit_intercept": False}
-    dpl = np.array([oracle.fit(X, y, 10_000 + s, **kw) for s in range(SEEDS)])
-
-    def scaled(dim, scale, random_state=None, size=None):
-        return isotropic_noise(dim, scale_factor * scale, random_state, size)
-
-    with mock.patch.object(dpstack.linear, "isotropic_noise", scaled):
-        dps = np.array(
-            [
-                PrivateLogisticRegression(epsilon=1.0, lam=1.0 / len(y), norm_bound=1.0, classes=[0, 1], random_state=s)
-                .fit(X, y)
-                .w_
-                for s in range(SEEDS)
-            ]
-        )
-    return dpl, dps
-
-
-def _ks_pvalues(a, b):
-    """Two-sample KS p-values of the first coefficient and of ‖θ‖ (two statistics: each compared at α/2)."""
-    return ks_2samp(a[:, 0], b[:, 0]).pvalue, ks_2samp(np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)).pvalue
-
-
 def test_same_law_over_seeds_with_power():
     """Over 400 seeds each, KS does not separate diffprivlib's releases from dpstack's, but it separates
     them from a dpstack whose noise is doubled (the power check: that version must be rejected)."""
-    dpl, dps = _law_samples(1.0)
-    p_same = _ks_pvalues(dpl, dps)
-    _, doubled = _law_samples(2.0)
-    p_doubled = _ks_pvalues(dpl, doubled)
+    dpl, dps = oracle.law_samples(1.0)
+    p_same = oracle.ks_pvalues(dpl, dps)
+    _, doubled = oracle.law_samples(2.0)
+    p_doubled = oracle.ks_pvalues(dpl, doubled)
     print(
-        f"\n  KS over {SEEDS} seeds each, (first coefficient, ‖θ‖): dpstack vs diffprivlib p = "
+        f"\n  KS over {oracle.LAW_SEEDS} seeds each, (first coefficient, ‖θ‖): dpstack vs diffprivlib p = "
         f"({p_same[0]:.3g}, {p_same[1]:.3g}); dpstack with doubled noise vs diffprivlib p = "
         f"({p_doubled[0]:.3g}, {p_doubled[1]:.3g})"
     )
