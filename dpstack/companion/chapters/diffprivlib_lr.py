@@ -423,10 +423,7 @@ def issue1_sentences(table, data_norm):
     out.append(
         f"**{verdict}.** At row bound q = {data_norm:g} the exact privacy loss of diffprivlib's output exceeds "
         f"the claimed ε in {len(above)} of the {len(table)} settings above: "
-        + "; ".join(
-            f"{r['exact loss']:.4f} at ε = {r['claimed ε']:g}, C = {r['C']:g}"
-            for _, r in above.iterrows()
-        )
+        + "; ".join(f"{r['exact loss']:.4f} at ε = {r['claimed ε']:g}, C = {r['C']:g}" for _, r in above.iterrows())
         + ". Each value is a proof: one pair of neighbouring datasets and one output whose likelihood ratio is "
         "larger than the guarantee allows."
     )
