@@ -142,9 +142,9 @@ def _loss_mpmath(D, Dp, theta, epsilon, C, q, fit_intercept, digits=50):
 )
 def test_the_books_exact_loss_equals_an_independent_50_digit_computation(which, epsilon, C, q, fit_intercept, theta):
     if which == "row bound":
-        D, Dp, _ = model.issue1_pair(q)
+        D, Dp, _ = model.row_bound_pair(q)
     else:
-        D, Dp = model.issue2_pair()
+        D, Dp = model.intercept_pair()
     loss = model.privacy_loss(D, Dp, np.array(theta), epsilon, C, q, fit_intercept)
     assert loss == pytest.approx(_loss_mpmath(D, Dp, theta, epsilon, C, q, fit_intercept), rel=1e-9, abs=1e-12)
 

@@ -156,7 +156,7 @@ def test_intercept_is_not_regularised():
 def test_intercept_release_without_a_minimiser():
     """With the intercept unpenalised the perturbed objective has no minimiser when the intercept's noise
     b₀ is outside (−n₀, n₁); diffprivlib then returns an intercept of order 10¹⁶ without a warning."""
-    D, _ = model.issue2_pair()
+    D, _ = model.intercept_pair()
     theta, seen = oracle.fit_observed(*D, 3_000_000, epsilon=1.0, C=1.0, data_norm=1.0, fit_intercept=True)
     n1 = int(D[1].sum())
     n0 = len(D[1]) - n1
@@ -188,9 +188,9 @@ def test_the_books_model_reads_back_diffprivlibs_noise(q, fit_intercept, C):
 
 def test_the_violations_at_diffprivlibs_own_outputs():
     """The exact loss exceeds ε at outputs diffprivlib can release (computed with the checked model)."""
-    D, Dp, w = model.issue1_pair(4.0)
+    D, Dp, w = model.row_bound_pair(4.0)
     loss = model.privacy_loss(D, Dp, w, 1.0, 0.64, 4.0)
-    D2, Dp2 = model.issue2_pair()
+    D2, Dp2 = model.intercept_pair()
     loss2 = model.privacy_loss(D2, Dp2, np.array([72.0, -72.0]), 1.0, 1.0, 1.0, fit_intercept=True)
     print(f"\n  exact loss, row bound 4 at w=(0, 10): {loss:.4f}; intercept at (72, −72): {loss2:.2f} (claimed ε = 1)")
     assert loss > 1.0 and loss2 > 1.0

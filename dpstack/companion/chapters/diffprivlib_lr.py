@@ -53,17 +53,17 @@ __all__ = [
     "epsilon_lower_bound",
     "blackbox_record",
     "oracle_record",
-    "issue1_pair",
-    "issue2_pair",
-    "blackbox_pair_issue1",
+    "row_bound_pair",
+    "intercept_pair",
+    "blackbox_row_bound_pair",
     "agreement_rows",
     "agreement_sentence",
-    "issue1_rows",
-    "issue1_sentences",
+    "row_bound_rows",
+    "row_bound_sentences",
     "supremum_curves",
     "worst_c",
-    "issue2_rows",
-    "issue2_sentences",
+    "intercept_rows",
+    "intercept_sentences",
     "blackbox_rows",
     "blackbox_sentences",
     "bottom_line",
@@ -290,7 +290,7 @@ def blackbox_record(path=BLACKBOX_FILE):
     return json.loads(Path(path).read_text())
 
 
-def issue1_pair(data_norm=4.0):
+def row_bound_pair(data_norm=4.0):
     """Neighbours for the row-bound issue: two rows of norm q, the second replaced (n = 2, two features).
 
     At the output w = (0, 10) the replaced row lies on the decision boundary and its replacement has
@@ -301,7 +301,7 @@ def issue1_pair(data_norm=4.0):
     return D, Dp, np.array([0.0, 10.0])
 
 
-def issue2_pair():
+def intercept_pair():
     """Neighbours for the intercept issue (row bound 1, one feature): the first row 1 is replaced by 0.
 
     At the output (coef_, intercept_) = (T, −T) the replaced row lies on the boundary, while both rows of
@@ -311,7 +311,7 @@ def issue2_pair():
     return D, Dp
 
 
-def blackbox_pair_issue1():
+def blackbox_row_bound_pair():
     """The black-box pair of the row-bound issue (q = 10, one feature, no intercept): a row 10 replaced by 0."""
     D = (np.array([[10.0], [0.0]]), np.array([0, 1]))
     Dp = (np.array([[0.0], [0.0]]), np.array([0, 1]))
@@ -370,7 +370,7 @@ def agreement_sentence(agree, versions, law):
     )
 
 
-def issue1_rows(D, D_prime, theta, cases, data_norm):
+def row_bound_rows(D, D_prime, theta, cases, data_norm):
     """The row-bound table: for each (ε, C), diffprivlib's calibration, its exact loss at ``theta`` with its
     two terms, the supremum L*, and dpstack's exact loss at the same output."""
     rows = []
@@ -415,8 +415,8 @@ def worst_c(epsilon, data_norm, ours=False):
     return float(sups[i]), float(C_GRID[i])
 
 
-def issue1_sentences(table, data_norm):
-    """The verdict on the row bound, from the table of :func:`issue1_rows` and the suprema."""
+def row_bound_sentences(table, data_norm):
+    """The verdict on the row bound, from the table of :func:`row_bound_rows` and the suprema."""
     out = []
     above = table[table["exact loss"] > table["claimed ε"]]
     verdict = "Confirmed" if len(above) else "Not confirmed"
@@ -443,7 +443,7 @@ def issue1_sentences(table, data_norm):
     return "\n\n".join(out)
 
 
-def issue2_rows(D, D_prime, heights, epsilon=1.0, C=1.0, data_norm=1.0):
+def intercept_rows(D, D_prime, heights, epsilon=1.0, C=1.0, data_norm=1.0):
     """The intercept table: the exact loss at (coef_, intercept_) = (T, −T) for each T, its two terms, the
     asymptote T − log 4, and dpstack's loss at the same decision function."""
     rows = []
@@ -463,8 +463,8 @@ def issue2_rows(D, D_prime, heights, epsilon=1.0, C=1.0, data_norm=1.0):
     return rows
 
 
-def issue2_sentences(table, epsilon=1.0):
-    """The verdict on the intercept, from the table of :func:`issue2_rows`."""
+def intercept_sentences(table, epsilon=1.0):
+    """The verdict on the intercept, from the table of :func:`intercept_rows`."""
     above = table[table["exact loss"] > epsilon]
     verdict = "Confirmed, and the loss is unbounded" if len(above) == len(table) else "Not confirmed everywhere"
     last = table.iloc[-1]
@@ -535,12 +535,12 @@ def blackbox_sentences(table, record):
     return "\n\n".join(out)
 
 
-def bottom_line(agree, issue1, issue2, blackbox):
+def bottom_line(agree, row_bound, intercept, blackbox):
     """The page's bottom line."""
     row = blackbox.set_index("violation")
     scale_gap = agree["scale gap"].astype(float).max()
-    worst1 = issue1["exact loss"].max()
-    r1 = issue1.loc[issue1["exact loss"].idxmax()]
+    worst1 = row_bound["exact loss"].max()
+    r1 = row_bound.loc[row_bound["exact loss"].idxmax()]
     return [
         f"Where diffprivlib follows the proof (row bound 1, no intercept) it agrees with dpstack: the same "
         f"calibration to {scale_gap:.0e} and, from the same noise, the same "
@@ -548,7 +548,7 @@ def bottom_line(agree, issue1, issue2, blackbox):
         f"A row bound q > 1 breaks its guarantee: exact privacy loss {worst1:.4f} at claimed ε = {r1['claimed ε']:g} "
         f"(q = 4, C = {r1['C']:g}); black-box lower bound "
         f"ε ≥ {row.loc['row bound q > 1', 'ε lower bound (95 %)']}.",
-        f"Its default intercept breaks it without bound: exact loss {issue2['exact loss'].iloc[-1]:.1f} "
+        f"Its default intercept breaks it without bound: exact loss {intercept['exact loss'].iloc[-1]:.1f} "
         f"at claimed ε = 1 and growing with the output; black-box lower bound "
         f"ε ≥ {row.loc['unregularised intercept', 'ε lower bound (95 %)']}.",
     ]
