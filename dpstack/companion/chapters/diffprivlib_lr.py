@@ -72,6 +72,9 @@ __all__ = [
 #: the diffprivlib version this module models
 VERSION = "0.6.6"
 
+#: the trapezoid rule (``numpy.trapz`` before numpy 2)
+_trapezoid = getattr(np, "trapezoid", None) or np.trapz
+
 #: diffprivlib's bound on the curvature of the logistic loss (its ``function_sensitivity``)
 CURVATURE = 0.25
 
@@ -130,7 +133,7 @@ def _signed(y):
 
 
 def noise_from_release(X, y, theta, epsilon, C, data_norm, fit_intercept=False):
-    """The noise vector b that makes ``theta`` (coef_ then intercept_) diffprivlib's minimiser on (X, y).
+    """The noise vector b that makes ``theta`` (``coef_`` then ``intercept_``) diffprivlib's minimiser on (X, y).
 
     Read back from the first-order condition with :func:`dpstack.audit.exact.noise_from_output`."""
     Z = design(X, data_norm, fit_intercept)
@@ -156,8 +159,8 @@ def _log_det(Z, W, lam, delta):
 def privacy_loss(D, D_prime, theta, epsilon, C, data_norm, fit_intercept=False, terms=False):
     """Exact privacy loss log p(θ | D) − log p(θ | D') of diffprivlib's output density.
 
-    ``D`` and ``D_prime`` are ``(X, y)`` pairs of the same size; ``theta`` is one output (coef_ then
-    intercept_) or a stack of them. The noise b(θ; D) is read back from the output by dpstack's exact check
+    ``D`` and ``D_prime`` are ``(X, y)`` pairs of the same size; ``theta`` is one output (``coef_`` then
+    ``intercept_``) or a stack of them. The noise b(θ; D) is read back from the output by dpstack's exact check
     (:func:`dpstack.audit.exact.noise_from_output`) with diffprivlib's design, calibration and
     per-coordinate regularisation; the Jacobian term is the log-ratio of the two Hessians' determinants.
     With ``terms=True`` returns ``(noise term, Jacobian term)``.
@@ -195,26 +198,26 @@ def log_density(D, theta, epsilon, C, data_norm, fit_intercept=False):
 
 
 def interval_probability(D, low, high, epsilon, C, data_norm, n_points=200001):
-    """P[low < coef_ < high | D] for one feature without an intercept: the output density integrated
+    """P[low < ``coef_`` < high | D] for one feature without an intercept: the output density integrated
     (trapezoid rule on ``n_points`` points)."""
     w = np.linspace(low, high, n_points)
-    return float(np.trapezoid(np.exp(log_density(D, w[:, None], epsilon, C, data_norm)), w))
+    return float(_trapezoid(np.exp(log_density(D, w[:, None], epsilon, C, data_norm)), w))
 
 
 def band_probability(D, epsilon, C, data_norm, below=-8.0, band=5.0, lowest=-200.0, n_points=(4001, 401)):
-    """P[intercept_ < ``below`` and |coef_ + intercept_| < ``band`` | D] for one feature with an intercept:
+    """P[``intercept_`` < ``below`` and |``coef_`` + ``intercept_``| < ``band`` | D] for one feature with an intercept:
     the output density integrated over that region (from ``lowest``, where it is negligible), trapezoid rule."""
     w0 = np.linspace(lowest, below, n_points[0])
     u = np.linspace(-band, band, n_points[1])
     W0, U = np.meshgrid(w0, u, indexing="ij")
     theta = np.stack([(U - W0).ravel(), W0.ravel()], axis=1)  # coef_ = u − intercept_
     dens = np.exp(log_density(D, theta, epsilon, C, data_norm, fit_intercept=True)).reshape(W0.shape)
-    return float(np.trapezoid(np.trapezoid(dens, u, axis=1), w0))
+    return float(_trapezoid(_trapezoid(dens, u, axis=1), w0))
 
 
 def dpstack_loss(D, D_prime, theta, epsilon, C, data_norm, fit_intercept=False):
     """dpstack's own mechanism on the same problem (λ = 1/(Cn), row bound ``data_norm``): its exact privacy
-    loss (:func:`dpstack.audit.exact_privacy_loss`) at ``theta``, given as (coef_, intercept_) like
+    loss (:func:`dpstack.audit.exact_privacy_loss`) at ``theta``, given as (``coef_``, ``intercept_``) like
     diffprivlib's output (dpstack's intercept weight is the intercept divided by its constant feature)."""
     from dpstack.audit.exact import exact_privacy_loss
     from dpstack.linear import PrivateLogisticRegression
@@ -304,7 +307,7 @@ def row_bound_pair(data_norm=4.0):
 def intercept_pair():
     """Neighbours for the intercept issue (row bound 1, one feature): the first row 1 is replaced by 0.
 
-    At the output (coef_, intercept_) = (T, −T) the replaced row lies on the boundary, while both rows of
+    At the output (``coef_``, ``intercept_``) = (T, −T) the replaced row lies on the boundary, while both rows of
     D' are saturated, so nothing curves the intercept direction on D'."""
     D = (np.array([[1.0], [-1.0]]), np.array([1, 0]))
     Dp = (np.array([[0.0], [-1.0]]), np.array([1, 0]))
@@ -444,7 +447,7 @@ def row_bound_sentences(table, data_norm):
 
 
 def intercept_rows(D, D_prime, heights, epsilon=1.0, C=1.0, data_norm=1.0):
-    """The intercept table: the exact loss at (coef_, intercept_) = (T, −T) for each T, its two terms, the
+    """The intercept table: the exact loss at (``coef_``, ``intercept_``) = (T, −T) for each T, its two terms, the
     asymptote T − log 4, and dpstack's loss at the same decision function."""
     rows = []
     for T in heights:
