@@ -326,6 +326,11 @@ def blackbox_row_bound_pair():
 # the recorded diffprivlib outputs and dpstack's own mechanisms.
 
 
+def _small(value):
+    """A tiny difference as text: "0" when exactly zero, else one significant digit (e.g. "2e-16")."""
+    return "0" if value == 0 else f"{value:.0e}"
+
+
 def agreement_rows(record):
     """One row per recorded fit at row bound 1 without an intercept: diffprivlib's calibration against
     dpstack's, and dpstack's solver fed diffprivlib's noise vector against diffprivlib's release."""
@@ -348,9 +353,9 @@ def agreement_rows(record):
                 "C": C,
                 "branch": ours["branch"].replace("delta", "Δ"),
                 "noise scale": case["noise_scale"],
-                "scale gap": f"{abs(ours['noise_scale'] / case['noise_scale'] - 1):.0e}",
-                "Δ gap": f"{abs(ours['delta'] - case['delta']):.0e}",
-                "coefficient gap, same noise": f"{float(np.abs(w - np.array(case['theta'])).max()):.0e}",
+                "scale gap": _small(abs(ours["noise_scale"] / case["noise_scale"] - 1)),
+                "Δ gap": _small(abs(ours["delta"] - case["delta"])),
+                "coefficient gap, same noise": _small(float(np.abs(w - np.array(case["theta"])).max())),
             }
         )
     return rows
@@ -390,7 +395,7 @@ def row_bound_rows(D, D_prime, theta, cases, data_norm):
                 "noise term": noise,
                 "Jacobian term": jac,
                 "L*": supremum_without_intercept(eps, C, data_norm)[0],
-                "dpstack": float(dpstack_loss(D, D_prime, theta, eps, C, data_norm)),
+                "dpstack's loss": float(dpstack_loss(D, D_prime, theta, eps, C, data_norm)),
             }
         )
     return rows
@@ -460,7 +465,7 @@ def intercept_rows(D, D_prime, heights, epsilon=1.0, C=1.0, data_norm=1.0):
                 "noise term": noise,
                 "Jacobian term": jac,
                 "T − log 4": T - math.log(4.0),
-                "dpstack": float(dpstack_loss(D, D_prime, theta, epsilon, C, data_norm, fit_intercept=True)),
+                "dpstack's loss": float(dpstack_loss(D, D_prime, theta, epsilon, C, data_norm, fit_intercept=True)),
             }
         )
     return rows
@@ -472,7 +477,7 @@ def intercept_sentences(table, epsilon=1.0):
     verdict = "Confirmed, and the loss is unbounded" if len(above) == len(table) else "Not confirmed everywhere"
     last = table.iloc[-1]
     gap = (table["exact loss"] - table["T − log 4"]).abs().max()
-    ours = table["dpstack"].abs().max()
+    ours = table["dpstack's loss"].abs().max()
     return (
         f"**{verdict}.** Every output of the table gives a privacy loss above the claimed ε = {epsilon:g}, from "
         f"{table['exact loss'].min():.2f} to {last['exact loss']:.2f} at T = "
