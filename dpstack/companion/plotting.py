@@ -97,6 +97,12 @@ COLORS = {
     "contradicted": "#d62728",
     "reversed, within resolution": "#ff7f0e",
     "inconclusive": "#7f7f7f",
+    # IBM's diffprivlib beside dpstack's PLR (the audit chapter's page on its logistic regression)
+    "diffprivlib": "#d62728",
+    "diffprivlib, q = 1": "#7f7f7f",
+    "diffprivlib, q = 2": "#bcbd22",
+    "diffprivlib, q = 4": "#d62728",
+    "diffprivlib, q = 10": "#8c564b",
 }
 _FALLBACK = (
     "#1f77b4",

@@ -35,6 +35,7 @@ PAGES = (
     ("audit_mutants", "Every mutant is caught"),
     ("audit_adversary", "What an adversary learns from a fitted object"),
     ("audit_estimator", "One entry point: audit_estimator"),
+    ("audit_diffprivlib", "diffprivlib's logistic regression, checked"),
 )
 
 
