@@ -32,9 +32,11 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import expit
 
-from dpstack.audit.exact import noise_from_output
+from dpstack.audit.exact import exact_privacy_loss, noise_from_output
 from dpstack.audit.statistical import clopper_pearson
+from dpstack.linear import PrivateLogisticRegression
 from dpstack.mechanisms import clip_rows, objective_perturbation_calibration
+from dpstack.solvers import minimize_perturbed_logistic
 
 __all__ = [
     "VERSION",
@@ -219,8 +221,6 @@ def dpstack_loss(D, D_prime, theta, epsilon, C, data_norm, fit_intercept=False):
     """dpstack's own mechanism on the same problem (λ = 1/(Cn), row bound ``data_norm``): its exact privacy
     loss (:func:`dpstack.audit.exact_privacy_loss`) at ``theta``, given as (``coef_``, ``intercept_``) like
     diffprivlib's output (dpstack's intercept weight is the intercept divided by its constant feature)."""
-    from dpstack.audit.exact import exact_privacy_loss
-    from dpstack.linear import PrivateLogisticRegression
 
     (X, y), (Xp, yp) = D, D_prime
     est = PrivateLogisticRegression(
@@ -334,7 +334,6 @@ def _small(value):
 def agreement_rows(record):
     """One row per recorded fit at row bound 1 without an intercept: diffprivlib's calibration against
     dpstack's, and dpstack's solver fed diffprivlib's noise vector against diffprivlib's release."""
-    from dpstack.solvers import minimize_perturbed_logistic
 
     X, y = np.array(record["X"]), np.array(record["y"])
     n = len(y)
