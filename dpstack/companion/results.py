@@ -345,6 +345,17 @@ def _load_builtins():
             status=functools.partial(_status_of, mpl.data_status, dataset),
             description=f"MPL §6 accuracy against 1/ε on {dataset.upper()} (mpl_trial)",
         )
+    from dpstack.companion.papers.mpl import alternatives as mpl_alternatives
+
+    register(
+        "mpl_alternatives",
+        mpl_alternatives.alternatives_cells,
+        mpl_alternatives.alternatives_trial,
+        _both(dict(profile="quick"), dict(profile="paper")),
+        plain_table,
+        functools.partial(_status_of, mpl.data_status, "kdd"),
+        "MPL against today's alternatives (PATE-GNMax, DP-FedAvg, soft + Gaussian noise) on KDD-99's parties and splits",
+    )
 
     # --- PST (Yao et al.), figures numbered as in the arXiv version
     pst_status = _needs(pst.require_data, "MNIST", "NEWS20")
