@@ -322,6 +322,7 @@ def _load_builtins():
     import functools
 
     from dpstack.companion.chapters import end_to_end as e2e
+    from dpstack.companion.papers.mpl import alternatives as mpl_alternatives
     from dpstack.companion.papers.mpl import grids as mpl
     from dpstack.companion.papers.open_choices import (
         ABLATION_VARIANTS,
@@ -345,8 +346,6 @@ def _load_builtins():
             status=functools.partial(_status_of, mpl.data_status, dataset),
             description=f"MPL §6 accuracy against 1/ε on {dataset.upper()} (mpl_trial)",
         )
-    from dpstack.companion.papers.mpl import alternatives as mpl_alternatives
-
     register(
         "mpl_alternatives",
         mpl_alternatives.alternatives_cells,
