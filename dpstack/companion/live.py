@@ -347,7 +347,7 @@ def _build():
         "inv_epsilons",
         (_nonnegative_reals, "a non-empty list of distinct finite numbers >= 0 (0 is non-private)"),
         "the 1/ε grid",
-        const(mpl.INV_EPSILONS),
+        from_profiles(A, "inv_epsilons"),
     )
     knob("mpl_alternatives", "n_trials", _count(1), "random splits", from_profiles(A, "n_trials"))
     knob("mpl_alternatives", "n_noise", _count(1), "noise draws per split", from_profiles(A, "n_noise"))
