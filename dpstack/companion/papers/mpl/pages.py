@@ -423,6 +423,8 @@ def alternatives_frame(alternatives, seed=0, kdd=None):
         return ours[cols]
     paper = trial_means(kdd, DP_NOISE)
     paper = paper[paper["method"].isin((*alt.PAPER_METHODS, *alt.REFERENCES))]
+    # the references add no noise: no 1/ε (trial_means puts them at 1/ε = 0)
+    paper = paper.assign(inv_epsilon=paper["inv_epsilon"].where(~paper["method"].isin(alt.REFERENCES)))
     splits = ours[["n_parties", "repeat"]].drop_duplicates()
     paper = paper.merge(splits, on=["n_parties", "repeat"])
     grid = ours["inv_epsilon"].unique()
