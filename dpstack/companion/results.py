@@ -350,7 +350,7 @@ def _load_builtins():
         "mpl_alternatives",
         mpl_alternatives.alternatives_cells,
         mpl_alternatives.alternatives_trial,
-        _both(dict(profile="quick"), dict(profile="paper", n_trials=PAPER_REPEATS)),
+        _both(dict(profile="quick"), dict(profile="paper")),
         plain_table,
         functools.partial(_status_of, mpl.data_status, "kdd"),
         "MPL against today's alternatives (PATE-GNMax, DP-FedAvg, soft + Gaussian noise) on KDD-99's parties and splits",
