@@ -722,7 +722,7 @@ def plot_alternatives(ax, frame, n_parties, majority=None, methods=None):
     grid = sorted(keyed["inv_epsilon"].unique())
     ax.set_xlim(-0.003, 1.5 * float(max(grid)))
     set_grid_ticks(ax, grid)
-    ax.set(xlabel="1/ε (0 = no noise)", ylabel="test accuracy", ylim=(0.45, 1), title=f"M = {n_parties:,} parties")
+    ax.set(xlabel="1/ε (0 = no noise)", ylabel="test accuracy", ylim=(0, 1), title=f"M = {n_parties:,} parties")
     ax.legend()
     return ax
 
