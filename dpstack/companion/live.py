@@ -152,6 +152,7 @@ def _rule(name):
 def _build():
     """Knobs of every registered experiment (the modules are imported on first use)."""
     from dpstack.companion.chapters import end_to_end as e2e
+    from dpstack.companion.papers.mpl import alternatives as mpl_alt
     from dpstack.companion.papers.mpl import grids as mpl
     from dpstack.companion.papers.open_choices import ABLATION_VARIANTS, FACTOR_VARIANTS, PST_FACTOR_VARIANTS
     from dpstack.companion.papers.pptl import grids as pptl
@@ -338,6 +339,25 @@ def _build():
         knob(page, "fit_on", _one_of(("aux", "private")), "rows the PCA is fitted on", const("aux"))
         knob(page, "n_trials", _count(1), "random splits", from_profiles(mpl.PROFILES, "n_trials"))
         knob(page, "n_noise", _count(1), "noise draws per split", from_profiles(mpl.PROFILES, "n_noise"))
+    # MPL against today's alternatives: KDD-99's grid for the alternatives' methods
+    A = mpl_alt.PROFILES
+    knob("mpl_alternatives", "n_parties", _ints(1), "the M grid (parties)", from_profiles(A, "n_parties"))
+    knob(
+        "mpl_alternatives",
+        "inv_epsilons",
+        (_nonnegative_reals, "a non-empty list of distinct finite numbers >= 0 (0 is non-private)"),
+        "the 1/ε grid",
+        from_profiles(A, "inv_epsilons"),
+    )
+    knob("mpl_alternatives", "n_trials", _count(1), "random splits", from_profiles(A, "n_trials"))
+    knob("mpl_alternatives", "n_noise", _count(1), "noise draws per split", from_profiles(A, "n_noise"))
+    knob(
+        "mpl_alternatives",
+        "methods",
+        _choices(mpl_alt.ALTERNATIVE_METHODS),
+        "today's methods",
+        const(mpl_alt.ALTERNATIVE_METHODS),
+    )
     # The other results with protocol variants (protocols.PRIMARY: PST Figures 2-4, PPTL Figure 4's MNIST
     # panel, MPL's KDD-99 figure): each variant takes its primary grid's knobs (defaults: the variant's
     # registered values) and, for rows ÷ s, the scales (default: the paper profile's)
@@ -888,6 +908,7 @@ _EXPERIMENT_NAMES = (
     "pst_fig3_importance",
     "pst_fig4_combiners",
     "pst_alternatives",
+    "mpl_alternatives",
     "pptl_table1_mnist",
     "pptl_table1_mnist_nonprivate",
     "ruijin_transfer_branches",

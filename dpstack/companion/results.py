@@ -320,6 +320,7 @@ def _load_builtins():
     import functools
 
     from dpstack.companion.chapters import end_to_end as e2e
+    from dpstack.companion.papers.mpl import alternatives as mpl_alternatives
     from dpstack.companion.papers.mpl import grids as mpl
     from dpstack.companion.papers.open_choices import (
         ABLATION_VARIANTS,
@@ -343,6 +344,15 @@ def _load_builtins():
             status=functools.partial(_status_of, mpl.data_status, dataset),
             description=f"MPL §6 accuracy against 1/ε on {dataset.upper()} (mpl_trial)",
         )
+    register(
+        "mpl_alternatives",
+        mpl_alternatives.alternatives_cells,
+        mpl_alternatives.alternatives_trial,
+        _both(dict(profile="quick"), dict(profile="paper")),
+        plain_table,
+        functools.partial(_status_of, mpl.data_status, "kdd"),
+        "MPL against today's alternatives (PATE-GNMax, DP-FedAvg, soft + Gaussian noise) on KDD-99's parties and splits",
+    )
 
     # --- PST (Yao et al.), figures numbered as in the arXiv version
     pst_status = _needs(pst.require_data, "MNIST", "NEWS20")

@@ -271,6 +271,18 @@ def _try_it():
                 datasets=["MNIST"],
             ),
         ],
+        "mpl_alternatives": [
+            _live(
+                "mpl_alternatives",
+                "mpl_alternatives",
+                "With fewer parties (2,000 of 22 rows each): do PATE's noisy votes and party-level DP-FedAvg "
+                "still keep their accuracy at ε = 0.1 (1/ε = 10)?",
+                n_parties=[2000],
+                inv_epsilons=[0.1, 1.0, 10.0],
+                n_trials=1,
+                n_noise=2,
+            ),
+        ],
         "accounting_checked": [
             _call(
                 "A stricter δ (one in a million instead of one in a hundred thousand): how much more noise "

@@ -11,13 +11,26 @@ and parties; the noise draws of a split are averaged first).
 
 from __future__ import annotations
 
+import logging
+
+import dp_accounting
 import numpy as np
 import pandas as pd
 
 from dpstack import datasets
+from dpstack.alternatives import (
+    epsilon_of,
+    gaussian_event,
+    gaussian_noise_multiplier,
+    gnmax_sigma,
+    liu_talwar_epsilon,
+    repeat_and_select_epsilon,
+)
+from dpstack.alternatives.voting import VOTE_SENSITIVITY
 from dpstack.companion import paper_values as pv
-from dpstack.companion import show
+from dpstack.companion import results, show
 from dpstack.companion.paper_values import MPL_CLAIMS, MPL_HAR
+from dpstack.companion.papers.mpl import alternatives as alt
 from dpstack.companion.papers.mpl import grids
 from dpstack.companion.papers.mpl.claims import trial_means
 from dpstack.companion.papers.mpl.grids import DATASETS, DP_NOISE, PRIVATE, summarize_mpl
@@ -39,6 +52,19 @@ __all__ = [
     "absent_data_note",
     "paper_printed",
     "reading",
+    "TODAY_PAGE",
+    "TODAY_ORDER",
+    "TUNING_CANDIDATES",
+    "alternatives_frame",
+    "guarantee_table",
+    "alternatives_accuracy_table",
+    "paired_gaps",
+    "leaders_table",
+    "alternatives_findings",
+    "today_sentence",
+    "tuning_table",
+    "plot_alternatives",
+    "gnmax_diagnostic_table",
 ]
 
 #: The MPL pages: dataset → what the page is about (the stand-in says what it stands in for).
@@ -369,3 +395,356 @@ def reading(df, dataset, with_hypothesis=True):
         )
     lines.append(line + ".")
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ today's alternatives
+#: The page that sets MPL beside today's multiparty learners (the landing page links it).
+TODAY_PAGE = "mpl_alternatives"
+#: The methods of the page in the order of its tables: the paper's references, its methods, the alternatives.
+TODAY_ORDER = (*alt.REFERENCES, *alt.PAPER_METHODS, *alt.ALTERNATIVE_METHODS)
+#: The mean number of candidates an honest tuning is priced at (Papernot & Steinke's random K).
+TUNING_CANDIDATES = 10
+
+
+def alternatives_frame(alternatives, seed=0, kdd=None):
+    """One tidy frame, one row per (M, method, 1/ε, split): the accuracy averaged over the split's noise draws.
+
+    The alternatives' rows, and from the KDD page's result (``kdd``; default: its committed paper
+    profile when ``seed`` is 0) the paper's methods (vote, soft, avg: the ε-DP release) and the
+    non-private references batch and indiv (1/ε NaN) on the same (M, split) — they share their
+    parties, auxiliary rows and test file when both were computed with the same root seed. With
+    another ``seed`` the splits are not the KDD page's and the frame holds the alternatives alone.
+    """
+    cols = ["n_parties", "method", "inv_epsilon", "repeat", "accuracy"]
+    ours = alternatives.groupby(["n_parties", "method", "inv_epsilon", "repeat"], as_index=False)["accuracy"].mean()
+    if kdd is None and seed == 0:
+        kdd = results.load("mpl_kdd", "paper")
+    if kdd is None:
+        return ours[cols]
+    paper = trial_means(kdd, DP_NOISE)
+    paper = paper[paper["method"].isin((*alt.PAPER_METHODS, *alt.REFERENCES))]
+    # the references add no noise: no 1/ε (trial_means puts them at 1/ε = 0)
+    paper = paper.assign(inv_epsilon=paper["inv_epsilon"].where(~paper["method"].isin(alt.REFERENCES)))
+    splits = ours[["n_parties", "repeat"]].drop_duplicates()
+    paper = paper.merge(splits, on=["n_parties", "repeat"])
+    grid = ours["inv_epsilon"].unique()
+    paper = paper[paper["inv_epsilon"].isna() | paper["inv_epsilon"].isin(grid)]
+    return pd.concat([paper[cols], ours[cols]], ignore_index=True)
+
+
+def guarantee_table(methods):
+    """What each method guarantees: a row per method (guarantee, neighbouring relation, unit, what it assumes)."""
+    rows = [
+        dict(zip(("guarantee", "neighbouring", "privacy unit", "assumes"), alt.GUARANTEES[m]), method=m)
+        for m in methods
+        if m in alt.GUARANTEES
+    ]
+    return pd.DataFrame(rows).set_index("method")
+
+
+def _today_order(methods):
+    return sorted(methods, key=lambda m: TODAY_ORDER.index(m) if m in TODAY_ORDER else len(TODAY_ORDER))
+
+
+def _inv_label(v):
+    return "1/ε = 0" if v == 0 else f"1/ε = {v:g}"
+
+
+def alternatives_accuracy_table(frame, n_parties):
+    """Mean test accuracy ± the half-width of its 95 % t-interval over splits, a row per method, a column per 1/ε.
+
+    batch and indiv (non-private) have one value, in the 1/ε = 0 column.
+    """
+    part = frame[frame["n_parties"] == n_parties]
+    grid = sorted(part["inv_epsilon"].dropna().unique())
+    out = {}
+    for method in _today_order(part["method"].unique()):
+        rows = part[part["method"] == method]
+        if rows["inv_epsilon"].isna().all():
+            m, lo, hi = mean_interval(rows["accuracy"])
+            out[method] = {_inv_label(0.0): f"{m:.3f} ± {(hi - lo) / 2:.3f}"}
+            continue
+        out[method] = {}
+        for v, g in rows.groupby("inv_epsilon"):
+            m, lo, hi = mean_interval(g["accuracy"])
+            out[method][_inv_label(v)] = f"{m:.3f} ± {(hi - lo) / 2:.3f}" if len(g) > 1 else f"{m:.3f}"
+    table = pd.DataFrame(out).T
+    return table[[c for c in map(_inv_label, grid) if c in table.columns]]
+
+
+def paired_gaps(frame):
+    """Each alternative minus the paper's best method at the same (M, 1/ε), paired by split.
+
+    "The paper's best" is, at each (M, 1/ε), the one of vote, soft and avg with the highest mean
+    accuracy (chosen after the fact, in the paper's favour). One row per (M, alternative, 1/ε) with
+    the mean paired difference of test accuracy, its 95 % t-interval and the number of splits. The
+    intervals are per comparison, with no correction across the table: they describe; none of these
+    comparisons is a claim of the paper, so none is judged by the book's rule.
+    """
+    keyed = frame.dropna(subset=["inv_epsilon"])
+    paper = keyed[keyed["method"].isin(alt.PAPER_METHODS)]
+    if paper.empty:
+        return pd.DataFrame(
+            columns=["n_parties", "method", "inv_epsilon", "reference", "difference", "low", "high", "repeats"]
+        )
+    means = paper.groupby(["n_parties", "inv_epsilon", "method"])["accuracy"].mean()
+    rows = []
+    for (M, inv), g in keyed[keyed["method"].isin(alt.ALTERNATIVE_METHODS)].groupby(["n_parties", "inv_epsilon"]):
+        if (M, inv) not in means.index.droplevel("method"):
+            continue
+        best = means.loc[(M, inv)].idxmax()
+        ref = paper[(paper["n_parties"] == M) & (paper["inv_epsilon"] == inv) & (paper["method"] == best)]
+        ref = ref.set_index("repeat")["accuracy"]
+        for method, m in g.groupby("method"):
+            paired = m.set_index("repeat")["accuracy"].sub(ref).dropna()
+            if paired.empty:
+                continue
+            mean, lo, hi = mean_interval(paired.to_numpy())
+            rows.append(
+                dict(
+                    n_parties=M,
+                    method=method,
+                    inv_epsilon=inv,
+                    reference=best,
+                    difference=mean,
+                    low=lo,
+                    high=hi,
+                    repeats=len(paired),
+                )
+            )
+    return pd.DataFrame(rows)
+
+
+def leaders_table(frame):
+    """At each (M, 1/ε): the method with the highest mean accuracy, and how it stands against the paper's best.
+
+    A row per M, a column per 1/ε; a cell names the leader and its mean accuracy, and when the
+    leader is an alternative, its paired lead over the paper's best method with the 95 % interval.
+    """
+    gaps = paired_gaps(frame)
+    out = {}
+    keyed = frame.dropna(subset=["inv_epsilon"])
+    for (M, inv), g in keyed.groupby(["n_parties", "inv_epsilon"]):
+        means = g.groupby("method")["accuracy"].mean()
+        best = means.idxmax()
+        text = f"{best} {means[best]:.3f}"
+        hit = gaps[(gaps["n_parties"] == M) & (gaps["inv_epsilon"] == inv) & (gaps["method"] == best)]
+        if len(hit):
+            r = hit.iloc[0]
+            text += f" ({r['difference']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}] vs {r['reference']})"
+        out.setdefault(f"M = {M:,}", {})[_inv_label(inv)] = text
+    table = pd.DataFrame(out).T
+    grid = sorted(keyed["inv_epsilon"].unique())
+    return table[[c for c in map(_inv_label, grid) if c in table.columns]]
+
+
+def _counts(gaps, method, M):
+    g = gaps[(gaps["method"] == method) & (gaps["n_parties"] == M) & (gaps["inv_epsilon"] > 0)]
+    return int((g["low"] > 0).sum()), int((g["high"] < 0).sum()), len(g)
+
+
+def alternatives_findings(frame, majority=None):
+    """The page's findings as Markdown bullets, from the results: one per M, at the smallest ε of the grid.
+
+    ``majority``: the share of the test set's most frequent label (the accuracy of always predicting it).
+    """
+    gaps = paired_gaps(frame)
+    bullets = []
+    keyed = frame.dropna(subset=["inv_epsilon"])
+    for M, part in keyed.groupby("n_parties"):
+        inv = part["inv_epsilon"].max()
+        at = part[part["inv_epsilon"] == inv].groupby("method")["accuracy"].mean()
+        best = at.idxmax()
+        paper = [m for m in alt.PAPER_METHODS if m in at]
+        text = f"- **M = {M:,} parties, ε = {1 / inv:g}:** the best mean test accuracy is {best}'s, {at[best]:.3f}"
+        if paper:
+            top = max(paper, key=lambda m: at[m])
+            text += f"; the paper's best, {top}, {at[top]:.3f}"
+            if majority is not None:
+                text += f" (always predicting the majority class: {majority:.3f})"
+        text += "."
+        if not gaps.empty:
+            bits = []
+            for method in alt.ALTERNATIVE_METHODS:
+                ahead, behind, n = _counts(gaps, method, M)
+                if n:
+                    bits.append(f"{method} ahead at {ahead} and behind at {behind}")
+            if bits:
+                n = len(part.loc[part["inv_epsilon"] > 0, "inv_epsilon"].unique())
+                text += (
+                    f" Against the paper's best method at each ε, paired by split, of the {n} finite values of ε: "
+                    + "; ".join(bits)
+                    + "."
+                )
+        bullets.append(text)
+    return "\n".join(bullets)
+
+
+def today_sentence(frame=None, link=""):
+    """Where MPL's methods stand against today's alternatives, from the committed results.
+
+    PATE-GNMax and DP-FedAvg against the paper's best method at each ε, paired by split: at how many
+    finite ε the 95 % interval lies above 0 and below 0, at the largest M, and the accuracies at the
+    smallest ε. ``frame`` defaults to :func:`alternatives_frame` of the committed ``mpl_alternatives``;
+    ``link`` is the page's address ("" for none). "" when the results are absent.
+    """
+    if frame is None:
+        try:
+            frame = alternatives_frame(results.load(TODAY_PAGE, "paper"))
+        except results.MissingResultError:
+            return ""
+    gaps = paired_gaps(frame)
+    if gaps.empty:
+        return ""
+    M = int(gaps["n_parties"].max())
+    bits = []
+    for method in ("PATE-GNMax", "DP-FedAvg"):
+        ahead, behind, n = _counts(gaps, method, M)
+        if n:
+            bits.append(f"{method} ahead at {ahead} and behind at {behind} of {n} values of ε")
+    if not bits:
+        return ""
+    part = frame[(frame["n_parties"] == M) & (frame["inv_epsilon"] == frame["inv_epsilon"].max())]
+    at = part.groupby("method")["accuracy"].mean()
+    inv = float(frame["inv_epsilon"].max())
+    paper = max((m for m in alt.PAPER_METHODS if m in at), key=lambda m: at[m], default=None)
+    what = f"[today's alternatives]({link})" if link else "today's alternatives"
+    reps = int(gaps["repeats"].max())
+    tail = ""
+    if paper is not None and "PATE-GNMax" in at and "DP-FedAvg" in at:
+        tail = (
+            f"; at ε = {1 / inv:g}, mean accuracy {at['PATE-GNMax']:.3f} (PATE-GNMax) and {at['DP-FedAvg']:.3f} "
+            f"(DP-FedAvg) against {at[paper]:.3f} ({paper}, the paper's best there)"
+        )
+    return (
+        f"Against {what}, on KDD-99 with M = {M:,} parties ((ε, δ) under the same replace-one relation, one "
+        f"party the unit), each against the paper's best method at that ε, paired by split ({reps} splits, "
+        f"95 % intervals per comparison): " + "; ".join(bits) + tail + "."
+    )
+
+
+#: the laws of the random number of runs K of an honest tuning, with the names of the table's columns
+_LAWS = (("geometric", "geometric K"), ("poisson", "Poisson K"), ("logarithmic", "logarithmic K"))
+
+
+def tuning_table(epsilons=(0.1, 1.0, 10.0), delta=alt.DELTA, candidates=TUNING_CANDIDATES):
+    """What tuning a hyper-parameter on the private data would cost each method, in ε.
+
+    A row per (method, ε of one run); the columns: the ε of one run by the RDP accountant (the one
+    that analyses repeat-and-select), K runs composed (K = ``candidates``), and the best of a random
+    number of runs of mean K released, for three laws of K. The paper's methods are pure ε-DP: K runs
+    compose to Kε, and Liu & Talwar's random stopping (a geometric K, the best run and its score
+    released) costs 3ε whatever K's mean; the other laws are not analysed for pure ε. The (ε, δ)
+    methods: dp-accounting's RDP accountant, for K runs composed and for Papernot & Steinke's
+    repeat-and-select, at the same δ. DP-FedAvg is priced under add/remove of a party (calibrated
+    to the same ε there): dp-accounting's RDP accountant has no replace-one analysis of
+    Poisson-sampled parties.
+    """
+    K = int(candidates)
+    rows = []
+    absl = logging.getLogger("absl")
+    level = absl.level
+    absl.setLevel(logging.ERROR)  # the RDP accountant logs the orders it skips (the bound stays valid)
+    try:
+        for eps in epsilons:
+            for method in alt.PAPER_METHODS:
+                rows.append(
+                    {
+                        "method": method,
+                        "relation": "replace-one",
+                        "ε of one run": eps,
+                        "one run, by RDP": np.nan,
+                        f"{K} runs composed": K * eps,
+                        "geometric K": liu_talwar_epsilon(eps),
+                        "Poisson K": np.nan,
+                        "logarithmic K": np.nan,
+                    }
+                )
+            q, T = alt.FEDAVG["party_fraction"], alt.FEDAVG["n_rounds"]
+            events = {
+                # each event carries its relation's sensitivity (GNMax's √2, soft's 2/(Mλ)) or is
+                # add/remove (DP-FedAvg): each is accounted as a plain shift by it
+                "PATE-GNMax": (
+                    "replace-one",
+                    gaussian_event(gnmax_sigma(eps, delta, alt.GNMAX_QUERIES) / VOTE_SENSITIVITY, alt.GNMAX_QUERIES),
+                ),
+                "DP-FedAvg": (
+                    "add/remove",
+                    gaussian_event(gaussian_noise_multiplier(eps, delta, T, q, neighbouring="add/remove"), T, q),
+                ),
+                "soft + Gaussian noise": (
+                    "replace-one",
+                    gaussian_event(gaussian_noise_multiplier(eps, delta, 1, neighbouring="add/remove"), 1),
+                ),
+            }
+            for method, (relation, event) in events.items():
+                row = {
+                    "method": method,
+                    "relation": relation,
+                    "ε of one run": eps,
+                    "one run, by RDP": epsilon_of(event, delta, accountant="RDP"),
+                    f"{K} runs composed": epsilon_of(
+                        dp_accounting.SelfComposedDpEvent(event, K), delta, accountant="RDP"
+                    ),
+                }
+                for law, column in _LAWS:
+                    row[column] = repeat_and_select_epsilon(event, delta, K, law)
+                rows.append(row)
+    finally:
+        absl.setLevel(level)
+    return pd.DataFrame(rows)
+
+
+def plot_alternatives(ax, frame, n_parties, majority=None, methods=None):
+    """Mean test accuracy against 1/ε for the paper's methods and the alternatives, with 95 % bands over
+    splits; batch and indiv as horizontal lines; the majority-class accuracy dotted (``majority``)."""
+    part = frame[frame["n_parties"] == n_parties]
+    keyed = part.dropna(subset=["inv_epsilon"])
+    for method in _today_order(keyed["method"].unique()):
+        if methods is not None and method not in methods:
+            continue
+        g = keyed[keyed["method"] == method]
+        rows = [(x, *mean_interval(v["accuracy"])) for x, v in g.groupby("inv_epsilon")]
+        xs, mean, lo, hi = (np.array(c, dtype=float) for c in zip(*rows))
+        color = color_for(method)
+        dashed = method in alt.PAPER_METHODS
+        ax.plot(xs, mean, marker="o", ms=3, color=color, ls="--" if dashed else "-", label=method)
+        ax.fill_between(xs, np.clip(lo, 0, 1), np.clip(hi, 0, 1), color=color, alpha=0.15, lw=0)
+    for method, style in (("batch", "-"), ("indiv", "--")):
+        g = part[(part["method"] == method)]
+        if g.empty:
+            continue
+        mean, lo, hi = mean_interval(g["accuracy"])
+        ax.axhline(mean, color=color_for(method), ls=style, lw=1, label=method)
+    if majority is not None:
+        ax.axhline(majority, color=color_for("majority class"), ls=":", lw=1.2, label="always the majority class")
+    ax.set_xscale("symlog", linthresh=0.01)
+    grid = sorted(keyed["inv_epsilon"].unique())
+    ax.set_xlim(-0.003, 1.5 * float(max(grid)))
+    set_grid_ticks(ax, grid)
+    ax.set(xlabel="1/ε (0 = no noise)", ylabel="test accuracy", ylim=(0, 1), title=f"M = {n_parties:,} parties")
+    ax.legend()
+    return ax
+
+
+def gnmax_diagnostic_table(alternatives):
+    """GNMax's data-dependent ε beside its released (data-independent) one: mean over splits, per M and 1/ε.
+
+    The data-dependent bound is a function of the private votes: a diagnostic, not a guarantee.
+    """
+    g = alternatives[(alternatives["method"] == "PATE-GNMax") & (alternatives["inv_epsilon"] > 0)]
+    out = g.groupby(["n_parties", "inv_epsilon"], as_index=False).agg(
+        epsilon_rdp=("epsilon_rdp", "mean"),
+        epsilon_data_dependent=("epsilon_data_dependent", "mean"),
+        agreement=("agreement", "mean"),
+    )
+    out.insert(2, "ε released (PLD)", 1.0 / out["inv_epsilon"])
+    return out.rename(
+        columns={
+            "n_parties": "M",
+            "inv_epsilon": "1/ε",
+            "epsilon_rdp": "ε by RDP, data-independent",
+            "epsilon_data_dependent": "ε by the data-dependent bound (diagnostic, NOT a guarantee)",
+            "agreement": "answers equal to the noiseless plurality",
+        }
+    )
