@@ -79,7 +79,15 @@ def test_the_claim_table_has_four_columns_and_the_detail_in_a_collapsible():
     assert "Margin</b> ±0.01 AUC: a derivation written down" in eq
     noisy = body.split("</tr>")[2]
     assert "inconclusive" in noisy and "sign-flip test" in noisy and "% CI (Holm)" in noisy
-    assert re.search(r"<em>\d+ of 5 claims supported, \d+ contradicted, \d+ inconclusive\.</em>", html)
+    # a table mixing the paper's data and the synthetic cohort counts each apart, the paper's data first
+    counts = re.search(r'<p class="dpstack-verdict-counts"><em>(.*?)</em></p>', html).group(1)
+    assert counts.startswith("This table, counted per kind of data"), counts
+    assert re.search(r"on the paper&#x27;s data: \d+ of 4 claims supported, \d+ contradicted", counts), counts
+    assert re.search(r"RUIJIN-like cohort .*: \d+ of 1 claims supported", counts), counts
+    assert counts.index("paper&#x27;s data") < counts.index("RUIJIN-like")
+    one_kind = show.verdict_table(rows=rows[rows["data"] == "paper"])
+    one_kind = getattr(one_kind, "data", one_kind)
+    assert re.search(r"<em>\d+ of 4 claims supported, \d+ contradicted, \d+ inconclusive\.</em>", one_kind)
 
 
 def test_the_verdict_box_counts_each_kind_of_data_apart(monkeypatch):

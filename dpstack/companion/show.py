@@ -266,13 +266,35 @@ def verdict_table(page=None, rows=None, live=None, result=None, prepare=None):
             f"<td>{html.escape(shown)}</td><td>{html.escape(effect_text(row))}</td>"
             f"<td>{html.escape(str(row['robust']))}</td></tr>"
         )
-    run = _counted(rows)
-    counts = f'<p class="dpstack-verdict-counts"><em>{counts_sentence(run)}</em></p>' if len(run) else ""
+    counts = _table_counts(rows)
     text = (
         '<table class="dpstack-verdicts"><thead><tr><th>claim (click for the detail)</th><th>verdict</th>'
         "<th>effect [interval]</th><th>robust</th></tr></thead><tbody>" + "".join(body) + "</tbody></table>" + counts
     )
     return _html(text)
+
+
+def _table_counts(rows):
+    """The count line under a claim table: when the table mixes kinds of data, the paper's data first and apart.
+
+    A pooled count over the paper's data, the synthetic cohort and stand-in data would contradict the
+    tallies, which count only the paper's own data; so a mixed table gets one sentence per kind of data.
+    """
+    run = _counted(rows)
+    if not len(run):
+        return ""
+    kinds = list(dict.fromkeys(run["data"])) if "data" in run else []
+    if len(kinds) <= 1:
+        return f'<p class="dpstack-verdict-counts"><em>{counts_sentence(run)}</em></p>'
+    order = [k for k in _DATA_WORDS if k in kinds] + [k for k in kinds if k not in _DATA_WORDS]
+    parts = [
+        f"{html.escape(_DATA_WORDS.get(kind, kind))}: {counts_sentence(run[run['data'] == kind]).rstrip('.')}"
+        for kind in order
+    ]
+    return (
+        '<p class="dpstack-verdict-counts"><em>This table, counted per kind of data (only the paper\'s own data '
+        "counts for a paper): " + "; ".join(parts) + ".</em></p>"
+    )
 
 
 def variant_rows(page, prepare, live=None):
