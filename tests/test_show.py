@@ -145,3 +145,16 @@ def test_the_robust_sentence_counts_the_verdicts_that_hold_under_every_variant()
     assert "1 of 2 verdicts hold under every one; 0 reverse under some" in show.robust_sentence(j)
     j["robust_changes"] = None
     assert show.robust_sentence(j) == ""
+
+
+def test_the_claim_detail_names_its_result_in_words_not_by_its_registry_name():
+    html = show.verdict_table("mpl_kdd").data
+    assert "result: MPL §6 accuracy against 1/ε on KDD." in html
+    assert "mpl_kdd" not in html and "mpl_trial" not in html
+
+
+def test_a_verdict_box_without_protocol_variants_does_not_point_to_their_column():
+    stand_in = show.verdict_box("mpl_mnist10").data
+    assert "Robustness to the protocol variants: not run." in stand_in
+    assert "its robust column says" not in stand_in  # the column holds only "not run" there
+    assert "its robust column says" in show.verdict_box("mpl_kdd").data

@@ -158,6 +158,19 @@ def _p(x):
     return "&lt; 0.0001" if x < 1e-4 else f"{x:.4f}"
 
 
+def _result_words(name):
+    """The stored result ``name`` as a reader reads it: its description, without a function's name in brackets."""
+    import re
+
+    from dpstack.companion.results import get
+
+    try:
+        words = get(name).description or name
+    except KeyError:
+        return name
+    return re.sub(r"\s*\((?:\w+_)+\w+\)$", "", words)
+
+
 def _detail(row):
     c, v = row["claim_obj"], row["verdict_obj"]
     items = [
@@ -168,7 +181,7 @@ def _detail(row):
             if len(c.parts) > 1
             else ""
         )
-        + f"; data: {html.escape(_DATA_WORDS[c.data])}; result: <code>{html.escape(c.result)}</code>.",
+        + f"; data: {html.escape(_DATA_WORDS[c.data])}; result: {html.escape(_result_words(c.result))}.",
     ]
     if c.margin is not None:
         items.append(
@@ -376,16 +389,22 @@ def verdict_box(page, live=None):
     if not parts:
         parts.append("<p>No claim of the papers is judged on this page.</p>")
     robust = rows[rows["verdict"].isin(OUTCOMES)]["robust"]
-    if len(robust) and robust.str.startswith("not run").all():
+    variants_run = not (len(robust) and robust.str.startswith("not run").all())
+    if not variants_run:
         parts.append("<p>Robustness to the protocol variants: not run.</p>")
     if len(robust):
         parts.append(
             "<p>Each claim is judged on one paired difference per repeat by a sign-flip test (no normal "
             "distribution assumed), with Holm's correction inside the claim and over the paper's claims; the "
             "table below gives the effect (mean difference, and the interval at the level the verdict was judged "
-            "at) and, on a click, the detail; its robust column says whether the verdict holds under each protocol "
-            "variant (refit after tuning, the public row scale, another seed and data draw, the papers' 10 "
-            "repeats), and whether a change is a reversal or a decision lost or gained.</p>"
+            "at) and, on a click, the detail"
+            + (
+                "; its robust column says whether the verdict holds under each protocol variant (refit after "
+                "tuning, the public row scale, another seed and data draw, the papers' 10 repeats), and whether a "
+                "change is a reversal or a decision lost or gained.</p>"
+                if variants_run
+                else ".</p>"
+            )
         )
         parts += [f"<p>{html.escape(t)}</p>" for t in draw_sentences(rows)]
     return _html(
