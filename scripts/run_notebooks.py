@@ -126,8 +126,32 @@ def generate(template, parameters):
             missing.discard(m.group(1))
     if missing:
         raise ValueError(f"{template}: the parameters cell does not assign {sorted(missing)}")
-    cells[0].source = "\n".join(lines)
+    page = next((Path(p).stem for p, (t, ps) in PAGES.items() if ROOT / t == Path(template) and ps == parameters), None)
+    cells[0].source = "\n".join(stored_values(lines, page) if page else lines)
     return nb
+
+
+def stored_values(lines, page):
+    """The parameters cell's ``lines`` with each grid parameter's comment ending in "stored: <value>".
+
+    A template serves several pages whose stored results differ (the MPL pages' grids), so the value
+    a parameter left at None stands for is written per page, from the registry of results.
+    """
+    from dpstack.companion import live
+
+    if page not in live.page_experiments():  # a page without registered grids keeps its comments
+        return lines
+    mapping = live.page_knobs(page)
+    out = []
+    for line in lines:
+        m = re.match(r"^(\w+\s*=\s*None\s*#\s*)(.*?)(?:; stored: .*)?$", line)
+        name = line.split("=")[0].strip()
+        if m and name in mapping:
+            exp, key = mapping[name]
+            value = live.short_text(live.plain(live.knobs(exp)[key].profile_value(live.COMMITTED_PROFILE)), limit=5)
+            line = f"{m.group(1)}{m.group(2)}; stored: {value}"
+        out.append(line)
+    return out
 
 
 def _data_absent(nb):

@@ -285,6 +285,11 @@ def prose_offenders(cells=None, allowed=None, used=None):
 # --------------------------------------------------------------------------------------------------
 
 _COUNTS = re.compile(r"(\d+) of (\d+) [\w ]+? supported, (\d+) contradicted, (\d+) inconclusive")
+#: a claim table's count line per kind of data (:func:`dpstack.companion.show.verdict_table` on a mixed table)
+_PER_KIND = "counted per kind of data"
+_KIND_COUNTS = re.compile(
+    r"(\d+) of \d+ [\w ]+? supported, (\d+) contradicted, (?:\d+ reversed within resolution, )?(\d+) inconclusive"
+)
 #: "PST: k of n claims …" on the reproducing page: a paper's sum over its pages, not one page's table
 _PAPER_TOTAL = re.compile(r"(?:^|\s|\*)(?:PST|PPTL|MPL)(?: \([^)]*\))?(?:\*\*,? on the paper's data)?: $")
 
@@ -370,6 +375,18 @@ def counts_offenders(notebooks=None):
                         if "</table>" not in text:
                             continue
                         text = re.sub(r"<[^>]+>", "", text.rsplit("</table>", 1)[1])  # a sentence under the table
+                    if _PER_KIND in text:  # one sentence per kind of data under one table: they add up to it
+                        checked += 1
+                        parts = [tuple(map(int, m.groups())) for m in _KIND_COUNTS.finditer(text)]
+                        sums = tuple(sum(p[j] for p in parts) for j in range(3))
+                        table = last and (
+                            last.count("supported"),
+                            last.count("contradicted"),
+                            last.count("inconclusive"),
+                        )
+                        if not parts or sums != table:
+                            out.append(f"{Path(path).name} cell {i}: per-kind counts {sums} but the table has {table}")
+                        continue
                     for m in _COUNTS.finditer(text):
                         if _PAPER_TOTAL.search(text[: m.start()]):
                             continue  # a paper's total over its pages (test_pages checks those sums)

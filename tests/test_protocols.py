@@ -430,3 +430,21 @@ def test_what_a_repeat_draws_is_what_the_registered_grid_does():
             redrawn = len({c.get("data_seed", 0) for c in cells}) == len({c["repeat"] for c in cells}) > 1
             assert kind.endswith("-redrawn") == redrawn, (name, dataset, kind)
             assert ("every repeat draws" in protocols.draw_sentence(name, dataset)) == redrawn, name
+
+
+def test_the_protocol_pages_bottom_line_counts_the_claims_the_tallies_count():
+    """Its claims on the papers' data are those of the Findings page: the ones true by construction left out."""
+    import re
+
+    from dpstack.companion import show
+    from dpstack.companion.chapters import protocol_sensitivity as P
+
+    page = P.sensitivity_page()
+    if "every claim" not in (page.tables or {}):
+        pytest.skip("the protocol results are not committed here")
+    first = P.summary_lines(page)[0]
+    j = show.judged()
+    counted = show._counted(j[j["data"] == "paper"])
+    assert re.match(rf"Of the {len(counted)} claims on the papers' data", first), first
+    # the page column names pages in words, not notebooks
+    assert not any(re.fullmatch(r"[a-z0-9_]+", str(p)) for p in page.tables["every claim"]["page"])

@@ -79,7 +79,15 @@ def test_the_claim_table_has_four_columns_and_the_detail_in_a_collapsible():
     assert "Margin</b> ±0.01 AUC: a derivation written down" in eq
     noisy = body.split("</tr>")[2]
     assert "inconclusive" in noisy and "sign-flip test" in noisy and "% CI (Holm)" in noisy
-    assert re.search(r"<em>\d+ of 5 claims supported, \d+ contradicted, \d+ inconclusive\.</em>", html)
+    # a table mixing the paper's data and the synthetic cohort counts each apart, the paper's data first
+    counts = re.search(r'<p class="dpstack-verdict-counts"><em>(.*?)</em></p>', html).group(1)
+    assert counts.startswith("This table, counted per kind of data"), counts
+    assert re.search(r"on the paper&#x27;s data: \d+ of 4 claims supported, \d+ contradicted", counts), counts
+    assert re.search(r"RUIJIN-like cohort .*: \d+ of 1 claims supported", counts), counts
+    assert counts.index("paper&#x27;s data") < counts.index("RUIJIN-like")
+    one_kind = show.verdict_table(rows=rows[rows["data"] == "paper"])
+    one_kind = getattr(one_kind, "data", one_kind)
+    assert re.search(r"<em>\d+ of 4 claims supported, \d+ contradicted, \d+ inconclusive\.</em>", one_kind)
 
 
 def test_the_verdict_box_counts_each_kind_of_data_apart(monkeypatch):
@@ -137,3 +145,16 @@ def test_the_robust_sentence_counts_the_verdicts_that_hold_under_every_variant()
     assert "1 of 2 verdicts hold under every one; 0 reverse under some" in show.robust_sentence(j)
     j["robust_changes"] = None
     assert show.robust_sentence(j) == ""
+
+
+def test_the_claim_detail_names_its_result_in_words_not_by_its_registry_name():
+    html = show.verdict_table("mpl_kdd").data
+    assert "result: MPL §6 accuracy against 1/ε on KDD." in html
+    assert "mpl_kdd" not in html and "mpl_trial" not in html
+
+
+def test_a_verdict_box_without_protocol_variants_does_not_point_to_their_column():
+    stand_in = show.verdict_box("mpl_mnist10").data
+    assert "Robustness to the protocol variants: not run." in stand_in
+    assert "its robust column says" not in stand_in  # the column holds only "not run" there
+    assert "its robust column says" in show.verdict_box("mpl_kdd").data

@@ -164,6 +164,19 @@ def _p(x):
     return "&lt; 0.0001" if x < 1e-4 else f"{x:.4f}"
 
 
+def _result_words(name):
+    """The stored result ``name`` as a reader reads it: its description, without a function's name in brackets."""
+    import re
+
+    from dpstack.companion.results import get
+
+    try:
+        words = get(name).description or name
+    except KeyError:
+        return name
+    return re.sub(r"\s*\((?:\w+_)+\w+\)$", "", words)
+
+
 def _detail(row):
     c, v = row["claim_obj"], row["verdict_obj"]
     items = [
@@ -174,7 +187,7 @@ def _detail(row):
             if len(c.parts) > 1
             else ""
         )
-        + f"; data: {html.escape(_DATA_WORDS[c.data])}; result: <code>{html.escape(c.result)}</code>.",
+        + f"; data: {html.escape(_DATA_WORDS[c.data])}; result: {html.escape(_result_words(c.result))}.",
     ]
     if c.margin is not None:
         items.append(
@@ -272,13 +285,35 @@ def verdict_table(page=None, rows=None, live=None, result=None, prepare=None):
             f"<td>{html.escape(shown)}</td><td>{html.escape(effect_text(row))}</td>"
             f"<td>{html.escape(str(row['robust']))}</td></tr>"
         )
-    run = _counted(rows)
-    counts = f'<p class="dpstack-verdict-counts"><em>{counts_sentence(run)}</em></p>' if len(run) else ""
+    counts = _table_counts(rows)
     text = (
         '<table class="dpstack-verdicts"><thead><tr><th>claim (click for the detail)</th><th>verdict</th>'
         "<th>effect [interval]</th><th>robust</th></tr></thead><tbody>" + "".join(body) + "</tbody></table>" + counts
     )
     return _html(text)
+
+
+def _table_counts(rows):
+    """The count line under a claim table: when the table mixes kinds of data, the paper's data first and apart.
+
+    A pooled count over the paper's data, the synthetic cohort and stand-in data would contradict the
+    tallies, which count only the paper's own data; so a mixed table gets one sentence per kind of data.
+    """
+    run = _counted(rows)
+    if not len(run):
+        return ""
+    kinds = list(dict.fromkeys(run["data"])) if "data" in run else []
+    if len(kinds) <= 1:
+        return f'<p class="dpstack-verdict-counts"><em>{counts_sentence(run)}</em></p>'
+    order = [k for k in _DATA_WORDS if k in kinds] + [k for k in kinds if k not in _DATA_WORDS]
+    parts = [
+        f"{html.escape(_DATA_WORDS.get(kind, kind))}: {counts_sentence(run[run['data'] == kind]).rstrip('.')}"
+        for kind in order
+    ]
+    return (
+        '<p class="dpstack-verdict-counts"><em>This table, counted per kind of data (only the paper\'s own data '
+        "counts for a paper): " + "; ".join(parts) + ".</em></p>"
+    )
 
 
 def variant_rows(page, prepare, live=None):
@@ -360,16 +395,22 @@ def verdict_box(page, live=None):
     if not parts:
         parts.append("<p>No claim of the papers is judged on this page.</p>")
     robust = rows[rows["verdict"].isin(OUTCOMES)]["robust"]
-    if len(robust) and robust.str.startswith("not run").all():
+    variants_run = not (len(robust) and robust.str.startswith("not run").all())
+    if not variants_run:
         parts.append("<p>Robustness to the protocol variants: not run.</p>")
     if len(robust):
         parts.append(
             "<p>Each claim is judged on one paired difference per repeat by a sign-flip test (no normal "
             "distribution assumed), with Holm's correction inside the claim and over the paper's claims; the "
             "table below gives the effect (mean difference, and the interval at the level the verdict was judged "
-            "at) and, on a click, the detail; its robust column says whether the verdict holds under each protocol "
-            "variant (refit after tuning, the public row scale, another seed and data draw, the papers' 10 "
-            "repeats), and whether a change is a reversal or a decision lost or gained.</p>"
+            "at) and, on a click, the detail"
+            + (
+                "; its robust column says whether the verdict holds under each protocol variant (refit after "
+                "tuning, the public row scale, another seed and data draw, the papers' 10 repeats), and whether a "
+                "change is a reversal or a decision lost or gained.</p>"
+                if variants_run
+                else ".</p>"
+            )
         )
         parts += [f"<p>{html.escape(t)}</p>" for t in draw_sentences(rows)]
     return _html(

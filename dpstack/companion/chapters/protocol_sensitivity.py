@@ -9,6 +9,7 @@ redrawn in each, and every claim judged again under each protocol (:func:`dpstac
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -348,12 +349,39 @@ def sensitivity_page(profile="paper", *, seed=0, n_jobs=1):
     tables = _reader_tables(effects, means, stacked)
     if robust is not None:
         data["every claim"] = robust
-        tables["every claim"] = robust.set_index("claim")
+        shown = robust.assign(page=robust["page"].map(page_title)) if "page" in robust else robust
+        tables["every claim"] = shown.set_index("claim")
         counts = robust_counts()
         data["changes"] = counts
         tables["changes"] = counts.set_index(["paper", "protocol"])
         prose = "\n\n".join(p for p in (prose, _changes_sentence(counts)) if p)
     return SensitivityPage(note, tables, _figure(effects, means), prose, data)
+
+
+def _by_construction():
+    """The claims on the papers' data that are true by construction, labelled as in the robust table."""
+    from dpstack.companion import show
+
+    j = show.judged()
+    keep = (j["data"] == "paper") & (j["by_construction"].fillna("") != "")
+    return {f"{c} ({d})" for c, d in zip(j.loc[keep, "claim"], j.loc[keep, "dataset"])}
+
+
+def page_title(page):
+    """A notebook page's title as the sidebar shows it, cut at its first colon ("PST Figure 1"); else the name."""
+    import json
+
+    path = Path(__file__).resolve().parents[3] / "notebooks" / f"{page}.ipynb"
+    try:
+        cells = json.loads(path.read_text())["cells"]
+    except (OSError, ValueError, KeyError):
+        return page
+    for cell in cells:
+        if cell["cell_type"] == "markdown":
+            for line in "".join(cell["source"]).splitlines():
+                if line.startswith("# "):
+                    return line[2:].split(":")[0].strip()
+    return page
 
 
 def _changes_sentence(counts):
@@ -411,6 +439,8 @@ def summary_lines(page):
     if "every claim" not in tables:
         return ["No claim is judged under the protocol variants here: their results are absent."]
     claims = tables["every claim"]
+    trivial = [c for c in claims.index if c in _by_construction()]  # shown, never counted (as in the tallies)
+    claims = claims.drop(index=trivial)
     variants = [c for c in claims.columns if c not in ("page", "as in the book", "robust")]
     reversed_, lost, gained, steady = 0, 0, 0, 0
     for _, row in claims.iterrows():
@@ -424,7 +454,9 @@ def summary_lines(page):
         gained += bool(gains)
         steady += not (flips or losses or gains)
     lines = [
-        f"Of the {len(claims)} claims on the papers' data, {steady} keep their verdict under every protocol variant "
+        f"Of the {len(claims)} claims on the papers' data"
+        + (f" (the {len(trivial)} true by construction left out, as from the tallies)" if trivial else "")
+        + f", {steady} keep their verdict under every protocol variant "
         f"run, {reversed_} {'is' if reversed_ == 1 else 'are'} reversed (supported ↔ contradicted) under at "
         f"least one, {lost} lose their decision (become inconclusive) under at least one without being reversed, "
         f"and {gained} inconclusive claim{'s' if gained != 1 else ''} become{'' if gained != 1 else 's'} "
