@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import html
 import math
+import re
 import textwrap
 import time
 from pathlib import Path
@@ -23,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpstack.companion import verdict_store
+from dpstack.companion import results, verdict_store
 from dpstack.companion.live import short_text
 from dpstack.companion.plotting import COLORS, FIGURE_WIDTH
 from dpstack.companion.registry import DATA_STATUS, paper_module, paper_names, papers
@@ -166,12 +167,8 @@ def _p(x):
 
 def _result_words(name):
     """The stored result ``name`` as a reader reads it: its description, without a function's name in brackets."""
-    import re
-
-    from dpstack.companion.results import get
-
     try:
-        words = get(name).description or name
+        words = results.get(name).description or name
     except KeyError:
         return name
     return re.sub(r"\s*\((?:\w+_)+\w+\)$", "", words)

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from dpstack.companion import results
+from dpstack.companion import results, show
 from dpstack.companion.plotting import FIGURE_WIDTH, color_for, legend_below, ours_paper_key, set_grid_ticks
 from dpstack.companion.stats import t_half_width
 from dpstack.companion.variants import (
@@ -360,8 +360,6 @@ def sensitivity_page(profile="paper", *, seed=0, n_jobs=1):
 
 def _by_construction():
     """The claims on the papers' data that are true by construction, labelled as in the robust table."""
-    from dpstack.companion import show
-
     j = show.judged()
     keep = (j["data"] == "paper") & (j["by_construction"].fillna("") != "")
     return {f"{c} ({d})" for c, d in zip(j.loc[keep, "claim"], j.loc[keep, "dataset"])}
