@@ -168,41 +168,55 @@ def transfer_verdicts(frame, reference=TODAY_REFERENCE, rival=TODAY_RIVAL):
     return out.reset_index(drop=True)
 
 
+def _signed(x, digits=4):
+    """``x`` with its sign, "±0" when it rounds to zero at ``digits`` decimals (no "-0.0000")."""
+    text = f"{x:+.{digits}f}"
+    return "±" + text[1:] if float(text) == 0 else text
+
+
+#: The upper line of the page: not a private method (its source records have no guarantee).
+PUBLIC_LINE = "DP-GD from a public source"
+
+
 def alternatives_findings(frame):
     """The page's findings as Markdown bullets, from the results."""
     bullets = []
     means = frame.groupby(["method", "epsilon"])["auc"].mean()
     eps = float(frame["epsilon"].min())
     at = means.xs(eps, level="epsilon")
-    best = at.idxmax()
-    named = "; ".join(f"{m} {at[m]:.3f}" for m in _order(at.index) if m != best)
-    bullets.append(f"- **At ε = {eps:g}** the best mean test AUC is {best}'s, {at[best]:.3f} ({named}).")
+    private = at.drop(PUBLIC_LINE, errors="ignore")
+    best = private.idxmax()
+    named = "; ".join(f"{m} {private[m]:.3f}" for m in _order(private.index) if m != best)
+    bullets.append(
+        f"- **At ε = {eps:g}** the best mean test AUC of a private method is {best}'s, {private[best]:.3f} "
+        f"({named})" + (f"; the public-source upper line {at[PUBLIC_LINE]:.3f}." if PUBLIC_LINE in at else ".")
+    )
     methods = set(frame["method"])
     if {TODAY_REFERENCE, TODAY_RIVAL} <= methods:
         v = transfer_verdicts(frame)
         ahead, behind = v[v["answer"] == "yes"], v[v["answer"] == "no, behind"]
+        largest = v.loc[v["difference"].abs().idxmax()]
         bullets.append(
             f"- **Does {TODAY_REFERENCE} still beat DP-GD from the source?** Paired by repeat "
             f"({int(v['repeats'].max())} repeats, 95 % intervals per comparison): ahead at {len(ahead)} of the "
             f"{len(v)} values of ε, behind at {len(behind)}"
             + (f" (ε = {', '.join(f'{e:g}' for e in behind['epsilon'])})" if len(behind) else "")
-            + f"; the largest mean gap is {v.loc[v['difference'].abs().idxmax(), 'difference']:+.3f} AUC "
-            f"(at ε = {v.loc[v['difference'].abs().idxmax(), 'epsilon']:g})."
+            + f"; the largest mean gap is {_signed(largest['difference'], 3)} AUC (at ε = {largest['epsilon']:g})."
         )
     if {"DP-GD (target only)", "DP-GD from the source"} <= methods:
         g = paired_gaps(frame, reference="DP-GD (target only)", methods=["DP-GD from the source"])
-        helps = g[g["low"] > 0]
         bullets.append(
             f"- **Does the private source help DP-GD?** DP-GD from the source minus DP-GD on the target alone, "
-            f"paired: above 0 at {len(helps)} of {len(g)} values of ε, below at {int((g['high'] < 0).sum())}; "
-            f"mean gap {g['difference'].min():+.4f} to {g['difference'].max():+.4f} AUC."
+            f"paired: its 95 % interval above 0 at {int((g['low'] > 0).sum())} of {len(g)} values of ε, below 0 at "
+            f"{int((g['high'] < 0).sum())}; mean gaps from {_signed(g['difference'].min())} to "
+            f"{_signed(g['difference'].max())} AUC."
         )
-    if {"DP-GD from a public source", "DP-GD from the source"} <= methods:
-        g = paired_gaps(frame, reference="DP-GD from the source", methods=["DP-GD from a public source"])
+    if {PUBLIC_LINE, "DP-GD from the source"} <= methods:
+        g = paired_gaps(frame, reference="DP-GD from the source", methods=[PUBLIC_LINE])
         bullets.append(
             f"- **What a public source would add** (the upper line, no guarantee for a source record): "
-            f"{g['difference'].min():+.4f} to {g['difference'].max():+.4f} mean AUC over DP-GD from the private "
-            f"source, its 95 % interval above 0 at {int((g['low'] > 0).sum())} of {len(g)} values of ε."
+            f"{_signed(g['difference'].min())} to {_signed(g['difference'].max())} mean AUC over DP-GD from the "
+            f"private source, its 95 % interval above 0 at {int((g['low'] > 0).sum())} of {len(g)} values of ε."
         )
     return "\n".join(bullets)
 
@@ -227,7 +241,9 @@ def tuning_table(alternatives, n_candidates=None):
       under the replace-one relation, δ = :data:`~dpstack.companion.papers.pptl.alternatives.DELTA`.
 
     Each ε is per party (a source record and a target record each pay it; the public source's
-    records have no guarantee). Returns a frame with a row per (family, ε).
+    records have no guarantee). Returns a frame with a row per (family, ε): ``methods`` names the
+    family (the papers' :data:`PURE_METHODS`, or every DP-GD method of the page), ``K`` the number of
+    candidates.
     """
     from dpstack.alternatives.accounting import (
         epsilon_of,
@@ -243,8 +259,7 @@ def tuning_table(alternatives, n_candidates=None):
             continue
         rows.append(
             {
-                "methods": ", ".join(PURE_METHODS),
-                "guarantee": "pure ε",
+                "methods": "the papers' (pure ε)",
                 "ε": eps,
                 "K": k,
                 "the papers' way (outside the guarantee)": eps,
@@ -256,8 +271,7 @@ def tuning_table(alternatives, n_candidates=None):
         run = gaussian_event(z, GD_STEPS)
         rows.append(
             {
-                "methods": ", ".join(ALTERNATIVE_METHODS),
-                "guarantee": f"(ε, δ = {DELTA:g})",
+                "methods": f"DP-GD ((ε, δ = {DELTA:g}))",
                 "ε": eps,
                 "K": k,
                 "the papers' way (outside the guarantee)": epsilon_of(run, DELTA, "PLD", "replace-one"),
