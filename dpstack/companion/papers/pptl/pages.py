@@ -259,7 +259,7 @@ def tuning_table(alternatives, n_candidates=None):
             continue
         rows.append(
             {
-                "methods": "the papers' (pure ε)",
+                "methods": "the papers', pure ε",
                 "ε": eps,
                 "K": k,
                 "the papers' way (outside the guarantee)": eps,
@@ -271,7 +271,7 @@ def tuning_table(alternatives, n_candidates=None):
         run = gaussian_event(z, GD_STEPS)
         rows.append(
             {
-                "methods": f"DP-GD ((ε, δ = {DELTA:g}))",
+                "methods": f"DP-GD, (ε, δ) with δ = {DELTA:g}",
                 "ε": eps,
                 "K": k,
                 "the papers' way (outside the guarantee)": epsilon_of(run, DELTA, "PLD", "replace-one"),
