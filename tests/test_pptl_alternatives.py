@@ -139,8 +139,8 @@ def test_the_cell_returns_the_chosen_models_scores():
 def _frame():
     rows = []
     for r in range(5):
-        for eps in (0.5, 1.0, 8.0):
-            gap = {0.5: 0.05, 1.0: 0.0, 8.0: -0.02}[eps]
+        for eps in (0.5, 1.0, 2.0, 8.0):
+            gap = {0.5: 0.05, 1.0: 0.0, 2.0: -0.01, 8.0: -0.02}[eps]
             jitter = 0.01 * ((r % 2) - 0.5) if eps == 1.0 else 0.001 * r
             for method, auc in (
                 ("PPTL-FS(W)", 0.90 + gap + jitter),
@@ -154,7 +154,7 @@ def _frame():
 
 def test_the_verdicts_pair_by_repeat_and_answer_per_epsilon():
     v = pages.transfer_verdicts(_frame()).set_index("epsilon")
-    assert v.loc[0.5, "answer"] == "yes" and v.loc[8.0, "answer"] == "no, behind"
+    assert v.loc[0.5, "answer"] == "yes" and v.loc[8.0, "answer"] == v.loc[2.0, "answer"] == "no, behind"
     assert v.loc[1.0, "answer"] == "not resolved"
     assert v.loc[0.5, "difference"] == pytest.approx(0.05 + 0.001 * 2 - 0.002 * 2)
     assert (v["repeats"] == 5).all()
@@ -165,7 +165,8 @@ def test_the_verdicts_pair_by_repeat_and_answer_per_epsilon():
 
 def test_the_landing_sentence_counts_the_verdicts():
     text = pages.today_sentence(_frame(), link="x.html")
-    assert "ahead at 1 and behind at 1 of 3 values of ε" in text and "[today's alternatives](x.html)" in text
+    # said from DP-GD's side, as PST's line: DP-GD ahead where PPTL-FS(W) is behind
+    assert "ahead at 2 and behind at 1 of 4 values of ε" in text and "[today's alternatives](x.html)" in text
     assert pages.today_sentence(_frame()[_frame()["method"] != "PPTL-FS(W)"]) == ""
 
 
@@ -213,6 +214,6 @@ def test_the_tuning_table_prices_the_search():
 def test_the_findings_answer_the_pages_question():
     text = pages.alternatives_findings(_frame())
     assert "Does PPTL-FS(W) still beat DP-GD from the source?" in text
-    assert "ahead at 1 of the 3 values of ε, behind at 1 (ε = 8)" in text
+    assert "ahead at 1 of the 4 values of ε, behind at 2 (ε = 2, 8)" in text
     assert "At ε = 0.5** the best mean test AUC of a private method is PPTL-FS(W)'s" in text
     assert "-0.0000" not in pages.alternatives_findings(_frame().assign(auc=0.9))

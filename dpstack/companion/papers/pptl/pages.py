@@ -287,8 +287,8 @@ def tuning_table(alternatives, n_candidates=None):
 def today_sentence(frame=None, link=""):
     """Where PPTL's best method stands against today's transfer alternative, from the committed results.
 
-    PPTL-FS(W) against DP-GD from a private source model, paired by repeat: at how many ε its 95 %
-    interval lies above 0 and below 0. ``frame`` defaults to :func:`alternatives_frame` of the committed
+    DP-GD from a private source model against PPTL-FS(W), paired by repeat: at how many ε the
+    difference's 95 % interval lies above 0 (DP-GD ahead) and below 0. ``frame`` defaults to :func:`alternatives_frame` of the committed
     ``pptl_alternatives``; ``link`` is the page's address ("" for none). "" when the results are absent.
     """
     if frame is None:
@@ -302,10 +302,11 @@ def today_sentence(frame=None, link=""):
     if v.empty:
         return ""
     what = f"[today's alternatives]({link})" if link else "today's alternatives"
+    # said as on PST's line: the alternative ahead of / behind the paper's best method
     return (
-        f"Against {what}: {TODAY_REFERENCE} against noisy gradient descent fine-tuned from a private source model "
-        f"(DP-GD, (ε, δ) under the same replace-one relation), paired by repeat ({int(v['repeats'].max())} repeats, "
-        f"95 % intervals per comparison): ahead at {int((v['answer'] == 'yes').sum())} and behind at "
-        f"{int((v['answer'] == 'no, behind').sum())} of {len(v)} values of ε on MNIST; every method's λ tuned on "
+        f"Against {what}: noisy gradient descent fine-tuned from a private source model (DP-GD, (ε, δ) under the "
+        f"same replace-one relation) against {TODAY_REFERENCE}, paired by repeat ({int(v['repeats'].max())} repeats, "
+        f"95 % intervals per comparison): ahead at {int((v['answer'] == 'no, behind').sum())} and behind at "
+        f"{int((v['answer'] == 'yes').sum())} of {len(v)} values of ε on MNIST; every method's λ tuned on "
         "private validation rows."
     )
