@@ -9,8 +9,8 @@ steps of :class:`~dpstack.alternatives.NoisyGradientDescentClassifier` started a
 The regulariser's gradient λ(w − w₀) reads no target record, so the noise, the step count
 and the accounting are DP-GD's, unchanged: (ε, δ)-DP for one target sample under the chosen
 neighbouring relation, **given w₀**. w₀ must not depend on the target rows. When w₀ is itself
-a private release of the source rows (for example DP-GD at (ε_s, δ) on the source), each
-party's rows keep their own guarantee, ε_s for a source record and ε for a target record,
+a private release of the source rows (for example DP-GD at (εₛ, δ) on the source), each
+party's rows keep their own guarantee, εₛ for a source record and ε for a target record,
 as PPTL's source and target do; a w₀ fitted without noise is a model of *public* source data.
 
 λ → ∞ returns w₀ itself; λ = 0 is DP-GD warm-started at w₀ with no pull.

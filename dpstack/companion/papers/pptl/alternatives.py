@@ -14,17 +14,17 @@ SourceD, SimComb, PPTL-FS(W)) are read from Table 1's committed result; this gri
 * **DP-GD (target only)** — noisy full-batch gradient descent
   (:class:`~dpstack.alternatives.NoisyGradientDescentClassifier`) on the target's fit part: what
   Direct is to PLR;
-* **DP-GD from the source** — the source model released by DP-GD at (ε_s, δ) on the source's
+* **DP-GD from the source** — the source model released by DP-GD at (εₛ, δ) on the source's
   training part, then DP-GD on the target regularised towards it and started from it
-  (:class:`~dpstack.alternatives.centred.SourceCentredGradientDescentClassifier`), at (ε_t, δ):
+  (:class:`~dpstack.alternatives.centred.SourceCentredGradientDescentClassifier`), at (εₜ, δ):
   hypothesis transfer by gradient perturbation, what SimComb and PPTL-FS are to PLR;
 * **DP-GD from a public source** — the same, the source model fitted by the same descent
   *without noise*: an upper line that assumes the source data public (no guarantee for a source
   record), not a private method.
 
-Every method's ε is ε_s = ε_t = ε, as in Table 1; δ = :data:`DELTA` (below 1/n for the 800
+Every method's ε is εₛ = εₜ = ε, as in Table 1; δ = :data:`DELTA` (below 1/n for the 800
 target and 1,600 source training rows), the papers' replace-one relation, :data:`GD_STEPS` steps of
-size 1/L fixed in advance. Tuned: λ (λ_s = λ_t, as for the papers' methods) over Table 1's λ range,
+size 1/L fixed in advance. Tuned: λ (λₛ = λₜ, as for the papers' methods) over Table 1's λ range,
 and whether the descent releases its last iterate or the average of its iterates (post-processing
 of the same noisy steps; :func:`candidates`), with as many candidates in all as every method of
 Table 1 (Direct's equal budget, :func:`~dpstack.companion.papers.pptl.grids.transfer_candidates`),
@@ -70,37 +70,37 @@ GD_STEPS = 100
 RELEASES = (False, True)
 
 #: What each method of the page guarantees: (guarantee, neighbouring relation, privacy unit, what it
-#: assumes beyond a public norm bound and public hyper-parameters). ε_s protects a source record, ε_t a
-#: target record; on this page ε_s = ε_t = ε.
+#: assumes beyond a public norm bound and public hyper-parameters). εₛ protects a source record, εₜ a
+#: target record; on this page εₛ = εₜ = ε.
 GUARANTEES = {
-    "Direct": ("pure ε_t", "replace-one", "one target sample", "no source"),
-    "SourceD": ("pure ε_s", "replace-one", "one source sample", "the source model applied to the target as is"),
+    "Direct": ("pure εₜ", "replace-one", "one target sample", "no source"),
+    "SourceD": ("pure εₛ", "replace-one", "one source sample", "the source model applied to the target as is"),
     "SimComb": (
-        "pure ε_s; pure ε_t",
+        "pure εₛ; pure εₜ",
         "replace-one",
         "one source / one target sample",
         "source and target share the features",
     ),
     "PPTL-FS(W)": (
-        "pure ε_s; pure ε_t",
+        "pure εₛ; pure εₜ",
         "replace-one",
         "one source / one target sample",
         "public feature importances; source and target share the features",
     ),
     "DP-GD (target only)": (
-        "(ε_t, δ)",
+        "(εₜ, δ)",
         "replace-one",
         "one target sample",
         f"no source; {GD_STEPS} steps, PLD accounting",
     ),
     "DP-GD from the source": (
-        "(ε_s, δ); (ε_t, δ)",
+        "(εₛ, δ); (εₜ, δ)",
         "replace-one",
         "one source / one target sample",
         f"the source released by DP-GD; {GD_STEPS} steps each, PLD accounting",
     ),
     "DP-GD from a public source": (
-        "none for a source record; (ε_t, δ)",
+        "none for a source record; (εₜ, δ)",
         "replace-one",
         "one target sample",
         "the source data public (fitted without noise): an upper line, not a private method",
@@ -163,7 +163,7 @@ def source_model(method, epsilon, lam, X, y, seed, average=False):
 def candidates(lam_grid, eta_grid):
     """The (λ, average) candidates of every alternative: as many as Direct's in Table 1 (the stacked
     methods' budget, :func:`~dpstack.companion.papers.pptl.grids.transfer_candidates`), half of them
-    λ values over ``lam_grid``'s range (λ_s = λ_t) releasing the last iterate, half the same λ values
+    λ values over ``lam_grid``'s range (λₛ = λₜ) releasing the last iterate, half the same λ values
     releasing the average of the iterates (:data:`RELEASES`).
     """
     budget = len(transfer_candidates("Direct", lam_grid, eta_grid))
@@ -192,12 +192,12 @@ def alternative_cell(
     *,
     seed_sequence,
 ):
-    """One (method, ε_s = ε_t = ε, repeat): λ chosen on the target's validation AUC, the chosen model's test AUC.
+    """One (method, εₛ = εₜ = ε, repeat): λ chosen on the target's validation AUC, the chosen model's test AUC.
 
     The splits and seeds are Table 1's (:func:`~dpstack.companion.papers.pptl.grids.transfer_cell`):
     the source and target train/test splits from the first child of ``seed_sequence``, the
     target's fit / validation split from the third; the source's noise from the second child (as
-    PPTL's source release), the target's from the third. λ (λ_s = λ_t) ranges over Direct's
+    PPTL's source release), the target's from the third. λ (λₛ = λₜ) ranges over Direct's
     candidates (:func:`~dpstack.companion.papers.pptl.grids.transfer_candidates`: ``lam_grid``'s
     range, the stacked methods' budget); every λ gets the same noise seeds.
 
