@@ -232,6 +232,18 @@ def _build():
     knob("pptl_table1_mnist", "epsilons", eps_list, "the ε grid (ε_s = ε_t = ε)", from_profiles(T, "epsilons"))
     knob("pptl_table1_mnist", "n_repeats", reps, "repeats", from_profiles(T, "n_repeats"))
     knob("pptl_table1_mnist_nonprivate", "n_repeats", reps, "repeats", from_profiles(T, "n_repeats"))
+    # PPTL against today's alternatives: Table 1's grid for the alternatives' methods
+    from dpstack.companion.papers.pptl import alternatives as pptl_alternatives
+
+    knob(
+        "pptl_alternatives",
+        "methods",
+        _choices(pptl_alternatives.ALTERNATIVE_METHODS),
+        "today's methods",
+        const(pptl_alternatives.ALTERNATIVE_METHODS),
+    )
+    knob("pptl_alternatives", "epsilons", eps_list, "the ε grid (ε_s = ε_t = ε)", from_profiles(T, "epsilons"))
+    knob("pptl_alternatives", "n_repeats", reps, "repeats", from_profiles(T, "n_repeats"))
     knob(
         "ruijin_transfer_branches",
         "methods",
@@ -911,6 +923,7 @@ _EXPERIMENT_NAMES = (
     "mpl_alternatives",
     "pptl_table1_mnist",
     "pptl_table1_mnist_nonprivate",
+    "pptl_alternatives",
     "ruijin_transfer_branches",
     "ruijin_transfer_epsilon",
     "ruijin_transfer_groups",

@@ -75,6 +75,10 @@ COLORS = {
     "DP-GD": "#9467bd",
     "DP-GD (replace-one)": "#e377c2",
     "DP-SGD": "#17becf",
+    # PPTL's page of today's alternatives, drawn beside Direct, SourceD, SimComb and PPTL-FS(W)
+    "DP-GD (target only)": "#ff7f0e",
+    "DP-GD from the source": "#d62728",
+    "DP-GD from a public source": "#8c564b",
     "PLR-FS": "#8c564b",
     "PLR(main)": "#7f7f7f",
     "non-private": "#444444",

@@ -428,6 +428,18 @@ def _load_builtins():
         "PPTL Figure 3(a)'s black line: non-private LR on the target",
         page="pptl_table1_mnist",
     )
+    from dpstack.companion.papers.pptl import alternatives as pptl_alternatives
+
+    register(
+        "pptl_alternatives",
+        _transformed(pptl_alternatives.alternatives_cells, pst.redrawn_cells),  # MNIST redrawn as in Table 1
+        pptl_alternatives.alternative_cell,
+        primary,
+        plain_table,
+        mnist_t,
+        f"PPTL against today's alternatives (DP-GD on the target, from a private or a public source) on "
+        f"PPTL Table 1's data, splits and {PRIMARY_REPEATS} repeats",
+    )
     for name, cells, what in [
         ("ruijin_transfer_branches", pptl.branches_cells, "PST Table 2 = PPTL Table 4: every RUIJIN-like branch"),
         ("ruijin_transfer_epsilon", pptl.epsilon_cells, "PPTL Table 2: RUIJIN-like branch 1 against ε"),

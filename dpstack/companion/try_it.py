@@ -283,6 +283,16 @@ def _try_it():
                 n_noise=2,
             ),
         ],
+        "pptl_alternatives": [
+            _live(
+                "pptl_alternatives",
+                "pptl_alternatives",
+                "Below the paper's smallest ε: does DP-GD from the private source still beat DP-GD on the target "
+                "alone at ε = 0.25?",
+                epsilons=[0.25, 0.5],
+                n_repeats=5,
+            ),
+        ],
         "accounting_checked": [
             _call(
                 "A stricter δ (one in a million instead of one in a hundred thousand): how much more noise "
