@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dpstack.alternatives.accounting import epsilon_of, gaussian_event, liu_talwar_epsilon, repeat_and_select_epsilon
 from dpstack.companion import results
 from dpstack.companion.paper_values import table_frame
 from dpstack.companion.papers.pptl.alternatives import ALTERNATIVE_METHODS, DELTA, GD_STEPS, GUARANTEES, PAPER_METHODS
@@ -245,13 +246,6 @@ def tuning_table(alternatives, n_candidates=None):
     family (the papers' :data:`PURE_METHODS`, or every DP-GD method of the page), ``K`` the number of
     candidates.
     """
-    from dpstack.alternatives.accounting import (
-        epsilon_of,
-        gaussian_event,
-        liu_talwar_epsilon,
-        repeat_and_select_epsilon,
-    )
-
     k = int(alternatives["n_candidates"].max()) if n_candidates is None else int(n_candidates)
     rows = []
     for eps, part in alternatives.groupby("epsilon"):
