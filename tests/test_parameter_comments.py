@@ -34,8 +34,15 @@ def comment_problems(page, source):
         exp, key = mapping[m.group(1)]
         value = live.short_text(live.plain(live.knobs(exp)[key].profile_value(live.COMMITTED_PROFILE)), limit=5)
         said = m.group(2).rpartition("stored: ")
+        stored = live.plain(live.knobs(exp)[key].profile_value(live.COMMITTED_PROFILE))
+        counted = re.fullmatch(r"all (\d+)", said[2].strip())  # a list of names said by its length
         if not said[1]:
             problems.append(f"{m.group(1)}: the comment does not say the stored value ({value})")
+        elif counted and isinstance(stored, list):
+            if int(counted.group(1)) != len(stored):
+                problems.append(
+                    f"{m.group(1)}: the comment says {said[2].strip()}, the stored results have {len(stored)}"
+                )
         elif said[2].strip() != value:
             problems.append(f"{m.group(1)}: the comment says {said[2].strip()}, the stored results have {value}")
     assigned = {m.group(1) for m in re.finditer(r"^(\w+)\s*=", source, re.M)}
@@ -63,6 +70,9 @@ def test_the_check_catches_a_stale_value_a_missing_value_and_a_registry_name():
     assert any("the stored results have" in p for p in comment_problems("pst_fig1_epsilon", stale))
     bare = re.sub(r"(epsilons = None .*); stored: .*", r"\1", source)
     assert any("does not say the stored value" in p for p in comment_problems("pst_fig1_epsilon", bare))
+    counted = re.sub(r"(methods = None .*stored: ).*", r"\g<1>all 3", source)
+    assert any("the stored results have 4" in p for p in comment_problems("pst_fig1_epsilon", counted))
+    assert comment_problems("pst_fig1_epsilon", re.sub(r"(methods = None .*stored: ).*", r"\g<1>all 4", source)) == []
     named = source.replace("# the ε grid", "# pst_fig1_epsilon: the ε grid")
     assert any("registry name" in p for p in comment_problems("pst_fig1_epsilon", named))
     assert get("pst_fig1_epsilon").description  # the words the cells use instead of the name
