@@ -31,6 +31,7 @@ import pandas as pd
 from dpstack.companion.stats import t_half_width
 
 __all__ = [
+    "guarantee_frame",
     "decimals_of",
     "fixed_text",
     "paper_vs_ours",
@@ -711,3 +712,14 @@ def book_tables():
     formatter = shell.display_formatter.formatters["text/html"]
     formatter.for_type(pd.DataFrame, lambda frame: scrollable(frame))
     formatter.for_type(pd.Series, lambda series: scrollable(series.to_frame()))
+
+
+#: The columns of a guarantees table (each method's entry in a page's ``GUARANTEES``, in this order).
+GUARANTEE_COLUMNS = ("guarantee", "neighbouring", "privacy unit", "assumes")
+
+
+def guarantee_frame(guarantees, methods, strict=True):
+    """What each method guarantees: a row per method of ``methods`` from ``guarantees`` (method → the four
+    :data:`GUARANTEE_COLUMNS`), indexed by method; ``strict=False`` leaves out methods without an entry."""
+    rows = [dict(zip(GUARANTEE_COLUMNS, guarantees[m]), method=m) for m in methods if strict or m in guarantees]
+    return pd.DataFrame(rows).set_index("method")

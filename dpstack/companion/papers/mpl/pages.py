@@ -37,7 +37,7 @@ from dpstack.companion.papers.mpl.grids import DATASETS, DP_NOISE, PRIVATE, summ
 from dpstack.companion.plotting import color_for, set_grid_ticks
 from dpstack.companion.rule import OUTCOMES, verdict_counts
 from dpstack.companion.stats import mean_interval
-from dpstack.companion.tables import MISSING, paper_vs_ours
+from dpstack.companion.tables import MISSING, guarantee_frame, paper_vs_ours
 from dpstack.companion.try_it import TRY_IT, try_it
 
 __all__ = [
@@ -434,12 +434,7 @@ def alternatives_frame(alternatives, seed=0, kdd=None):
 
 def guarantee_table(methods):
     """What each method guarantees: a row per method (guarantee, neighbouring relation, unit, what it assumes)."""
-    rows = [
-        dict(zip(("guarantee", "neighbouring", "privacy unit", "assumes"), alt.GUARANTEES[m]), method=m)
-        for m in methods
-        if m in alt.GUARANTEES
-    ]
-    return pd.DataFrame(rows).set_index("method")
+    return guarantee_frame(alt.GUARANTEES, methods, strict=False)
 
 
 def _today_order(methods):

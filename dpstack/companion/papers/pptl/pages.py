@@ -16,6 +16,7 @@ from dpstack.companion.paper_values import table_frame
 from dpstack.companion.papers.pptl.alternatives import ALTERNATIVE_METHODS, DELTA, GD_STEPS, GUARANTEES, PAPER_METHODS
 from dpstack.companion.papers.pptl.grids import TRANSFER_METHODS
 from dpstack.companion.stats import mean_interval, t_half_width
+from dpstack.companion.tables import guarantee_frame
 from dpstack.companion.variants import collapsed
 
 __all__ = [
@@ -108,10 +109,7 @@ def alternatives_frame(alternatives, seed=0, table1=None):
 
 def guarantee_table(methods):
     """What each method guarantees: a row per method (guarantee, neighbouring relation, unit, what it assumes)."""
-    rows = [
-        dict(zip(("guarantee", "neighbouring", "privacy unit", "assumes"), GUARANTEES[m]), method=m) for m in methods
-    ]
-    return pd.DataFrame(rows).set_index("method")
+    return guarantee_frame(GUARANTEES, methods)
 
 
 def _order(methods):

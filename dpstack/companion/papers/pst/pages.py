@@ -16,6 +16,7 @@ from dpstack.companion import results
 from dpstack.companion.papers.pst.alternatives import ALTERNATIVE_METHODS, GUARANTEES
 from dpstack.companion.papers.pst.grids import stacking_cell
 from dpstack.companion.stats import mean_interval, t_half_width
+from dpstack.companion.tables import guarantee_frame
 from dpstack.stacking import resolve_groups
 
 __all__ = [
@@ -66,10 +67,7 @@ def alternatives_frame(alternatives, seed=0, fig1=None):
 
 def guarantee_table(methods):
     """What each method guarantees: a row per method (guarantee, neighbouring relation, unit, what it assumes)."""
-    rows = [
-        dict(zip(("guarantee", "neighbouring", "privacy unit", "assumes"), GUARANTEES[m]), method=m) for m in methods
-    ]
-    return pd.DataFrame(rows).set_index("method")
+    return guarantee_frame(GUARANTEES, methods)
 
 
 def _order(methods):
