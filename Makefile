@@ -1,5 +1,5 @@
 # dpstack — the two commands of the README, and a few helpers.
-#   make book   install what is missing, execute every notebook with papermill, build the Jupyter Book
+#   make book   install what is missing, execute with papermill the notebooks whose inputs changed, build the Jupyter Book
 #   make test   install what is missing, lint (ruff), run the unit/statistical tests, nbval over every notebook,
 #               then the browser test (build the book, open every page in headless Chromium)
 # Packages go into the active virtualenv/conda env if there is one, else into ./.venv.
@@ -43,7 +43,7 @@ $(STAMP): pyproject.toml setup.py dpstack/_fused.c
 book: $(STAMP)
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory data; \
-	$(NB_ENV) "$(PY)" scripts/run_notebooks.py; \
+	$(NB_ENV) "$(PY)" scripts/run_notebooks.py --changed; \
 	$(MAKE) --no-print-directory html; \
 	echo "make book: done in $$(( $$(date +%s) - start )) s; open file://$(CURDIR)/_build/html/index.html"
 

@@ -3,6 +3,8 @@
 Usage::
 
     python scripts/run_notebooks.py                      # every notebook in _toc.yml order, in place
+    python scripts/run_notebooks.py --changed            # only those whose inputs changed (make book)
+    python scripts/run_notebooks.py --stale              # list those, run nothing (exit 1 if any)
     python scripts/run_notebooks.py notebooks/plr.ipynb  # some of them, in place
     python scripts/run_notebooks.py notebooks/pst_fig1_epsilon.ipynb -p epsilons "[0.05, 0.1]" -p n_repeats 3
                                                          # -> _build/live/pst_fig1_epsilon.ipynb
@@ -44,6 +46,17 @@ dangles under the note, the remaining outputs are excluded from nbval's comparis
 (``nbval-ignore-output``: a machine with the data prints something else), and the notebook's
 metadata records ``dpstack.data_absent`` (the book marks such pages in its sidebar).
 
+What a page was executed from. A notebook executed in place without parameters records in its
+metadata (``dpstack.inputs``) a digest of each thing its outputs can depend on: ``source`` (its own
+cells, for a generated page the page generated from its template), ``code`` (every source file of
+the dpstack package, by :func:`dpstack.provenance.code_hash`, and the package's data files),
+``results`` (every file under ``results/``), ``book`` (``_toc.yml``, ``_config.yml`` and the
+notebooks' titles, which pages quote), ``data`` (the names and sizes of the files in the data home)
+and ``libraries`` (the versions of Python and the numerical and plotting libraries). ``--changed``
+executes only the notebooks for which one of these differs and says which; ``--stale`` lists them.
+The numerical platform (BLAS kernels, the solver's pass) is not an input here: on another platform
+the committed outputs are those nbval compares a re-execution with, within its tolerance.
+
 Output: one line per notebook (ok / FAILED, time), a progress bar on a terminal,
 then a summary. The kernels' start-up and shut-down chatter on stderr (ipykernel's
 "Kernel is running over TCP without encryption" warning, its "KeyboardInterrupt
@@ -57,6 +70,9 @@ import argparse
 import ast
 import concurrent.futures
 import contextlib
+import functools
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -309,6 +325,131 @@ def _temp_beside(path):
     return Path(tmp)
 
 
+#: The libraries whose versions a page's outputs can depend on (numbers, tables, figures).
+LIBRARIES = ("numpy", "scipy", "sklearn", "pandas", "matplotlib", "joblib", "dp_accounting")
+
+
+def _digest(items):
+    """sha256 (hex) of a JSON-serialisable value, keys sorted."""
+    return hashlib.sha256(json.dumps(items, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _file_digests(folder, patterns=("*",)):
+    """``{relative path: sha256 of the bytes}`` of the files under ``folder`` matching ``patterns``."""
+    folder = Path(folder)
+    files = sorted({p for pattern in patterns for p in folder.rglob(pattern) if p.is_file()})
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in files
+        if "__pycache__" not in p.parts and not p.name.startswith(".") and p.suffix not in (".pyc", ".so")
+    }
+
+
+def _code_digest():
+    """Every dpstack source file by :func:`dpstack.provenance.code_hash`, and the package's data files."""
+    from dpstack.provenance import code_hash
+
+    package = ROOT / "dpstack"
+    data = _file_digests(package)
+    code = {rel: code_hash(package / rel) for rel in data if rel.endswith((".py", ".c"))}
+    other = {rel: value for rel, value in data.items() if not rel.endswith((".py", ".c"))}
+    return _digest([code, other])
+
+
+def _titles():
+    """Every notebook's title line (pages quote each other's titles)."""
+    out = {}
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        nb = json.loads(path.read_text())
+        lines = (
+            line for c in nb["cells"] if c["cell_type"] == "markdown" for line in "".join(c["source"]).splitlines()
+        )
+        out[path.name] = next((line for line in lines if line.startswith("# ")), "")
+    return out
+
+
+def _data_listing():
+    """(name, size) of every file in the data home (what a page can load, or finds absent)."""
+    from dpstack.datasets import data_home
+
+    home = Path(data_home())
+    if not home.is_dir():
+        return []
+    return sorted(
+        (p.relative_to(home).as_posix(), p.stat().st_size)
+        for p in home.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(home).parts)
+    )
+
+
+def _library_versions():
+    import importlib
+    import platform
+
+    out = {"python": platform.python_version()}
+    for name in LIBRARIES:
+        try:
+            out[name] = importlib.import_module(name).__version__
+        except (ImportError, AttributeError):
+            out[name] = None
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _shared_inputs(stamp):
+    """The inputs every page shares, memoised on ``stamp`` (a listing of the project's files' mtimes)."""
+    return {
+        "code": _code_digest(),
+        "results": _digest(_file_digests(ROOT / "results")),
+        "book": _digest([_file_digests(ROOT, ("_toc.yml", "_config.yml")), _titles()]),
+        "data": _digest(_data_listing()),
+        "libraries": _digest(_library_versions()),
+    }
+
+
+def _stamp():
+    """(path, size, mtime) of every file the shared inputs read: what invalidates their memo."""
+    out = [os.environ.get("DPSTACK_DATA", "")]
+    for folder in (ROOT / "dpstack", ROOT / "results", ROOT / "notebooks"):
+        for p in sorted(folder.rglob("*")):
+            if p.is_file():
+                st = p.stat()
+                out.append((str(p), st.st_size, st.st_mtime_ns))
+    for name in ("_toc.yml", "_config.yml"):
+        p = ROOT / name
+        out.append((name, p.stat().st_mtime_ns) if p.exists() else (name, None))
+    return tuple(out)
+
+
+def source_digest(path):
+    """Digest of the notebook's cells (type, source, tags) — of the page generated from its template."""
+    generated = template_of(path)
+    nb = generate(*generated) if generated else nbformat.read(path, as_version=4)
+    cells = [(c.cell_type, c.source, sorted(c.metadata.get("tags", []))) for c in nb.cells]
+    return _digest(cells)
+
+
+def inputs(path):
+    """``{component: digest}`` of everything the outputs of notebook ``path`` can depend on (see the module)."""
+    return {"source": source_digest(path), **_shared_inputs(_stamp())}
+
+
+def recorded_inputs(path):
+    """The inputs recorded when ``path`` was last executed in place (empty if none)."""
+    nb = json.loads(Path(path).read_text())
+    return nb.get("metadata", {}).get("dpstack", {}).get("inputs", {})
+
+
+def changed_inputs(path, components=None):
+    """The components (``source``, ``code``, …) whose digest differs from the one ``path`` recorded.
+
+    ``components`` limits the comparison (e.g. to those that do not depend on the machine).
+    """
+    now, then = inputs(path), recorded_inputs(path)
+    keys = components or sorted(now)
+    return [k for k in keys if now.get(k) != then.get(k)]
+
+
 def run(path, parameters, kernel, capture=False, output=None):
     """Execute ``path`` and write the cleaned result atomically; returns (seconds, kernel output).
 
@@ -331,6 +472,8 @@ def run(path, parameters, kernel, capture=False, output=None):
     source = private / f"{path.stem}.source.ipynb" if generated else path
     t0 = time.perf_counter()
     box = {"text": ""}
+    # What the page is executed from (recorded only for a page executed in place without parameters).
+    record = inputs(path) if destination == path and not parameters else None
     try:
         if generated:
             nbformat.write(generate(*generated), source)
@@ -347,6 +490,10 @@ def run(path, parameters, kernel, capture=False, output=None):
         nb = strip_volatile(nbformat.read(executed, as_version=4))
         if generated and _data_absent(nb):
             nb = mark_absent_data(nb)
+        if record is not None:
+            nb.metadata.setdefault("dpstack", {})["inputs"] = record
+        elif "inputs" in nb.metadata.get("dpstack", {}):  # the source's record does not describe this run
+            del nb.metadata["dpstack"]["inputs"]
         nbformat.write(nb, cleaned)
         os.replace(cleaned, destination)
     except BaseException as exc:
@@ -417,6 +564,17 @@ def main(argv=None):
         action="store_true",
         help="write the executed notebook over the committed one (the default only without -p)",
     )
+    parser.add_argument(
+        "--changed",
+        action="store_true",
+        help="execute only the notebooks whose inputs (source, dpstack code, results, book, data, libraries) "
+        "differ from those recorded when they were last executed in place",
+    )
+    parser.add_argument(
+        "--stale",
+        action="store_true",
+        help="list the notebooks --changed would execute and why; execute nothing (exit 1 if any)",
+    )
     parser.add_argument("--kernel", default="python3")
     parser.add_argument(
         "-j",
@@ -438,6 +596,20 @@ def main(argv=None):
     except ValueError as exc:
         print(str(exc), file=sys.stderr)
         return 2
+    if args.changed or args.stale:
+        if parameters or args.output is not None:
+            print("--changed and --stale compare the committed notebooks: give no -p or --output", file=sys.stderr)
+            return 2
+        why = {path: changed_inputs(path) for path in paths}
+        stale = [path for path in paths if why[path]]
+        for path in stale:
+            print(f"stale   {_display(path)}: {', '.join(why[path])} changed", flush=True)
+        print(f"{len(paths) - len(stale)} of {len(paths)} notebook(s) up to date with their inputs", flush=True)
+        if args.stale:
+            return 1 if stale else 0
+        paths = stale
+        if not paths:
+            return 0
     t0 = time.perf_counter()
     failed = []
     # One kernel per notebook: separate processes, so running several at once is safe.

@@ -232,7 +232,7 @@ def test_generated_page_with_and_without_data(tmp_path, monkeypatch):
         (tmp_path / f"{name}.ipynb").write_text("{}")  # whatever is there is replaced by the generated page
         run_notebooks.run(tmp_path / f"{name}.ipynb", {}, "python3")
     a = nbformat.read(tmp_path / "a.ipynb", as_version=4)
-    assert "".join(a.cells[-2].outputs[0]["text"]) == "aa\n" and "dpstack" not in a.metadata
+    assert "".join(a.cells[-2].outputs[0]["text"]) == "aa\n" and "data_absent" not in a.metadata.get("dpstack", {})
     b = nbformat.read(tmp_path / "b.ipynb", as_version=4)
     assert b.metadata["dpstack"]["data_absent"] is True
     assert not any("needs-data" in c.metadata.get("tags", []) for c in b.cells)  # no dangling caption
@@ -271,3 +271,102 @@ def test_sidebar_marks_pages_without_data(tmp_path):
     css = ext.sidebar_css(["x"])
     assert 'a[href$="x.html"]::after' in css and "data absent" in css
     assert ext.sidebar_css([]) == ""
+
+
+# ------------------------------------------------------------------- what a page was executed from
+def test_an_in_place_run_records_its_inputs_and_a_run_with_parameters_does_not(tmp_path):
+    path = tmp_path / "nb.ipynb"
+    _notebook(path, "print(x * 2)")
+    run_notebooks.run(path, {}, "python3")
+    recorded = run_notebooks.recorded_inputs(path)
+    assert sorted(recorded) == ["book", "code", "data", "libraries", "results", "source"]
+    assert run_notebooks.changed_inputs(path) == []
+    out = tmp_path / "live.ipynb"
+    run_notebooks.run(path, {"x": 3}, "python3", output=out)
+    assert run_notebooks.recorded_inputs(out) == {}
+
+
+def test_an_edited_cell_makes_the_page_stale_but_its_outputs_and_metadata_do_not(tmp_path):
+    path = tmp_path / "nb.ipynb"
+    _notebook(path, "print(x * 2)")
+    run_notebooks.run(path, {}, "python3")
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[1].outputs = []
+    nb.cells[1].metadata["collapsed"] = True
+    nbformat.write(nb, path)
+    assert run_notebooks.changed_inputs(path) == []
+    nb.cells[1].source = "print(x * 3)"
+    nbformat.write(nb, path)
+    assert run_notebooks.changed_inputs(path) == ["source"]
+    nb.cells[1].source = "print(x * 2)"
+    nb.cells[1].metadata["tags"] = ["remove-input"]  # a tag changes the rendered page
+    nbformat.write(nb, path)
+    assert run_notebooks.changed_inputs(path) == ["source"]
+
+
+def test_a_changed_module_result_or_library_names_its_component(tmp_path, monkeypatch):
+    path = tmp_path / "nb.ipynb"
+    _notebook(path, "print(x * 2)")
+    run_notebooks.run(path, {}, "python3")
+    real_digests = run_notebooks._file_digests
+
+    def edited(folder, patterns=("*",)):
+        out = real_digests(folder, patterns)
+        if Path(folder) == ROOT / "results":
+            out["pst_fig1_epsilon/paper.csv"] = "0" * 64
+        return out
+
+    monkeypatch.setattr(run_notebooks, "_file_digests", edited)
+    run_notebooks._shared_inputs.cache_clear()
+    assert run_notebooks.changed_inputs(path) == ["results"]
+    monkeypatch.setattr(run_notebooks, "_file_digests", real_digests)
+    real_hash = __import__("dpstack.provenance", fromlist=["code_hash"]).code_hash
+    monkeypatch.setattr(
+        "dpstack.provenance.code_hash", lambda p: "edited" if Path(p).name == "base.py" else real_hash(p)
+    )
+    run_notebooks._shared_inputs.cache_clear()
+    assert run_notebooks.changed_inputs(path) == ["code"]
+    monkeypatch.setattr("dpstack.provenance.code_hash", real_hash)
+    monkeypatch.setattr(run_notebooks, "LIBRARIES", (*run_notebooks.LIBRARIES, "nbformat"))
+    run_notebooks._shared_inputs.cache_clear()
+    assert run_notebooks.changed_inputs(path) == ["libraries"]
+    run_notebooks._shared_inputs.cache_clear()
+
+
+def test_changed_executes_only_stale_notebooks_and_stale_lists_them(tmp_path, capsys):
+    fresh, stale = tmp_path / "fresh.ipynb", tmp_path / "stale.ipynb"
+    _notebook(fresh, "print(x * 2)")
+    _notebook(stale, "print(x * 3)")
+    run_notebooks.run(fresh, {}, "python3")
+    run_notebooks.run(stale, {}, "python3")
+    nb = nbformat.read(stale, as_version=4)
+    nb.cells[1].source = "print(x * 4)"
+    nbformat.write(nb, stale)
+    before = fresh.read_bytes()
+    assert run_notebooks.main([str(fresh), str(stale), "--stale"]) == 1
+    out = capsys.readouterr().out
+    assert "stale.ipynb: source changed" in out and "fresh.ipynb" not in out.split("up to date")[0]
+    assert run_notebooks.main([str(fresh), str(stale), "--changed", "-j", "1"]) == 0
+    executed = [line for line in capsys.readouterr().out.splitlines() if " ok " in line]
+    assert len(executed) == 1 and "stale.ipynb" in executed[0]
+    assert fresh.read_bytes() == before
+    assert "".join(nbformat.read(stale, as_version=4).cells[1].outputs[0]["text"]) == "4\n"
+    assert run_notebooks.main([str(fresh), str(stale), "--stale"]) == 0
+    assert run_notebooks.main([str(fresh), "--changed", "-p", "x", "2"]) == 2
+
+
+#: The inputs that do not depend on the machine (the data home and the library versions do).
+COMMITTED_INPUTS = ("source", "code", "results", "book")
+
+
+def test_every_committed_notebook_was_executed_from_the_committed_code_results_and_cells():
+    """So that ``make book`` on a clone of main only builds the HTML (and no page shows what older code printed)."""
+    stale = {}
+    for path in run_notebooks.notebooks_in_toc():
+        changed = run_notebooks.changed_inputs(path, COMMITTED_INPUTS)
+        if changed:
+            stale[path.name] = changed
+    assert not stale, (
+        f"executed from other inputs than the committed ones: {stale}; "
+        "re-execute them: python scripts/run_notebooks.py --changed"
+    )
