@@ -34,7 +34,7 @@ import pandas as pd
 
 from dpstack.companion.parameters import RULES, ParameterError, check_parameters, injected_parameters, is_real
 from dpstack.companion.results import experiments, get, load_or_run
-from dpstack.companion.spec import experiment_specs
+from dpstack.companion.spec import SENSITIVITY_PAGE, experiment_specs
 from dpstack.companion.variants import PRIMARY, as_primary
 
 __all__ = [
@@ -59,8 +59,9 @@ __all__ = [
 COMMITTED_PROFILE = "paper"
 
 #: Pages rendering registered experiments whose notebook does not expose the knobs: the protocol
-#: sensitivity page runs its grids through :func:`.protocols.sensitivity_page`, which takes none.
-PAGES_WITHOUT_KNOBS = ("protocol_sensitivity",)
+#: sensitivity page (every declared variant's page) runs its grids through
+#: :func:`.protocols.sensitivity_page`, which takes none.
+PAGES_WITHOUT_KNOBS = (SENSITIVITY_PAGE,)
 
 
 @dataclass(frozen=True)
@@ -219,11 +220,12 @@ PROTOCOL_PARAMETERS = {
     "row_scale": "s > 0: every row divided by the public constant s before the private fits (None: s = 1, the papers')",
 }
 
-#: Pages that render results with protocol variants but do not take the protocol parameters: the MPL
-#: pages are one template for four data sets, and only KDD-99 has a variant (rows ÷ 4); the RUIJIN
-#: page's variants cover only the MNIST panel of one of its three grids. Both run from the command
-#: line or their functions here (:func:`protocols_mpl_kdd_row_scale`, :func:`protocols_pptl_fig4_refit`, …).
-PAGES_WITHOUT_PROTOCOLS = ("mpl_kdd", "ruijin_transfer")
+#: Pages that render results with protocol variants but do not take the protocol parameters (declared
+#: ``page_protocols=False``): the MPL pages are one template for four data sets, and only KDD-99 has a
+#: variant (rows ÷ 4); the RUIJIN page's variants cover only the MNIST panel of one of its three grids.
+#: Both run from the command line or their functions here (:func:`protocols_mpl_kdd_row_scale`,
+#: :func:`protocols_pptl_fig4_refit`, …).
+PAGES_WITHOUT_PROTOCOLS = tuple(s.page for s in experiment_specs() if s.variants and not s.page_protocols)
 
 
 def page_protocols(page):

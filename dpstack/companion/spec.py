@@ -314,6 +314,8 @@ class ExperimentSpec:
         :func:`dpstack.companion.variants.draw_sentence`.
     try_it : tuple of TryIt
         The "Try it" lines of its page run with this result.
+    page_protocols : bool
+        Whether its page takes the protocol parameters (``refit``, ``row_scale``) of its variants.
     variant_of : (str, str) or None
         Set on the declarations :meth:`expanded` derives from a :class:`Variant`: (primary, kind).
     """
@@ -333,6 +335,7 @@ class ExperimentSpec:
     variants: tuple = ()
     draws: Mapping | None = None
     try_it: tuple = ()
+    page_protocols: bool = True
     variant_of: tuple | None = None
 
     def __post_init__(self):

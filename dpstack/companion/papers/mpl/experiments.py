@@ -46,8 +46,8 @@ FIT_ON = (
 )
 
 
-def _figure(dataset, order, protocol=None, variants=()):
-    """The page of §6's figure on ``dataset`` (accuracy against 1/ε)."""
+def _figure(dataset, order, **protocols):
+    """The page of §6's figure on ``dataset`` (accuracy against 1/ε); ``protocols``: its variants and their entry."""
     first = DATA_FIRST.get(dataset, "")
     return ExperimentSpec(
         f"mpl_{dataset}",
@@ -69,13 +69,12 @@ def _figure(dataset, order, protocol=None, variants=()):
             Knob("n_trials", count(1), "random splits", from_profiles(mpl.PROFILES, "n_trials")),
             Knob("n_noise", count(1), "noise draws per split", from_profiles(mpl.PROFILES, "n_noise")),
         ),
-        protocol=protocol,
-        variants=variants,
         draws={None: "MPL"},
         try_it=(
             TryIt(first + LAM, {"lam": 0.01}, dict(lam=0.01)),
             TryIt(first + FIT_ON, {"fit_on": "private"}, dict(fit_on="private")),
         ),
+        **protocols,
     )
 
 
@@ -107,6 +106,7 @@ KDD = _figure(
         ),
         Variant("another_seed", "protocols_mpl_kdd_another_seed", 670),
     ),
+    page_protocols=False,  # one template for four data sets; only KDD-99 has a variant
 )
 URL = _figure("url", 130)
 MNIST10 = _figure("mnist10", 140)

@@ -248,6 +248,7 @@ GROUPS = ExperimentSpec(
         ),
     ),
     draws={"MNIST": "PPTL-MNIST", "RUIJIN-like": "RUIJIN"},
+    page_protocols=False,  # the variants cover the MNIST panel of one of the page's three grids
 )
 
 #: The paper's results, each declared once.
