@@ -3,9 +3,10 @@
 A book page renders its committed paper-profile results (:func:`.results.load_or_run`). To
 re-run it with other grids, a researcher turns the knobs the page's grid function takes: the ε
 grid, the repeats, the datasets, the methods, the K grid, M, λ grids, the variants of an
-ablation, the public row scales of a protocol variant. This module names those knobs for every
-registered experiment (:func:`knobs`), checks them before any work is done, and runs the
-experiment through :func:`.results.load_or_run`:
+ablation, the public row scales of a protocol variant. Each experiment declares its knobs once
+(:class:`dpstack.companion.spec.Knob`, in its folder's ``experiments.py``, checked by the rules of
+:mod:`dpstack.companion.parameters`); this module gives them to the pages (:func:`knobs`), checks
+them before any work is done, and runs the experiment through :func:`.results.load_or_run`:
 
 >>> from dpstack.companion import live
 >>> sorted(live.knobs("pst_fig1_epsilon"))
@@ -25,14 +26,16 @@ call from a shell.
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 import pandas as pd
 
-from dpstack.companion.parameters import RULES, ParameterError
+from dpstack.companion.parameters import RULES, ParameterError, check_parameters, injected_parameters, is_real
+from dpstack.companion.results import experiments, get, load_or_run
+from dpstack.companion.spec import SENSITIVITY_PAGE, experiment_specs
+from dpstack.companion.variants import PRIMARY, as_primary
 
 __all__ = [
     "Knob",
@@ -56,64 +59,9 @@ __all__ = [
 COMMITTED_PROFILE = "paper"
 
 #: Pages rendering registered experiments whose notebook does not expose the knobs: the protocol
-#: sensitivity page runs its grids through :func:`.protocols.sensitivity_page`, which takes none.
-PAGES_WITHOUT_KNOBS = ("protocol_sensitivity",)
-
-
-# ------------------------------------------------------------------------------------------ checks
-def _real(v):
-    return isinstance(v, numbers.Real) and not isinstance(v, bool) and not math.isnan(v)
-
-
-def _int(v):
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-
-def _seq(v):
-    return isinstance(v, (list, tuple)) and len(v) >= 1
-
-
-def _distinct(v):
-    return len(set(v)) == len(v)
-
-
-def _choices(allowed):
-    allowed = tuple(allowed)
-
-    def ok(v):
-        return _seq(v) and _distinct(v) and all(isinstance(x, str) and x in allowed for x in v)
-
-    return ok, f"a non-empty list of distinct names from {list(allowed)}"
-
-
-def _one_of(allowed):
-    allowed = tuple(allowed)
-    return (lambda v: isinstance(v, str) and v in allowed), f"one of {list(allowed)}"
-
-
-def _ints(low, high=None, min_len=1):
-    def ok(v):
-        return (
-            _seq(v)
-            and len(v) >= min_len
-            and _distinct(v)
-            and all(_int(x) and x >= low and (high is None or x <= high) for x in v)
-        )
-
-    rng = f">= {low}" if high is None else f"from {low} to {high}"
-    return ok, f"a list of at least {min_len} distinct integers {rng}"
-
-
-def _positive_reals(v):
-    return _seq(v) and _distinct(v) and all(_real(x) and math.isfinite(x) and x > 0 for x in v)
-
-
-def _nonnegative_reals(v):
-    return _seq(v) and _distinct(v) and all(_real(x) and math.isfinite(x) and x >= 0 for x in v)
-
-
-def _count(low):
-    return (lambda v: _int(v) and v >= low), f"an integer >= {low}"
+#: sensitivity page (every declared variant's page) runs its grids through
+#: :func:`.protocols.sensitivity_page`, which takes none.
+PAGES_WITHOUT_KNOBS = (SENSITIVITY_PAGE,)
 
 
 @dataclass(frozen=True)
@@ -144,260 +92,24 @@ class Knob:
     to_grid: Callable | None = None
 
 
-def _rule(name):
-    return RULES[name]
+def _registered(profiles, key, fallback):
+    """A knob's value in a profile: the profile's own parameter, else ``fallback(profile)``."""
+
+    def value(profile):
+        params = profiles.get(profile, {})
+        return params[key] if key in params else fallback(profile)
+
+    return value
 
 
-# ------------------------------------------------------------------------------------------ the knobs
 def _build():
-    """Knobs of every registered experiment (the modules are imported on first use)."""
-    from dpstack.companion.chapters import end_to_end as e2e
-    from dpstack.companion.papers.mpl import alternatives as mpl_alt
-    from dpstack.companion.papers.mpl import grids as mpl
-    from dpstack.companion.papers.open_choices import ABLATION_VARIANTS, FACTOR_VARIANTS, PST_FACTOR_VARIANTS
-    from dpstack.companion.papers.pptl import grids as pptl
-    from dpstack.companion.papers.pst import alternatives as pst_alternatives
-    from dpstack.companion.papers.pst import grids as pst
-    from dpstack.companion.results import experiments, get
-
-    def registered(name, key, fallback):
-        """The registered profile's value of ``key``, else ``fallback(profile)``."""
-
-        def value(profile):
-            params = get(name).profiles.get(profile, {})
-            return params[key] if key in params else fallback(profile)
-
-        return value
-
-    def from_profiles(table, key):
-        return lambda profile: table[profile][key]
-
-    def const(value):
-        return lambda profile: value
-
-    def names(variants):
-        return lambda v: {k: variants[k] for k in v}
-
-    pst_datasets = _choices(("MNIST", "NEWS20"))
-    eps_list = _rule("epsilons")
-    eps_one = _rule("epsilon")
-    reps = _rule("n_repeats")
+    """Knobs of every declared experiment (:func:`dpstack.companion.spec.experiment_specs`)."""
     out = {}
-
-    def knob(exp, name, check_expected, help_, default, to_grid=None):
-        check, expected = check_expected
-        out.setdefault(exp, {})[name] = Knob(name, check, expected, help_, registered(exp, name, default), to_grid)
-
-    P, T, E = pst.PROFILES, pptl.TRANSFER_PROFILES, e2e.PROFILES
-    # PST figures
-    for exp in ("pst_fig1_epsilon", "pst_fig1_one_draw"):
-        knob(exp, "epsilons", eps_list, "the ε grid", from_profiles(P, "epsilons"))
-        knob(exp, "n_repeats", reps, "repeats (random splits)", from_profiles(P, "n_repeats"))
-        knob(exp, "datasets", pst_datasets, "datasets", from_profiles(P, "datasets"))
-        knob(exp, "methods", _choices(pst.STACKING_METHODS), "methods", const(pst.STACKING_METHODS))
-    # PST against today's alternatives: Figure 1's grid for the alternatives' methods
-    knob("pst_alternatives", "epsilons", eps_list, "the ε grid", from_profiles(P, "epsilons"))
-    knob("pst_alternatives", "n_repeats", reps, "repeats (random splits)", from_profiles(P, "n_repeats"))
-    knob("pst_alternatives", "datasets", pst_datasets, "datasets", from_profiles(P, "datasets"))
-    knob(
-        "pst_alternatives",
-        "methods",
-        _choices(pst_alternatives.ALTERNATIVE_METHODS),
-        "today's methods",
-        const(pst_alternatives.ALTERNATIVE_METHODS),
-    )
-    # K is at most the number of features (100 after PCA on MNIST and NEWS20; 50 in the RUIJIN-like cohort)
-    knob(
-        "pst_fig2_groups", "k_grid", _ints(1, 100, min_len=2), "the K grid (feature groups)", from_profiles(P, "k_grid")
-    )
-    knob("pst_fig2_groups", "epsilon", eps_one, "ε", const(1.0))
-    knob("pst_fig2_groups", "n_repeats", reps, "repeats", from_profiles(P, "k_repeats"))
-    knob("pst_fig2_groups", "datasets", pst_datasets, "datasets", from_profiles(P, "datasets"))
-    knob(
-        "pst_fig3_importance",
-        "alphas",
-        (_positive_reals, "a non-empty list of distinct finite numbers > 0"),
-        "the importance decay grid α (v_i = α^i)",
-        from_profiles(P, "alphas"),
-    )
-    knob("pst_fig3_importance", "epsilon", eps_one, "ε", const(1.0))
-    knob("pst_fig3_importance", "n_repeats", reps, "repeats", from_profiles(P, "n_repeats"))
-    knob("pst_fig3_importance", "datasets", pst_datasets, "datasets", from_profiles(P, "datasets"))
-    knob("pst_fig4_combiners", "dataset", _one_of(("MNIST", "NEWS20")), "dataset", const("NEWS20"))
-    knob("pst_fig4_combiners", "epsilon", eps_one, "ε", const(1.0))
-    knob("pst_fig4_combiners", "n_repeats", reps, "repeats", from_profiles(P, "n_repeats"))
-    # PPTL and PST Table 2
-    transfer_methods = _choices(pptl.TRANSFER_METHODS)
-    knob("pptl_table1_mnist", "methods", transfer_methods, "methods", const(pptl.TRANSFER_METHODS))
-    knob("pptl_table1_mnist", "epsilons", eps_list, "the ε grid (ε_s = ε_t = ε)", from_profiles(T, "epsilons"))
-    knob("pptl_table1_mnist", "n_repeats", reps, "repeats", from_profiles(T, "n_repeats"))
-    knob("pptl_table1_mnist_nonprivate", "n_repeats", reps, "repeats", from_profiles(T, "n_repeats"))
-    # PPTL against today's alternatives: Table 1's grid for the alternatives' methods
-    from dpstack.companion.papers.pptl import alternatives as pptl_alternatives
-
-    knob(
-        "pptl_alternatives",
-        "methods",
-        _choices(pptl_alternatives.ALTERNATIVE_METHODS),
-        "today's methods",
-        const(pptl_alternatives.ALTERNATIVE_METHODS),
-    )
-    knob("pptl_alternatives", "epsilons", eps_list, "the ε grid (ε_s = ε_t = ε)", from_profiles(T, "epsilons"))
-    knob("pptl_alternatives", "n_repeats", reps, "repeats", from_profiles(T, "n_repeats"))
-    knob(
-        "ruijin_transfer_branches",
-        "methods",
-        _choices(pptl.TRANSFER_METHODS + ("PLR(main)",)),
-        "methods",
-        const(pptl.TRANSFER_METHODS + ("PLR(main)",)),
-    )
-    knob("ruijin_transfer_branches", "branches", _ints(1, 16), "branches (1–16)", from_profiles(T, "branches"))
-    knob("ruijin_transfer_branches", "epsilon", eps_one, "ε", const(1.0))
-    knob("ruijin_transfer_branches", "n_repeats", reps, "repeats", from_profiles(T, "ruijin_repeats"))
-    branch = ((lambda v: _int(v) and 1 <= v <= 16), "an integer from 1 to 16")
-    knob("ruijin_transfer_epsilon", "branch", branch, "the branch", const(1))
-    knob("ruijin_transfer_epsilon", "methods", transfer_methods, "methods", const(pptl.TRANSFER_METHODS))
-    knob("ruijin_transfer_epsilon", "epsilons", eps_list, "the ε grid", from_profiles(T, "epsilons"))
-    knob("ruijin_transfer_epsilon", "n_repeats", reps, "repeats", from_profiles(T, "n_repeats"))
-    knob(
-        "ruijin_transfer_groups",
-        "datasets",
-        _choices(("RUIJIN", "MNIST")),
-        "datasets",
-        const(("RUIJIN", "MNIST")),
-    )
-    knob("ruijin_transfer_groups", "k_grid", _ints(1, 50, min_len=2), "the K grid", from_profiles(T, "k_grid"))
-    knob("ruijin_transfer_groups", "branch", branch, "the RUIJIN-like branch", const(1))
-    knob("ruijin_transfer_groups", "epsilon", eps_one, "ε", const(1.0))
-    knob("ruijin_transfer_groups", "n_repeats", reps, "repeats", from_profiles(T, "k_repeats"))
-    # the protocol sensitivity page: PST Figure 1 and PPTL Table 1 under the protocols the papers leave open
-    scales = (
-        _positive_reals,
-        "a non-empty list of distinct finite numbers > 0 (rows are divided by each; 1 is the primary result)",
-    )
-    for exp, knob_reps in (
-        ("protocols_pst_fig1_refit", from_profiles(P, "n_repeats")),
-        ("protocols_pst_fig1_row_scale", from_profiles(P, "n_repeats")),
-    ):
-        if exp.endswith("row_scale"):
-            knob(exp, "row_scales", scales, "the public row scales s (rows ÷ s)", const((2.0, 4.0, 8.0)))
-        knob(exp, "epsilons", eps_list, "the ε grid", from_profiles(P, "epsilons"))
-        knob(exp, "n_repeats", reps, "repeats", knob_reps)
-        knob(exp, "datasets", pst_datasets, "datasets", from_profiles(P, "datasets"))
-        knob(exp, "methods", _choices(pst.STACKING_METHODS), "methods", const(pst.STACKING_METHODS))
-    for exp, knob_reps in (
-        ("protocols_pptl_table1_refit", from_profiles(T, "n_repeats")),
-        ("protocols_pptl_table1_row_scale", from_profiles(T, "n_repeats")),
-    ):
-        if exp.endswith("row_scale"):
-            knob(exp, "row_scales", scales, "the public row scales s (rows ÷ s)", const((2.0, 4.0, 8.0)))
-        knob(exp, "methods", transfer_methods, "methods", const(pptl.TRANSFER_METHODS))
-        knob(exp, "epsilons", eps_list, "the ε grid (ε_s = ε_t = ε)", from_profiles(T, "epsilons"))
-        knob(exp, "n_repeats", reps, "repeats", knob_reps)
-    # the ablation page
-    lam_grid = (_rule("lams")[0], _rule("lams")[1])
-    for exp, methods, variants, profiles in (
-        ("stacking_ablation_pst", pst.STACKING_METHODS, PST_FACTOR_VARIANTS, P),
-        ("stacking_ablation_choices", pst.STACKING_METHODS, ABLATION_VARIANTS, P),
-    ):
-        knob(exp, "methods", _choices(methods), "methods", None)
-        knob(exp, "epsilons", eps_list, "the ε grid", None)
-        knob(exp, "variants", _choices(variants), "the variants (by name)", None, names(variants))
-        knob(exp, "n_repeats", reps, "repeats", None)
-        knob(exp, "lam_grid", lam_grid, "the λ grid", from_profiles(profiles, "lam_grid"))
-    exp = "stacking_ablation_transfer"
-    knob(exp, "methods", transfer_methods, "methods", None)
-    knob(exp, "epsilon", eps_one, "ε", None)
-    knob(exp, "variants", _choices(FACTOR_VARIANTS), "the variants (by name)", None, names(FACTOR_VARIANTS))
-    knob(exp, "n_repeats", reps, "repeats", None)
-    knob(exp, "lam_grid", lam_grid, "the λ grid", from_profiles(T, "lam_grid"))
-    knob("stacking_ablation_grids", "n_repeats", reps, "repeats", None)
-    knob("stacking_ablation_grids_transfer", "n_repeats", reps, "repeats", None)
-    knob(
-        "stacking_ablation_grids_transfer",
-        "methods",
-        _choices(("Direct", "SourceD", "SimComb")),
-        "methods",
-        const(("Direct", "SourceD", "SimComb")),
-    )
-    knob("stacking_ablation_swing", "n_seeds", _rule("n_draws"), "noise seeds per case", None)
-    # the end-to-end page
-    knob(
-        "end_to_end_private",
-        "pst_methods",
-        _choices(e2e.PST_METHODS),
-        "PST methods",
-        from_profiles(E, "pst_methods"),
-    )
-    knob(
-        "end_to_end_private",
-        "transfer_methods",
-        _choices(e2e.TRANSFER_METHODS),
-        "transfer methods",
-        from_profiles(E, "transfer_methods"),
-    )
-    knob("end_to_end_private", "n_repeats", reps, "repeats", from_profiles(E, "n_repeats"))
-    # MPL
-    for page, dataset in (("mpl_har", "har"), ("mpl_kdd", "kdd"), ("mpl_url", "url"), ("mpl_mnist10", "mnist10")):
-        knob(page, "n_parties", _ints(1), "the M grid (parties)", const(mpl.DATASETS[dataset]["n_parties"]))
-        knob(
-            page,
-            "inv_epsilons",
-            (_nonnegative_reals, "a non-empty list of distinct finite numbers >= 0 (0 is non-private)"),
-            "the 1/ε grid",
-            const(mpl.INV_EPSILONS),
-        )
-        knob(page, "lam", _rule("lam"), "λ of the global model", const(1e-4))
-        knob(page, "fit_on", _one_of(("aux", "private")), "rows the PCA is fitted on", const("aux"))
-        knob(page, "n_trials", _count(1), "random splits", from_profiles(mpl.PROFILES, "n_trials"))
-        knob(page, "n_noise", _count(1), "noise draws per split", from_profiles(mpl.PROFILES, "n_noise"))
-    # MPL against today's alternatives: KDD-99's grid for the alternatives' methods
-    A = mpl_alt.PROFILES
-    knob("mpl_alternatives", "n_parties", _ints(1), "the M grid (parties)", from_profiles(A, "n_parties"))
-    knob(
-        "mpl_alternatives",
-        "inv_epsilons",
-        (_nonnegative_reals, "a non-empty list of distinct finite numbers >= 0 (0 is non-private)"),
-        "the 1/ε grid",
-        from_profiles(A, "inv_epsilons"),
-    )
-    knob("mpl_alternatives", "n_trials", _count(1), "random splits", from_profiles(A, "n_trials"))
-    knob("mpl_alternatives", "n_noise", _count(1), "noise draws per split", from_profiles(A, "n_noise"))
-    knob(
-        "mpl_alternatives",
-        "methods",
-        _choices(mpl_alt.ALTERNATIVE_METHODS),
-        "today's methods",
-        const(mpl_alt.ALTERNATIVE_METHODS),
-    )
-    # The other results with protocol variants (protocols.PRIMARY: PST Figures 2-4, PPTL Figure 4's MNIST
-    # panel, MPL's KDD-99 figure): each variant takes its primary grid's knobs (defaults: the variant's
-    # registered values) and, for rows ÷ s, the scales (default: the paper profile's)
-    from dpstack.companion.variants import PRIMARY
-
-    for primary, entry in PRIMARY.items():
-        for exp in (entry["refit"], entry["row_scale"], entry["another_seed"]):
-            if exp is None or exp in out:  # PST Figure 1 and PPTL Table 1: declared above
-                continue
-            if exp == entry["row_scale"]:
-                knob(
-                    exp,
-                    "row_scales",
-                    scales,
-                    "the public row scales s (rows ÷ s)",
-                    const(get(exp).profiles["paper"]["row_scales"]),
-                )
-            for name, k in out[primary].items():
-                # PPTL Figure 4's variants run its MNIST panel only (the other panel is the synthetic cohort)
-                fallback = (
-                    const(("MNIST",)) if primary == "ruijin_transfer_groups" and name == "datasets" else k.profile_value
-                )
-                out.setdefault(exp, {})[name] = Knob(
-                    name, k.check, k.expected, k.help, registered(exp, name, fallback), k.to_grid
-                )
-    missing = sorted(set(experiments()) - set(out))
-    if missing:  # every registered experiment has knobs (a new one must be added here)
-        raise RuntimeError(f"no knobs declared for the registered experiment(s) {missing}")
+    for s in experiment_specs():
+        out[s.name] = {
+            k.name: Knob(k.name, k.rule[0], k.rule[1], k.help, _registered(s.profiles, k.name, k.default), k.to_grid)
+            for k in s.knobs
+        }
     return out
 
 
@@ -437,8 +149,6 @@ def knobs(name):
 
 def page_experiments():
     """Page → the registered experiments it renders (a page with several grids has several)."""
-    from dpstack.companion.results import experiments, get
-
     out = {}
     for name in experiments():
         out.setdefault(get(name).page, []).append(name)
@@ -510,11 +220,12 @@ PROTOCOL_PARAMETERS = {
     "row_scale": "s > 0: every row divided by the public constant s before the private fits (None: s = 1, the papers')",
 }
 
-#: Pages that render results with protocol variants but do not take the protocol parameters: the MPL
-#: pages are one template for four data sets, and only KDD-99 has a variant (rows ÷ 4); the RUIJIN
-#: page's variants cover only the MNIST panel of one of its three grids. Both run from the command
-#: line or their functions here (:func:`protocols_mpl_kdd_row_scale`, :func:`protocols_pptl_fig4_refit`, …).
-PAGES_WITHOUT_PROTOCOLS = ("mpl_kdd", "ruijin_transfer")
+#: Pages that render results with protocol variants but do not take the protocol parameters (declared
+#: ``page_protocols=False``): the MPL pages are one template for four data sets, and only KDD-99 has a
+#: variant (rows ÷ 4); the RUIJIN page's variants cover only the MNIST panel of one of its three grids.
+#: Both run from the command line or their functions here (:func:`protocols_mpl_kdd_row_scale`,
+#: :func:`protocols_pptl_fig4_refit`, …).
+PAGES_WITHOUT_PROTOCOLS = tuple(s.page for s in experiment_specs() if s.variants and not s.page_protocols)
 
 
 def page_protocols(page):
@@ -523,8 +234,6 @@ def page_protocols(page):
     ``"refit"`` when some grid of the page has a refit variant, ``"row_scale"`` when some grid has
     a row-scale variant; ``{}`` for a page without variants (or one of :data:`PAGES_WITHOUT_PROTOCOLS`).
     """
-    from dpstack.companion.variants import PRIMARY
-
     if page in PAGES_WITHOUT_PROTOCOLS:
         return {}
     grids = page_experiments().get(page, [page] if page in PRIMARY else [])
@@ -541,7 +250,7 @@ def _check_protocol(page, refit, row_scale):
     available = page_protocols(page)
     if refit is not None and not isinstance(refit, bool):
         raise ParameterError(f"refit must be None or a bool, got {refit!r}")
-    if row_scale is not None and not (_real(row_scale) and math.isfinite(row_scale) and row_scale > 0):
+    if row_scale is not None and not (is_real(row_scale) and math.isfinite(row_scale) and row_scale > 0):
         raise ParameterError(f"row_scale must be None or a finite number > 0, got {row_scale!r}")
     use_refit = bool(refit)
     use_scale = row_scale is not None and float(row_scale) != 1.0
@@ -636,8 +345,6 @@ class PageParameters(dict):
 
     def _run_variant(self, exp, variant):
         """The grid's variant run, as a :class:`LiveResult` with the grid's own columns (rows of this scale)."""
-        from dpstack.companion.variants import as_primary
-
         values = self.knobs_of(exp)
         if self._protocol_param == "row_scale":
             s = float(self.row_scale)
@@ -706,8 +413,6 @@ def check_page_parameters(namespace, name, *common):
         The knob values (a dict), with :meth:`PageParameters.frame` and
         :func:`dpstack.companion.show.live_box` for the page.
     """
-    from dpstack.companion.parameters import check_parameters, injected_parameters
-
     mapping = page_knobs(name)
     protocol_params = list(page_protocols(name))
     declared = list(common) + list(mapping) + protocol_params
@@ -759,7 +464,7 @@ def _same(a, b):
     a, b = plain(a), plain(b)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if _real(a) and _real(b):
+    if is_real(a) and is_real(b):
         return float(a) == float(b)
     return a == b
 
@@ -770,8 +475,6 @@ def differences(name, profile="paper", seed=None, **values):
     The profile itself counts (``"profile": ("quick", "paper")``), the seed likewise (``None``:
     the experiment's own root seed); a knob set to the profile's own value does not.
     """
-    from dpstack.companion.results import get
-
     committed = profile_values(name, COMMITTED_PROFILE)
     resolved = profile_values(name, profile)
     out = {}
@@ -887,8 +590,6 @@ def run(name, *, profile=COMMITTED_PROFILE, seed=None, n_jobs=1, cache=False, **
     ParameterError
         Before any work, for an unknown parameter (listing the valid ones) or an unusable value.
     """
-    from dpstack.companion.results import get, load_or_run
-
     seed = get(name).seed if seed is None else seed
     check_knobs(name, {"profile": profile, "seed": seed, "n_jobs": n_jobs, "cache": cache, **values})
 
@@ -910,52 +611,8 @@ def run(name, *, profile=COMMITTED_PROFILE, seed=None, n_jobs=1, cache=False, **
 
 
 # ------------------------------------------------------------------------------------------ one function per experiment
-_EXPERIMENT_NAMES = (
-    "mpl_har",
-    "mpl_kdd",
-    "mpl_url",
-    "mpl_mnist10",
-    "pst_fig1_epsilon",
-    "pst_fig2_groups",
-    "pst_fig3_importance",
-    "pst_fig4_combiners",
-    "pst_alternatives",
-    "mpl_alternatives",
-    "pptl_table1_mnist",
-    "pptl_table1_mnist_nonprivate",
-    "pptl_alternatives",
-    "ruijin_transfer_branches",
-    "ruijin_transfer_epsilon",
-    "ruijin_transfer_groups",
-    "stacking_ablation_pst",
-    "stacking_ablation_transfer",
-    "stacking_ablation_grids",
-    "stacking_ablation_grids_transfer",
-    "stacking_ablation_choices",
-    "stacking_ablation_swing",
-    "end_to_end_private",
-    "protocols_pst_fig1_refit",
-    "protocols_pst_fig1_row_scale",
-    "protocols_pptl_table1_refit",
-    "protocols_pptl_table1_row_scale",
-    "protocols_pst_fig2_refit",
-    "protocols_pst_fig2_row_scale",
-    "protocols_pst_fig3_refit",
-    "protocols_pst_fig3_row_scale",
-    "protocols_pst_fig4_refit",
-    "protocols_pst_fig4_row_scale",
-    "protocols_pptl_fig4_refit",
-    "protocols_pptl_fig4_row_scale",
-    "protocols_mpl_kdd_row_scale",
-    "pst_fig1_one_draw",
-    "protocols_pst_fig1_another_seed",
-    "protocols_pst_fig2_another_seed",
-    "protocols_pst_fig3_another_seed",
-    "protocols_pst_fig4_another_seed",
-    "protocols_pptl_table1_another_seed",
-    "protocols_pptl_fig4_another_seed",
-    "protocols_mpl_kdd_another_seed",
-)
+#: Every declared experiment: :func:`run` under its name (``live.pst_fig1_epsilon(epsilons=…)``).
+_EXPERIMENT_NAMES = tuple(s.name for s in experiment_specs())
 
 
 def _page_function(name):

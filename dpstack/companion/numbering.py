@@ -13,7 +13,8 @@ The transfer paper (PPTL) and the multiparty paper (MPL) have one version each; 
 are used as printed.
 
 :data:`PAPER_ITEMS` is the one list of the papers' tables and figures: for each, what it shows,
-the book page that reproduces it and how (:data:`HOW`). Everything else here is derived from it:
+the book page that reproduces it and how (:data:`HOW`). Each paper declares its own items
+(``ITEMS``, :class:`dpstack.companion.spec.PaperItem`) beside its experiments. Everything else here is derived from it:
 :data:`PST_FIGURES` (the mapping every PST page title and caption is checked against by the
 test suite), :data:`PPTL_NUMBERS`, :data:`MPL_FIGURES`, :func:`pst_figure` (a reference in the
 book's form) and :func:`coverage_table` (the table of the "Reproducing the results" page, whose
@@ -25,6 +26,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from dpstack.companion import results
+from dpstack.companion.spec import PaperItem, paper_items
 
 __all__ = [
     "HOW",
@@ -60,78 +62,9 @@ HOW = {
 }
 
 
-class PaperItem(NamedTuple):
-    """One table or figure of one paper, numbered as the book numbers it.
-
-    ``number`` is the book's number (PST: the arXiv version's; a panel as ``"3(a)"`` when the
-    panels of one figure are reproduced on different pages); ``ijcai`` is the IJCAI version's
-    number of a PST item (empty for PPTL and MPL); ``how`` is a key of :data:`HOW`.
-    """
-
-    paper: str
-    kind: str
-    number: str
-    shows: str
-    page: str
-    how: str
-    ijcai: str = ""
-
-
-#: Every table and figure of the three papers, in each paper's order of appearance.
-PAPER_ITEMS = (
-    PaperItem("PST", "Table", "1", "sizes of the MNIST and NEWS20 tasks", "datasets", "computed", "1"),
-    PaperItem("PST", "Figure", "1", "test AUC against ε", "pst_fig1_epsilon", "computed", "1"),
-    PaperItem(
-        "PST", "Figure", "2", "test AUC against the number of groups K", "pst_fig2_groups", "computed", "2(a)–(b)"
-    ),
-    PaperItem(
-        "PST",
-        "Figure",
-        "3",
-        "test AUC against the feature importances vᵢ = αⁱ",
-        "pst_fig3_importance",
-        "computed",
-        "2(c)–(d)",
-    ),
-    PaperItem(
-        "PST",
-        "Figure",
-        "4",
-        "the combiners C-0 … C-4, C-mv, C-wmv and C-hl",
-        "pst_fig4_combiners",
-        "computed",
-        "3",
-    ),
-    PaperItem(
-        "PST", "Table", "2", "test AUC on the 16 RUIJIN branches (= PPTL Table 4)", "ruijin_transfer", "synthetic", "2"
-    ),
-    PaperItem("PST", "Table", "3", "RUIJIN features with the doctors' importances", "ruijin_like", "copied", "3"),
-    PaperItem(
-        "PST", "Table", "4", "RUIJIN sample sizes of the main centre and 16 branches", "ruijin_like", "copied", "4"
-    ),
-    PaperItem("PPTL", "Figure", "1", "the knowledge-sharing problem between hospitals", "pptl_overview", "diagram"),
-    PaperItem("PPTL", "Figure", "2", "the framework of PPTL-FS", "pptl_overview", "diagram"),
-    PaperItem("PPTL", "Table", "1", "MNIST transfer: test AUC against ε", "pptl_table1_mnist", "computed"),
-    PaperItem("PPTL", "Table", "2", "RUIJIN centre 3: test AUC against ε", "ruijin_transfer", "synthetic"),
-    PaperItem("PPTL", "Table", "3", "RUIJIN sample sizes of the 18 centres", "ruijin_transfer", "copied"),
-    PaperItem("PPTL", "Table", "4", "test AUC on RUIJIN centres 3–18 (= PST Table 2)", "ruijin_transfer", "synthetic"),
-    PaperItem("PPTL", "Figure", "3(a)", "MNIST: test AUC against ε (Table 1 drawn)", "pptl_table1_mnist", "computed"),
-    PaperItem("PPTL", "Figure", "3(b)", "RUIJIN: test AUC against ε (Table 2 drawn)", "ruijin_transfer", "synthetic"),
-    PaperItem(
-        "PPTL",
-        "Figure",
-        "4",
-        "test AUC against the number of groups K (RUIJIN, MNIST)",
-        "ruijin_transfer",
-        "partly synthetic",
-    ),
-    PaperItem(
-        "MPL", "Figure", "1", "the workflow: parties, ensemble, auxiliary data, release", "mpl_overview", "diagram"
-    ),
-    PaperItem("MPL", "Figure", "2", "activity recognition (UCI HAR): accuracy against 1/ε", "mpl_har", "computed"),
-    PaperItem("MPL", "Figure", "3", "network intrusion (KDD Cup 99): accuracy against 1/ε", "mpl_kdd", "computed"),
-    PaperItem("MPL", "Figure", "4", "malicious URLs: accuracy against 1/ε", "mpl_url", "computed"),
-)
+#: Every table and figure of the three papers, in each paper's order of appearance: each paper's
+#: ``ITEMS``, declared beside its experiments (``papers/<paper>/experiments.py``), papers in their order.
+PAPER_ITEMS = paper_items()
 
 
 class PaperFigure(NamedTuple):

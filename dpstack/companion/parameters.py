@@ -21,7 +21,20 @@ import numbers
 
 from dpstack.mechanisms import SMALLEST_EPSILON
 
-__all__ = ["RULES", "check_parameters", "injected_parameters", "ParameterError"]
+__all__ = [
+    "RULES",
+    "check_parameters",
+    "injected_parameters",
+    "ParameterError",
+    "is_real",
+    "is_int",
+    "choices",
+    "one_of",
+    "ints",
+    "positive_reals",
+    "nonnegative_reals",
+    "count",
+]
 
 PROFILES = ("smoke", "quick", "paper")
 
@@ -36,6 +49,79 @@ def _real(v):
 
 def _int(v):
     return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def is_real(v):
+    """A real number, not a bool and not NaN."""
+    return _real(v)
+
+
+def is_int(v):
+    """An integer, not a bool."""
+    return _int(v)
+
+
+def _seq(v):
+    return isinstance(v, (list, tuple)) and len(v) >= 1
+
+
+def _distinct(v):
+    return len(set(v)) == len(v)
+
+
+# ------------------------------------------------------------------ rules built for one knob: (check, expected)
+def choices(allowed):
+    """A non-empty list of distinct names from ``allowed``."""
+    allowed = tuple(allowed)
+
+    def ok(v):
+        return _seq(v) and _distinct(v) and all(isinstance(x, str) and x in allowed for x in v)
+
+    return ok, f"a non-empty list of distinct names from {list(allowed)}"
+
+
+def one_of(allowed):
+    """One name of ``allowed``."""
+    allowed = tuple(allowed)
+    return (lambda v: isinstance(v, str) and v in allowed), f"one of {list(allowed)}"
+
+
+def ints(low, high=None, min_len=1):
+    """A list of at least ``min_len`` distinct integers from ``low`` (to ``high``)."""
+
+    def ok(v):
+        return (
+            _seq(v)
+            and len(v) >= min_len
+            and _distinct(v)
+            and all(_int(x) and x >= low and (high is None or x <= high) for x in v)
+        )
+
+    rng = f">= {low}" if high is None else f"from {low} to {high}"
+    return ok, f"a list of at least {min_len} distinct integers {rng}"
+
+
+def positive_reals(note=None):
+    """A non-empty list of distinct finite numbers > 0 (``note``: what they are, said in brackets)."""
+
+    def ok(v):
+        return _seq(v) and _distinct(v) and all(_real(x) and math.isfinite(x) and x > 0 for x in v)
+
+    return ok, "a non-empty list of distinct finite numbers > 0" + (f" ({note})" if note else "")
+
+
+def nonnegative_reals(note=None):
+    """A non-empty list of distinct finite numbers >= 0 (``note``: what they are, said in brackets)."""
+
+    def ok(v):
+        return _seq(v) and _distinct(v) and all(_real(x) and math.isfinite(x) and x >= 0 for x in v)
+
+    return ok, "a non-empty list of distinct finite numbers >= 0" + (f" ({note})" if note else "")
+
+
+def count(low):
+    """An integer >= ``low``."""
+    return (lambda v: _int(v) and v >= low), f"an integer >= {low}"
 
 
 def _epsilon(v):

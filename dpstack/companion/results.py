@@ -23,10 +23,11 @@ re-runs it). :func:`load_or_run` is what a page calls: the committed table when 
 for exactly the grid and seed asked for, otherwise the live computation. :func:`replay`
 recomputes some cells of a committed result and compares them bit for bit.
 
-An experiment is registered with :func:`register`: a function building the list of cells from
-keyword parameters, the cell function (run by :func:`dpstack.companion.runner.run_cells`, so
-seeds, parallelism and the cache are the runner's), an optional function tidying the table, and
-the parameters of each profile.
+The book's experiments are declared once each, in their folders
+(:class:`dpstack.companion.spec.ExperimentSpec`), and registered from there. Any other experiment is
+registered with :func:`register`: a function building the list of cells from keyword parameters,
+the cell function (run by :func:`dpstack.companion.runner.run_cells`, so seeds, parallelism and the
+cache are the runner's), an optional function tidying the table, and the parameters of each profile.
 """
 
 from __future__ import annotations
@@ -52,6 +53,14 @@ import pandas as pd
 
 from dpstack._files import remove_orphans, temp_suffix
 from dpstack.companion.runner import external_code_hashes, run_cells
+from dpstack.companion.spec import (
+    DRAWN_DATASETS,
+    PAPER_REPEATS,
+    PRIMARY_REPEATS,
+    SECOND_DATA_DRAW,
+    SECOND_SEED,
+    experiment_specs,
+)
 from dpstack.provenance import (
     closure_hashes,
     code_hash,
@@ -94,6 +103,11 @@ __all__ = [
     "committed_table",
     "committed_sentence",
     "FORMAT",
+    "PRIMARY_REPEATS",
+    "PAPER_REPEATS",
+    "SECOND_SEED",
+    "SECOND_DATA_DRAW",
+    "DRAWN_DATASETS",
 ]
 
 FORMAT = "dpstack-result/1"
@@ -233,541 +247,20 @@ def register(name, cells, cell, profiles, finish=None, status=None, description=
     return exp
 
 
-def _data_status(require, *datasets):
-    """``None`` when ``require(*datasets)`` loads, else its message (the page says the data is absent)."""
-    from dpstack.datasets import DatasetNotFoundError
-
-    try:
-        require(*datasets)
-    except DatasetNotFoundError as err:
-        return str(err)
-    return None
-
-
-def _needs(require, *default):
-    """The status of a grid that reads ``default`` (or the ``datasets`` / ``dataset`` it is given).
-
-    Only the data the grid uses is required: a grid over the RUIJIN-like cohort alone does not
-    ask for MNIST. Datasets outside ``default`` (synthetic ones) need no files.
-    """
-
-    def status(datasets=None, dataset=None, **grid):
-        chosen = tuple(datasets) if datasets is not None else (dataset,) if dataset is not None else default
-        chosen = tuple(d for d in chosen if d in default)
-        return _data_status(require, *chosen) if chosen else None
-
-    return status
-
-
-def _status_of(data_status, dataset, **grid):
-    return data_status(dataset)
-
-
-def _both(quick, paper):
-    return {"quick": quick, "paper": paper}
-
-
-#: The repeats of every primary result of the papers' figures and tables (paper profile).
-PRIMARY_REPEATS = 30
-
-#: The repeats the papers report, and those of the refit and row-scale variants (registered explicitly:
-#: their knobs then say so, not the primary results' count).
-PAPER_REPEATS = 10
-
-#: The root seed of the protocol variant "another seed" (every primary result uses 0).
-SECOND_SEED = 1
-
-#: The variant "another seed" draws the data anew too: a cell of a drawn data set (MNIST's images,
-#: the RUIJIN-like cohort) with data draw ``d`` (``data_seed``, 0 when absent) draws ``d + SECOND_DATA_DRAW``.
-SECOND_DATA_DRAW = 1000
-
-#: The data sets whose draw a seed selects (NEWS20's split is the archive's; MPL's data is the
-#: whole data set, its split into parties is drawn from the root seed).
-DRAWN_DATASETS = ("MNIST", "RUIJIN")
-
-
-def _transformed(cells_fn, transform):
-    """``cells_fn`` whose cells pass through ``transform`` (e.g. the PST grids' ``redrawn_cells``)."""
-
-    @functools.wraps(cells_fn)
-    def cells(*args, **kwargs):
-        return transform(cells_fn(*args, **kwargs))
-
-    return cells
-
-
-def _another_draw(cells_fn):
-    """``cells_fn`` with every drawn data set's draw moved by :data:`SECOND_DATA_DRAW`."""
-
-    @functools.wraps(cells_fn)
-    def cells(*args, **kwargs):
-        return [
-            dict(c, data_seed=SECOND_DATA_DRAW + int(c.get("data_seed", 0)))
-            if c.get("dataset") in DRAWN_DATASETS
-            else c
-            for c in cells_fn(*args, **kwargs)
-        ]
-
-    return cells
-
-
 def _load_builtins():
-    """The book's experiments: one :func:`register` call per grid of a page (modules imported on first use)."""
+    """The book's experiments: every declaration of :func:`dpstack.companion.spec.experiment_specs`, registered once.
+
+    The declarations live in the folders (``papers/<paper>/experiments.py``,
+    ``chapters/experiments.py``); the protocol variants come after the primary results they vary
+    (the redrawn grids' NEWS20 cells of repeats 0-9 are the primary's own cells, which ``make
+    reproduce``'s cache then returns instead of recomputing).
+    """
     global _BUILTINS_LOADED
     if _BUILTINS_LOADED:
         return
     _BUILTINS_LOADED = True
-    import functools
-
-    from dpstack.companion.chapters import end_to_end as e2e
-    from dpstack.companion.papers.mpl import alternatives as mpl_alternatives
-    from dpstack.companion.papers.mpl import grids as mpl
-    from dpstack.companion.papers.open_choices import (
-        ABLATION_VARIANTS,
-        FACTOR_VARIANTS,
-        PST_FACTOR_VARIANTS,
-        plain_table,
-    )
-    from dpstack.companion.papers.pptl import grids as pptl
-    from dpstack.companion.papers.pst import alternatives as pst_alternatives
-    from dpstack.companion.papers.pst import grids as pst
-
-    pages = {"mpl_har": "har", "mpl_kdd": "kdd", "mpl_url": "url", "mpl_mnist10": "mnist10"}
-    for page, dataset in pages.items():
-        quick = dict(dataset=dataset, profile="quick", **mpl.QUICK_GRID.get(dataset, {}))
-        register(
-            page,
-            mpl.mpl_cells,
-            mpl.mpl_trial,
-            finish=mpl.finish_mpl,
-            profiles={"quick": quick, "paper": dict(dataset=dataset, profile="paper", n_trials=PRIMARY_REPEATS)},
-            status=functools.partial(_status_of, mpl.data_status, dataset),
-            description=f"MPL §6 accuracy against 1/ε on {dataset.upper()} (mpl_trial)",
-        )
-    register(
-        "mpl_alternatives",
-        mpl_alternatives.alternatives_cells,
-        mpl_alternatives.alternatives_trial,
-        _both(dict(profile="quick"), dict(profile="paper")),
-        plain_table,
-        functools.partial(_status_of, mpl.data_status, "kdd"),
-        "MPL against today's alternatives (PATE-GNMax, DP-FedAvg, soft + Gaussian noise) on KDD-99's parties and splits",
-    )
-
-    # --- PST (Yao et al.), figures numbered as in the arXiv version
-    pst_status = _needs(pst.require_data, "MNIST", "NEWS20")
-    mnist_status = _needs(pst.require_data, "MNIST")
-    profiles = _both(dict(profile="quick"), dict(profile="paper"))
-    primary = _both(dict(profile="quick"), dict(profile="paper", n_repeats=PRIMARY_REPEATS))
-    for page, cells, what in [
-        ("pst_fig1_epsilon", _transformed(pst.fig1_cells, pst.redrawn_cells), "PST Figure 1: test AUC against ε"),
-        (
-            "pst_fig2_groups",
-            _transformed(pst.fig2_cells, pst.redrawn_cells),
-            "PST Figure 2 [IJCAI Fig. 2(a)–(b)]: test AUC against K",
-        ),
-        (
-            "pst_fig3_importance",
-            _transformed(pst.fig3_cells, pst.redrawn_cells),
-            "PST Figure 3 [IJCAI Fig. 2(c)–(d)]: test AUC against the importances α",
-        ),
-    ]:
-        register(
-            page, cells, pst.stacking_cell, primary, plain_table, pst_status, what + f", {PRIMARY_REPEATS} repeats"
-        )
-    register(
-        "pst_fig1_one_draw",
-        pst.fig1_cells,
-        pst.stacking_cell,
-        profiles,
-        plain_table,
-        pst_status,
-        "PST Figure 1 at the paper's 10 repeats, one draw of the data (the splits today's alternatives share)",
-        page="pst_alternatives",
-    )
-    register(
-        "pst_alternatives",
-        pst_alternatives.alternatives_cells,
-        pst_alternatives.alternative_cell,
-        profiles,
-        plain_table,
-        pst_status,
-        "PST against today's alternatives (output perturbation, DP-GD, DP-SGD) on PST Figure 1's data and splits",
-    )
-    register(
-        "pst_fig4_combiners",
-        pst.fig4_cells,
-        pst.stacking_cell,
-        primary,
-        plain_table,
-        _needs(pst.require_data, "NEWS20"),
-        f"PST Figure 4 [IJCAI Fig. 3]: the combiners, {PRIMARY_REPEATS} repeats",
-    )
-
-    # --- PPTL (Guo et al.) and PST Table 2 on the RUIJIN-like cohort
-    mnist_t = _needs(lambda *datasets: pptl.require_data(), "MNIST")
-    register(
-        "pptl_table1_mnist",
-        _transformed(pptl.table1_cells, pst.redrawn_cells),  # MNIST redrawn as in PST's figures
-        pptl.transfer_cell,
-        primary,
-        plain_table,
-        mnist_t,
-        f"PPTL Table 1: MNIST 0/8 → 0/9 against ε, {PRIMARY_REPEATS} repeats, the images redrawn in each",
-    )
-    register(
-        "pptl_table1_mnist_nonprivate",
-        _transformed(pptl.table1_cells, pst.redrawn_cells),  # MNIST redrawn as in PST's figures
-        pptl.transfer_cell,
-        _both(
-            dict(profile="quick", methods=["Direct"], epsilons=[float("inf")]),
-            dict(profile="paper", methods=["Direct"], epsilons=[float("inf")], n_repeats=PRIMARY_REPEATS),
-        ),
-        plain_table,
-        mnist_t,
-        "PPTL Figure 3(a)'s black line: non-private LR on the target",
-        page="pptl_table1_mnist",
-    )
-    from dpstack.companion.papers.pptl import alternatives as pptl_alternatives
-
-    register(
-        "pptl_alternatives",
-        _transformed(pptl_alternatives.alternatives_cells, pst.redrawn_cells),  # MNIST redrawn as in Table 1
-        pptl_alternatives.alternative_cell,
-        primary,
-        plain_table,
-        mnist_t,
-        f"PPTL against today's alternatives (DP-GD on the target, from a private or a public source) on "
-        f"PPTL Table 1's data, splits and {PRIMARY_REPEATS} repeats",
-    )
-    for name, cells, what in [
-        ("ruijin_transfer_branches", pptl.branches_cells, "PST Table 2 = PPTL Table 4: every RUIJIN-like branch"),
-        ("ruijin_transfer_epsilon", pptl.epsilon_cells, "PPTL Table 2: RUIJIN-like branch 1 against ε"),
-        ("ruijin_transfer_groups", pptl.groups_cells, "PPTL Figure 4: PPTL-FS against K"),
-    ]:
-        status = mnist_t if name.endswith("groups") else None
-        # the claims on the synthetic cohort are judged at the primary results' repeat count too (the
-        # cohort is one draw; each repeat draws the split and the noise); Figure 4 keeps PPTL's 30
-        shown = profiles if name.endswith("groups") else primary
-        register(name, cells, pptl.transfer_cell, shown, plain_table, status, what, page="ruijin_transfer")
-
-    # --- the ablation of the stacked methods' open choices (one page, five grids)
-    def pick(variants, names):
-        return {k: variants[k] for k in names}
-
-    pst_quick = ["old defaults", "old, no high intercept", "old, λ per level", "new defaults"]
-    tr_quick = ["old defaults", "old, no refit", "new defaults", "new, refit"]
-    pst_eps = {p: min(pst.PROFILES[p]["epsilons"]) for p in ("quick", "paper")}  # PST Figure 1's smallest ε
-    register(
-        "stacking_ablation_pst",
-        pst.ablation_cells,
-        pst.ablation_cell,
-        _both(
-            dict(
-                profile="quick",
-                methods=["PLR", "PST-F(U)", "PST-F(W)"],
-                epsilons=[pst_eps["quick"]],
-                variants=pick(FACTOR_VARIANTS, pst_quick),
-                n_repeats=4,
-            ),
-            dict(
-                profile="paper",
-                methods=list(pst.STACKING_METHODS),
-                epsilons=[pst_eps["paper"]],
-                variants=dict(PST_FACTOR_VARIANTS),
-                n_repeats=30,
-            ),
-        ),
-        plain_table,
-        mnist_status,
-        "the factors of the high level's collapse, PST Figure 1 at its smallest ε",
-        page="stacking_ablation",
-    )
-    register(
-        "stacking_ablation_transfer",
-        pptl.ablation_cells,
-        pptl.ablation_cell,
-        _both(
-            dict(
-                profile="quick",
-                methods=["PPTL-FS(W)", "Direct"],
-                epsilon=0.5,
-                variants=pick(FACTOR_VARIANTS, tr_quick),
-                n_repeats=4,
-            ),
-            dict(
-                profile="paper",
-                methods=list(pptl.TRANSFER_METHODS),
-                epsilon=0.5,
-                variants=dict(FACTOR_VARIANTS),
-                n_repeats=20,
-            ),
-        ),
-        plain_table,
-        mnist_t,
-        "the factors of the high level's collapse, PPTL Table 1 at ε = 0.5",
-        page="stacking_ablation",
-    )
-    for name, module, status, what in [
-        ("stacking_ablation_grids", pst, mnist_status, "PLR on the old and the widened λ grids"),
-        (
-            "stacking_ablation_grids_transfer",
-            pptl,
-            mnist_t,
-            "Direct, SourceD and SimComb on the old and the widened λ grids",
-        ),
-    ]:
-        repeats = _both(dict(profile="quick", n_repeats=6), dict(profile="paper", n_repeats=10))
-        register(
-            name,
-            module.grid_comparison_cells,
-            module.ablation_cell,
-            repeats,
-            plain_table,
-            status,
-            what,
-            page="stacking_ablation",
-        )
-    choices_quick = [
-        "default",
-        "row_bound=normalize",
-        "rows ÷ 4 (public constant)",
-        "meta_features=sigmoid",
-        "lam_blocks=importance",
-        "low_intercept",
-    ]
-    register(
-        "stacking_ablation_choices",
-        pst.ablation_cells,
-        pst.ablation_cell,
-        _both(
-            dict(
-                profile="quick",
-                methods=["PLR", "PST-F(W)"],
-                epsilons=[0.5],
-                variants=pick(ABLATION_VARIANTS, choices_quick),
-                n_repeats=3,
-            ),
-            dict(
-                profile="paper",
-                methods=["PLR", "PST-F(W)"],
-                epsilons=[0.5],
-                variants=dict(ABLATION_VARIANTS),
-                n_repeats=10,
-            ),
-        ),
-        plain_table,
-        mnist_status,
-        "the open choices one at a time, PST-F(W) at ε = 0.5",
-        page="stacking_ablation",
-    )
-    swing = [
-        dict(
-            case="PST-F(U), ε=0.25, λ=0.1, high intercept",
-            dataset="MNIST",
-            method="PST-F(U)",
-            epsilon=0.25,
-            lam=0.1,
-            options={"high_intercept": True},
-        ),
-        dict(
-            case="PST-F(U), ε=0.25, λ=0.1, no high intercept",
-            dataset="MNIST",
-            method="PST-F(U)",
-            epsilon=0.25,
-            lam=0.1,
-            options={"high_intercept": False},
-        ),
-    ]
-    register(
-        "stacking_ablation_swing",
-        pst.swing_cells,
-        pst.swing_cell,
-        _both(dict(cases=swing, n_seeds=6), dict(cases=swing, n_seeds=50)),
-        plain_table,
-        mnist_status,
-        "the high level's signal and noise over noise seeds",
-        page="stacking_ablation",
-    )
-
-    # --- beyond the papers: the end-to-end private protocol beside the papers'
-    register(
-        "end_to_end_private",
-        e2e.end_to_end_cells,
-        e2e.end_to_end_cell,
-        profiles,
-        e2e.finish_end_to_end,
-        mnist_status,
-        "PST Figure 1 and PPTL Table 1 under the papers' protocol and end to end",
-    )
-
-    # --- protocol sensitivity: PST Figure 1 and PPTL Table 1 under choices the papers leave open.
-    # Registered after the primary results: the redrawn grids' NEWS20 cells of repeats 0-9 are the
-    # primary's own cells, which make reproduce's cache then returns instead of recomputing.
-    from dpstack.companion.papers.open_choices import row_scale_table
-
-    scales = [2.0, 4.0, 8.0]
-    fig2_k = [1, 5, 50]  # the K of Figure 2's claims (the default 5 against the two ends)
-    mpl_scales = [4.0]  # one scale: a KDD-99 grid costs about 2.5 min (budget)
-    for name, cells, prof, finish, status, what in [
-        (
-            "protocols_pst_fig1_refit",
-            pst.fig1_refit_cells,
-            _both(dict(profile="quick", datasets=["MNIST"], n_repeats=3), dict(profile="paper")),
-            plain_table,
-            pst_status,
-            "PST Figure 1, the chosen setting refitted on the whole training set",
-        ),
-        (
-            "protocols_pst_fig1_row_scale",
-            pst.fig1_row_scale_cells,
-            _both(
-                dict(profile="quick", row_scales=[4.0], datasets=["MNIST"], n_repeats=3),
-                dict(profile="paper", row_scales=scales),
-            ),
-            row_scale_table,
-            pst_status,
-            "PST Figure 1, every method, rows divided by a public constant",
-        ),
-        (
-            "protocols_pptl_table1_refit",
-            pptl.table1_refit_cells,
-            _both(dict(profile="quick", n_repeats=2), dict(profile="paper")),
-            plain_table,
-            mnist_t,
-            "PPTL Table 1, the chosen setting refitted on the whole target training part",
-        ),
-        (
-            "protocols_pptl_table1_row_scale",
-            pptl.table1_row_scale_cells,
-            _both(dict(profile="quick", row_scales=[4.0], n_repeats=2), dict(profile="paper", row_scales=scales)),
-            row_scale_table,
-            mnist_t,
-            "PPTL Table 1, every method, rows divided by a public constant",
-        ),
-        # PST Figures 2-4 [IJCAI Figs. 2-3]: every method of the figure; Figure 2 at the K its claims compare (1, 5, 50),
-        # over its 30 repeats (the primary's), which keeps the three grids at a third of the figure's cost
-        (
-            "protocols_pst_fig2_refit",
-            pst.fig2_refit_cells,
-            _both(dict(profile="quick", datasets=["MNIST"], n_repeats=3), dict(profile="paper", k_grid=fig2_k)),
-            plain_table,
-            pst_status,
-            "PST Figure 2 [IJCAI Fig. 2(a)–(b)] at K = 1, 5, 50, the chosen setting refitted on the whole training set",
-        ),
-        (
-            "protocols_pst_fig2_row_scale",
-            pst.fig2_row_scale_cells,
-            _both(
-                dict(profile="quick", row_scales=[4.0], datasets=["MNIST"], n_repeats=3),
-                dict(profile="paper", row_scales=scales, k_grid=fig2_k),
-            ),
-            row_scale_table,
-            pst_status,
-            "PST Figure 2 [IJCAI Fig. 2(a)–(b)] at K = 1, 5, 50, every method, rows divided by a public constant",
-        ),
-        (
-            "protocols_pst_fig3_refit",
-            pst.fig3_refit_cells,
-            _both(
-                dict(profile="quick", datasets=["MNIST"], n_repeats=3), dict(profile="paper", n_repeats=PAPER_REPEATS)
-            ),
-            plain_table,
-            pst_status,
-            "PST Figure 3 [IJCAI Fig. 2(c)–(d)], the chosen setting refitted on the whole training set",
-        ),
-        (
-            "protocols_pst_fig3_row_scale",
-            pst.fig3_row_scale_cells,
-            _both(
-                dict(profile="quick", row_scales=[4.0], datasets=["MNIST"], n_repeats=3),
-                dict(profile="paper", row_scales=scales, n_repeats=PAPER_REPEATS),
-            ),
-            row_scale_table,
-            pst_status,
-            "PST Figure 3 [IJCAI Fig. 2(c)–(d)], every method, rows divided by a public constant",
-        ),
-        (
-            "protocols_pst_fig4_refit",
-            pst.fig4_refit_cells,
-            _both(dict(profile="quick", n_repeats=3), dict(profile="paper", n_repeats=PAPER_REPEATS)),
-            plain_table,
-            _needs(pst.require_data, "NEWS20"),
-            "PST Figure 4 [IJCAI Fig. 3], each combiner's chosen setting refitted on the whole training set",
-        ),
-        (
-            "protocols_pst_fig4_row_scale",
-            pst.fig4_row_scale_cells,
-            _both(
-                dict(profile="quick", row_scales=[4.0], n_repeats=3),
-                dict(profile="paper", row_scales=scales, n_repeats=PAPER_REPEATS),
-            ),
-            row_scale_table,
-            _needs(pst.require_data, "NEWS20"),
-            "PST Figure 4 [IJCAI Fig. 3], every combiner, rows divided by a public constant",
-        ),
-        # PPTL Figure 4's MNIST panel (the paper's data; the RUIJIN-like panel is synthetic): refit and rows ÷ 4
-        # over its 30 repeats and every K (one scale: the panel's grid costs about 1.7 min a variant)
-        (
-            "protocols_pptl_fig4_refit",
-            pptl.groups_refit_cells,
-            _both(dict(profile="quick", n_repeats=2), dict(profile="paper")),
-            plain_table,
-            mnist_t,
-            "PPTL Figure 4's MNIST panel, the chosen setting refitted on the whole target training part",
-        ),
-        (
-            "protocols_pptl_fig4_row_scale",
-            pptl.groups_row_scale_cells,
-            _both(dict(profile="quick", n_repeats=2), dict(profile="paper", row_scales=[4.0])),
-            row_scale_table,
-            mnist_t,
-            "PPTL Figure 4's MNIST panel, rows divided by a public constant",
-        ),
-        (
-            "protocols_mpl_kdd_row_scale",
-            mpl.mpl_row_scale_cells,
-            _both(
-                dict(dataset="kdd", profile="quick", row_scales=[4.0], **mpl.QUICK_GRID["kdd"]),
-                dict(dataset="kdd", profile="paper", row_scales=mpl_scales, n_trials=PAPER_REPEATS),
-            ),
-            mpl.finish_mpl,
-            functools.partial(_status_of, mpl.data_status, "kdd"),
-            "MPL Figure 3 (KDD-99), rows divided by a public constant (the ε-DP release)",
-        ),
-    ]:
-        register(
-            name,
-            cells,
-            pst.stacking_cell if "pst" in name else mpl.mpl_trial if "mpl" in name else pptl.transfer_cell,
-            prof,
-            finish,
-            status,
-            what,
-            page="protocol_sensitivity",
-        )
-    # --- another seed: every primary result with variants, under another root seed and data draw
-    for primary_name, variant, extra in [
-        ("pst_fig1_epsilon", "protocols_pst_fig1_another_seed", {}),
-        ("pst_fig2_groups", "protocols_pst_fig2_another_seed", {}),
-        ("pst_fig3_importance", "protocols_pst_fig3_another_seed", {}),
-        ("pst_fig4_combiners", "protocols_pst_fig4_another_seed", {}),
-        ("pptl_table1_mnist", "protocols_pptl_table1_another_seed", {}),
-        ("ruijin_transfer_groups", "protocols_pptl_fig4_another_seed", {"datasets": ["MNIST"]}),
-        ("mpl_kdd", "protocols_mpl_kdd_another_seed", {}),
-    ]:
-        exp = _REGISTRY[primary_name]
-        register(
-            variant,
-            _another_draw(exp.cells),
-            exp.cell,
-            {k: dict(v, **extra) for k, v in exp.profiles.items()},
-            exp.finish,
-            exp.status,
-            f"{exp.description}; root seed {SECOND_SEED}, data draws from {SECOND_DATA_DRAW}",
-            page="protocol_sensitivity",
-            seed=SECOND_SEED,
-        )
+    for s in experiment_specs():
+        register(s.name, s.cells, s.cell, s.profiles, s.finish, s.status, s.description, page=s.page, seed=s.seed)
 
 
 def experiments():

@@ -2,7 +2,9 @@
 
 One or two parameter changes worth trying per page, each as a papermill command that re-runs
 the page and as the equivalent Python call (and, for a registered experiment, the same run from
-a shell): :data:`TRY_IT` holds them, one entry per page; :func:`try_it` renders the box.
+a shell): :data:`TRY_IT` holds them, one entry per page; :func:`try_it` renders the box. An
+experiment page's lines are declared with its experiment (:class:`dpstack.companion.spec.TryIt`);
+those of the theorem and foundation pages are written here.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import math
 from typing import NamedTuple
 
 from dpstack.companion.run import ALIASES
+from dpstack.companion.spec import experiment_specs
 
 __all__ = ["Suggestion", "TRY_IT", "try_it_suggestions", "try_it"]
 
@@ -57,137 +60,19 @@ def _call(question, notebook, python):
     return Suggestion(question, notebook, python)
 
 
-#: Pages whose data set a reader may not have: their suggestions say first what they need.
-DATA_FIRST = {
-    "mpl_har": "Once the UCI HAR data set is on your machine (the Datasets chapter says where it comes from): ",
-    "mpl_url": "Once the malicious-URL data set (about 0.5 GB) is on your machine (the Datasets chapter says "
-    "where it comes from): ",
-}
+def _declared():
+    """The "Try it" lines of the experiment pages, from each experiment's declaration (page → suggestions)."""
+    out = {}
+    for spec in experiment_specs():
+        for t in spec.try_it:
+            out.setdefault(spec.page, []).append(_live(spec.page, spec.name, t.question, t.notebook, **t.knobs))
+    return out
 
 
 def _try_it():
-    """The suggestions of every page."""
-    another_draw = "Do the verdicts survive another draw of every data split and every noise vector?"
-    mpl_lam = (
-        "The released model's sensitivity is 2/(Mλ): with a λ a hundred times the paper's, how much further "
-        "to the right (smaller ε) do the private curves hold up, and what does the larger λ cost batch?"
-    )
+    """The suggestions of every page: the experiment pages' declared ones, then the theorem and foundation pages'."""
     return {
-        "pst_fig1_epsilon": [
-            _live("pst_fig1_epsilon", "pst_fig1_epsilon", another_draw, {"seed": 1}),
-            _live(
-                "pst_fig1_epsilon",
-                "pst_fig1_epsilon",
-                "Below the paper's smallest ε: does PST-F(W) beat PLR at ε = 0.05?",
-                epsilons=[0.05, 0.1],
-                n_repeats=5,
-                datasets=["MNIST"],
-            ),
-        ],
-        "pst_fig2_groups": [
-            _live("pst_fig2_groups", "pst_fig2_groups", another_draw, {"seed": 1}),
-            _live(
-                "pst_fig2_groups",
-                "pst_fig2_groups",
-                "With half the budget, does the best number of groups K move?",
-                epsilon=0.5,
-                k_grid=[1, 2, 5, 10, 20],
-                n_repeats=10,
-            ),
-        ],
-        "pst_fig3_importance": [
-            _live("pst_fig3_importance", "pst_fig3_importance", another_draw, {"seed": 1}),
-            _live(
-                "pst_fig3_importance",
-                "pst_fig3_importance",
-                "Do importances help more when the budget is four times smaller?",
-                epsilon=0.25,
-                n_repeats=10,
-            ),
-        ],
-        "pst_fig4_combiners": [
-            _live("pst_fig4_combiners", "pst_fig4_combiners", another_draw, {"seed": 1}),
-            _live(
-                "pst_fig4_combiners",
-                "pst_fig4_combiners",
-                "On MNIST instead of NEWS20, does the stacked model (C-hl) still beat every single block and the votes?",
-                dataset="MNIST",
-            ),
-        ],
-        "pptl_table1_mnist": [
-            _live("pptl_table1_mnist", "pptl_table1_mnist", another_draw, {"seed": 1}),
-            _live(
-                "pptl_table1_mnist",
-                "pptl_table1_mnist",
-                "Below the paper's smallest ε: where does transfer stop paying off against the target alone (Direct)?",
-                epsilons=[0.1, 0.25, 0.5],
-                n_repeats=5,
-            ),
-        ],
-        "ruijin_transfer": [
-            _live("ruijin_transfer", "ruijin_transfer_epsilon", another_draw, {"seed": 1}),
-            _live(
-                "ruijin_transfer",
-                "ruijin_transfer_epsilon",
-                "Another target hospital: branch 12, the smallest of the cohort, against ε.",
-                branch=12,
-            ),
-        ],
-        **{
-            page: [
-                _live(page, page, DATA_FIRST.get(page, "") + mpl_lam, {"lam": 0.01}, lam=0.01),
-                _live(
-                    page,
-                    page,
-                    DATA_FIRST.get(page, "")
-                    + "PCA and the norm scale fitted on the private rows instead of the public auxiliary rows: how much "
-                    "accuracy did keeping them inside the guarantee cost?",
-                    {"fit_on": "private"},
-                    fit_on="private",
-                ),
-            ]
-            for page in ("mpl_har", "mpl_kdd", "mpl_url", "mpl_mnist10")
-        },
-        "end_to_end_private": [
-            _live(
-                "end_to_end_private",
-                "end_to_end_private",
-                "Does the cost of the whole-pipeline guarantee stay the same under another draw of every data "
-                "split and every noise vector?",
-                {"seed": 1},
-            ),
-            _live(
-                "end_to_end_private",
-                "end_to_end_private",
-                "Transfer only: what does the whole-pipeline guarantee cost PPTL-FS(W) against Direct, with more repeats?",
-                transfer_methods=["PPTL-FS(W)", "Direct"],
-                n_repeats=20,
-            ),
-        ],
-        "stacking_ablation": [
-            _live(
-                "stacking_ablation",
-                "stacking_ablation_swing",
-                "Does the share of high-level models that fall below AUC 0.5 stay the same under another draw of "
-                "every data split and every noise vector?",
-                {"seed": 1},
-            ),
-            _live(
-                "stacking_ablation",
-                "stacking_ablation_swing",
-                "Four times as many noise seeds: how often does the high-level model fall below AUC 0.5?",
-                n_seeds=200,
-            ),
-        ],
-        "protocol_sensitivity": [
-            _live("protocol_sensitivity", "protocols_pst_fig1_row_scale", another_draw, {"seed": 1}),
-            _live(
-                "protocol_sensitivity",
-                "protocols_pst_fig1_row_scale",
-                "A much larger public row scale: how far does dividing the rows by 16 pull every method down?",
-                row_scales=[2.0, 16.0],
-            ),
-        ],
+        **_declared(),
         "pst_privacy": [
             _call(
                 "Half the budget: the ledger and the exact privacy loss of each block at ε = 0.5.",
@@ -257,40 +142,6 @@ def _try_it():
                 "from dpstack.multiparty import lemma2_simulation\n\n"
                 "lemma2_simulation([1, 3, 10, 30, 100, 300, 1000],\n"
                 "                  n_repeats=30, pool_size=1500, random_state=0)",
-            ),
-        ],
-        # --- today's alternatives
-        "pst_alternatives": [
-            _live(
-                "pst_alternatives",
-                "pst_alternatives",
-                "Below the paper's smallest ε: do output perturbation and DP-GD keep their AUC at ε = 0.05 "
-                "(the papers' methods are committed at ε = 0.1 only)?",
-                epsilons=[0.05, 0.1],
-                n_repeats=5,
-                datasets=["MNIST"],
-            ),
-        ],
-        "mpl_alternatives": [
-            _live(
-                "mpl_alternatives",
-                "mpl_alternatives",
-                "With fewer parties (2,000 of 22 rows each): do PATE's noisy votes and party-level DP-FedAvg "
-                "still keep their accuracy at ε = 0.1 (1/ε = 10)?",
-                n_parties=[2000],
-                inv_epsilons=[0.1, 1.0, 10.0],
-                n_trials=1,
-                n_noise=2,
-            ),
-        ],
-        "pptl_alternatives": [
-            _live(
-                "pptl_alternatives",
-                "pptl_alternatives",
-                "Below the paper's smallest ε: does DP-GD from the private source still beat DP-GD on the target "
-                "alone at ε = 0.25?",
-                epsilons=[0.25, 0.5],
-                n_repeats=5,
             ),
         ],
         "accounting_checked": [

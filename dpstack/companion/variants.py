@@ -61,6 +61,7 @@ import pandas as pd
 
 from dpstack.companion import results
 from dpstack.companion import results as _results
+from dpstack.companion.spec import experiment_specs
 
 __all__ = [
     "as_primary",
@@ -99,100 +100,27 @@ ANOTHER_SEED = "another seed and data draw"
 PAPER_REPEATS = results.PAPER_REPEATS
 PAPER_COUNT = f"the papers' {PAPER_REPEATS} repeats"
 
-_MNIST_PST = "MNIST's images and its test set are drawn anew in every repeat; NEWS20's split is fixed"
-_PST_EXTRA = ("refit", "row_scale", "data_seed", "auc_fit")  # auc_fit: the validated model under refit
+
+def _primary():
+    """The declared results with protocol variants, in the order their variants are listed."""
+    specs = [s for s in experiment_specs() if s.protocol is not None]
+    first = {s.name: min(v.order for v in s.variants) for s in specs}
+    out = {}
+    for s in sorted(specs, key=lambda s: first[s.name]):
+        entry = dict(s.protocol)
+        entry.update({kind: s.variant(kind) for kind in ("refit", "row_scale", "another_seed")})
+        out[s.name] = entry
+    return out
+
 
 #: The primary results that have protocol variants: their stacked and one-level methods, the
-#: registered results of each protocol and the columns a protocol grid adds to the primary's.
-PRIMARY = {
-    "pst_fig1_epsilon": dict(
-        table="PST Figure 1",
-        stacked=("PST-S", "PST-F(U)", "PST-F(W)"),
-        one_level=("PLR",),
-        refit="protocols_pst_fig1_refit",
-        row_scale="protocols_pst_fig1_row_scale",
-        another_seed="protocols_pst_fig1_another_seed",
-        extra=_PST_EXTRA,
-        redrawn=_MNIST_PST,
-        curves=True,
-    ),
-    "pptl_table1_mnist": dict(
-        table="PPTL Table 1",
-        stacked=("PPTL-FS(W)", "PPTL-FS(R)"),
-        one_level=("Direct", "SourceD", "SimComb"),
-        refit="protocols_pptl_table1_refit",
-        row_scale="protocols_pptl_table1_row_scale",
-        another_seed="protocols_pptl_table1_another_seed",
-        extra=("refit", "row_scale", "data_seed"),
-        redrawn="the source and target images are drawn anew in every repeat (and the train/test splits)",
-        curves=True,
-    ),
-    "pst_fig2_groups": dict(
-        table="PST Figure 2 [IJCAI Fig. 2(a)–(b)]",
-        stacked=("PST-F(U)", "PST-F(W)"),
-        one_level=("PLR",),
-        refit="protocols_pst_fig2_refit",
-        row_scale="protocols_pst_fig2_row_scale",
-        another_seed="protocols_pst_fig2_another_seed",
-        extra=_PST_EXTRA,
-        redrawn=_MNIST_PST,
-        subset="at K = 1, 5 and 50, the K its claims compare",
-        summarised=True,
-    ),
-    "pst_fig3_importance": dict(
-        table="PST Figure 3 [IJCAI Fig. 2(c)–(d)]",
-        stacked=("PST-F(U)", "PST-F(W)"),
-        one_level=(),
-        refit="protocols_pst_fig3_refit",
-        row_scale="protocols_pst_fig3_row_scale",
-        another_seed="protocols_pst_fig3_another_seed",
-        extra=_PST_EXTRA,
-    ),
-    "pst_fig4_combiners": dict(
-        table="PST Figure 4 [IJCAI Fig. 3]",
-        stacked=("PST-F(U)", "PST-F(W)"),
-        one_level=(),
-        refit="protocols_pst_fig4_refit",
-        row_scale="protocols_pst_fig4_row_scale",
-        another_seed="protocols_pst_fig4_another_seed",
-        extra=_PST_EXTRA,
-    ),
-    "ruijin_transfer_groups": dict(
-        table="PPTL Figure 4 (MNIST panel)",
-        stacked=("PPTL-FS(W)", "PPTL-FS(R)"),
-        one_level=(),
-        refit="protocols_pptl_fig4_refit",
-        row_scale="protocols_pptl_fig4_row_scale",
-        another_seed="protocols_pptl_fig4_another_seed",
-        extra=("refit", "row_scale", "data_seed"),
-    ),
-    "mpl_kdd": dict(
-        table="MPL Figure 3 (KDD-99)",
-        stacked=(),
-        one_level=(),
-        refit=None,
-        refit_note="MPL tunes nothing on a validation part (λ is fixed), so there is nothing to refit",
-        row_scale="protocols_mpl_kdd_row_scale",
-        another_seed="protocols_mpl_kdd_another_seed",
-        extra=("row_scale", "diagnostic_noise"),
-    ),
-}
+#: registered results of each protocol and the columns a protocol grid adds to the primary's
+#: (derived from each result's declaration: its ``protocol`` and ``variants``).
+PRIMARY = _primary()
 
 #: What one repeat of each committed result draws anew and what stays one draw: result → {dataset: kind}
-#: (dataset None: every dataset of the result).
-DRAWS = {
-    **{
-        name: {"MNIST": "MNIST-redrawn", "NEWS20": "NEWS20"}
-        for name in ("pst_fig1_epsilon", "pst_fig2_groups", "pst_fig3_importance")
-    },
-    "pst_fig4_combiners": {"NEWS20": "NEWS20"},
-    "pst_fig1_one_draw": {"MNIST": "MNIST", "NEWS20": "NEWS20"},
-    "pptl_table1_mnist": {"MNIST": "PPTL-MNIST-redrawn"},
-    "ruijin_transfer_branches": {"RUIJIN-like": "RUIJIN"},
-    "ruijin_transfer_epsilon": {"RUIJIN-like": "RUIJIN"},
-    "ruijin_transfer_groups": {"MNIST": "PPTL-MNIST", "RUIJIN-like": "RUIJIN"},
-    **{name: {None: "MPL"} for name in ("mpl_kdd", "mpl_har", "mpl_url", "mpl_mnist10")},
-}
+#: (dataset None: every dataset of the result; from each result's declared ``draws``).
+DRAWS = {s.name: dict(s.draws) for s in experiment_specs() if s.draws}
 
 _DRAW_WORDS = {
     "MNIST": "one fixed draw of the data: the MNIST images, their train/test split and the PCA are drawn once; a "
