@@ -29,6 +29,7 @@ COMPUTING = (
     "dpstack.companion.papers.open_choices",
     "dpstack.companion.papers.pst.grids",
     "dpstack.companion.papers.pst.alternatives",
+    "dpstack.companion.papers.pst.honest",
     "dpstack.companion.papers.mpl.alternatives",
     "dpstack.companion.papers.pptl.alternatives",
     "dpstack.companion.papers.pptl.grids",
@@ -42,7 +43,8 @@ COMPUTING = (
 #: grid module on first use: folding those into one spec per paper folder removes them. The audit
 #: defers none.
 #: (+4: the MPL and PPTL alternatives pages' grid modules, imported by both registries like every page's.)
-FUNCTION_LEVEL_BUDGET = 66
+#: (+2: the honest-tuning page's grid module, in both registries.)
+FUNCTION_LEVEL_BUDGET = 68
 
 
 def layer(module):

@@ -158,6 +158,7 @@ def _build():
     from dpstack.companion.papers.pptl import grids as pptl
     from dpstack.companion.papers.pst import alternatives as pst_alternatives
     from dpstack.companion.papers.pst import grids as pst
+    from dpstack.companion.papers.pst import honest as pst_honest
     from dpstack.companion.results import experiments, get
 
     def registered(name, key, fallback):
@@ -205,6 +206,13 @@ def _build():
         _choices(pst_alternatives.ALTERNATIVE_METHODS),
         "today's methods",
         const(pst_alternatives.ALTERNATIVE_METHODS),
+    )
+    # PST tuned honestly: Figure 1's data and splits, its own ε grid and repeats
+    knob("pst_honest_tuning", "epsilons", eps_list, "the total ε grid", const(pst_honest.EPSILONS))
+    knob("pst_honest_tuning", "n_repeats", reps, "repeats (random splits)", lambda p: pst_honest.REPEATS[p])
+    knob("pst_honest_tuning", "datasets", pst_datasets, "datasets", from_profiles(P, "datasets"))
+    knob(
+        "pst_honest_tuning", "methods", _choices(pst_honest.HONEST_METHODS), "methods", const(pst_honest.HONEST_METHODS)
     )
     # K is at most the number of features (100 after PCA on MNIST and NEWS20; 50 in the RUIJIN-like cohort)
     knob(
@@ -924,6 +932,7 @@ _EXPERIMENT_NAMES = (
     "pptl_table1_mnist",
     "pptl_table1_mnist_nonprivate",
     "pptl_alternatives",
+    "pst_honest_tuning",
     "ruijin_transfer_branches",
     "ruijin_transfer_epsilon",
     "ruijin_transfer_groups",

@@ -331,6 +331,7 @@ def _load_builtins():
     from dpstack.companion.papers.pptl import grids as pptl
     from dpstack.companion.papers.pst import alternatives as pst_alternatives
     from dpstack.companion.papers.pst import grids as pst
+    from dpstack.companion.papers.pst import honest as pst_honest
 
     pages = {"mpl_har": "har", "mpl_kdd": "kdd", "mpl_url": "url", "mpl_mnist10": "mnist10"}
     for page, dataset in pages.items():
@@ -393,6 +394,16 @@ def _load_builtins():
         plain_table,
         pst_status,
         "PST against today's alternatives (output perturbation, DP-GD, DP-SGD) on PST Figure 1's data and splits",
+    )
+    register(
+        "pst_honest_tuning",
+        pst_honest.honest_cells,
+        pst_honest.honest_cell,
+        profiles,
+        plain_table,
+        pst_status,
+        "PST Figure 1's λ chosen the papers' way against honestly (Liu & Talwar's random stopping) at the same total ε",
+        page="honest_tuning",
     )
     register(
         "pst_fig4_combiners",

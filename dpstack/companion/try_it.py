@@ -293,6 +293,17 @@ def _try_it():
                 n_repeats=5,
             ),
         ],
+        "honest_tuning": [
+            _live(
+                "honest_tuning",
+                "pst_honest_tuning",
+                "At a larger total budget (ε = 8): does honest tuning still cost AUC, or does the noise of the "
+                "selection stop mattering?",
+                epsilons=[4.0, 8.0],
+                n_repeats=3,
+                datasets=["MNIST"],
+            ),
+        ],
         "accounting_checked": [
             _call(
                 "A stricter δ (one in a million instead of one in a hundred thousand): how much more noise "
