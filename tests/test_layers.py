@@ -29,6 +29,7 @@ COMPUTING = (
     "dpstack.companion.papers.open_choices",
     "dpstack.companion.papers.pst.grids",
     "dpstack.companion.papers.pst.alternatives",
+    "dpstack.companion.papers.pst.honest",
     "dpstack.companion.papers.mpl.alternatives",
     "dpstack.companion.papers.pptl.alternatives",
     "dpstack.companion.papers.pptl.grids",
