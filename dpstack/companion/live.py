@@ -190,11 +190,11 @@ def _build():
 
     P, T, E = pst.PROFILES, pptl.TRANSFER_PROFILES, e2e.PROFILES
     # PST figures
-    for exp in ("pst_fig1_epsilon", "pst_fig1_one_draw"):
-        knob(exp, "epsilons", eps_list, "the ε grid", from_profiles(P, "epsilons"))
-        knob(exp, "n_repeats", reps, "repeats (random splits)", from_profiles(P, "n_repeats"))
-        knob(exp, "datasets", pst_datasets, "datasets", from_profiles(P, "datasets"))
-        knob(exp, "methods", _choices(pst.STACKING_METHODS), "methods", const(pst.STACKING_METHODS))
+    exp = "pst_fig1_epsilon"
+    knob(exp, "epsilons", eps_list, "the ε grid", from_profiles(P, "epsilons"))
+    knob(exp, "n_repeats", reps, "repeats (random splits)", from_profiles(P, "n_repeats"))
+    knob(exp, "datasets", pst_datasets, "datasets", from_profiles(P, "datasets"))
+    knob(exp, "methods", _choices(pst.STACKING_METHODS), "methods", const(pst.STACKING_METHODS))
     # PST against today's alternatives: Figure 1's grid for the alternatives' methods
     knob("pst_alternatives", "epsilons", eps_list, "the ε grid", from_profiles(P, "epsilons"))
     knob("pst_alternatives", "n_repeats", reps, "repeats (random splits)", from_profiles(P, "n_repeats"))
@@ -947,7 +947,6 @@ _EXPERIMENT_NAMES = (
     "protocols_pptl_fig4_refit",
     "protocols_pptl_fig4_row_scale",
     "protocols_mpl_kdd_row_scale",
-    "pst_fig1_one_draw",
     "protocols_pst_fig1_another_seed",
     "protocols_pst_fig2_another_seed",
     "protocols_pst_fig3_another_seed",

@@ -376,23 +376,17 @@ def _load_builtins():
             page, cells, pst.stacking_cell, primary, plain_table, pst_status, what + f", {PRIMARY_REPEATS} repeats"
         )
     register(
-        "pst_fig1_one_draw",
-        pst.fig1_cells,
-        pst.stacking_cell,
-        profiles,
-        plain_table,
-        pst_status,
-        "PST Figure 1 at the paper's 10 repeats, one draw of the data (the splits today's alternatives share)",
-        page="pst_alternatives",
-    )
-    register(
         "pst_alternatives",
-        pst_alternatives.alternatives_cells,
+        _transformed(pst_alternatives.alternatives_cells, pst.redrawn_cells),  # Figure 1's draws, repeat by repeat
         pst_alternatives.alternative_cell,
-        profiles,
+        _both(
+            dict(profile="quick"),
+            dict(profile="paper", n_repeats=PRIMARY_REPEATS, epsilons=list(pst_alternatives.PAPER_EPSILONS)),
+        ),
         plain_table,
         pst_status,
-        "PST against today's alternatives (output perturbation, DP-GD, DP-SGD) on PST Figure 1's data and splits",
+        "PST against today's alternatives (output perturbation, DP-GD, DP-SGD, PST-F(W) with DP-GD blocks) on "
+        f"PST Figure 1's data, splits and {PRIMARY_REPEATS} repeats",
     )
     register(
         "pst_fig4_combiners",

@@ -186,7 +186,7 @@ DRAWS = {
         for name in ("pst_fig1_epsilon", "pst_fig2_groups", "pst_fig3_importance")
     },
     "pst_fig4_combiners": {"NEWS20": "NEWS20"},
-    "pst_fig1_one_draw": {"MNIST": "MNIST", "NEWS20": "NEWS20"},
+    "pst_alternatives": {"MNIST": "MNIST-redrawn", "NEWS20": "NEWS20"},
     "pptl_table1_mnist": {"MNIST": "PPTL-MNIST-redrawn"},
     "ruijin_transfer_branches": {"RUIJIN-like": "RUIJIN"},
     "ruijin_transfer_epsilon": {"RUIJIN-like": "RUIJIN"},
