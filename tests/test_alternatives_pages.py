@@ -204,3 +204,42 @@ def test_the_papers_rows_join_only_on_shared_repeats():
 
 def test_a_page_without_claims_of_the_papers_judges_nothing():
     assert len(show.judged("pst_alternatives")) == 0 and len(show.judged("accounting_checked")) == 0
+
+
+def _blocks_frame():
+    """PST-F(W) 0.80 + r/100, DP-GD 0.85 + r/100, the blocks 0.83 + r/100 (+ a little noise) at ε = 0.5
+    and 1; at ε = 2 the blocks are PST-F(W) ± 0.03: a positive mean difference whose interval holds 0."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for r in range(6):
+        for eps in (0.5, 1.0, 2.0):
+            for method, base in (("PST-F(W)", 0.80), ("DP-GD (replace-one)", 0.85), (alt.BLOCKS, 0.83)):
+                auc = base + 0.01 * r + (0.001 * rng.normal() if method == alt.BLOCKS else 0.0)
+                if method == alt.BLOCKS and eps == 2.0:
+                    auc = 0.80 + 0.01 * r + (0.03 if r % 2 else -0.02)
+                rows.append(dict(dataset="D", method=method, epsilon=eps, repeat=r, auc=auc, lam=1.0))
+    return pd.DataFrame(rows)
+
+
+def test_the_blocks_are_counted_ahead_and_behind_by_the_pages_rule():
+    """Planted: counting a positive mean as ahead (without its interval) fails at ε = 2."""
+    frame = _blocks_frame()
+    vs_pst = pages.ahead_behind(frame, alt.BLOCKS, "PST-F(W)").iloc[0]
+    vs_gd = pages.ahead_behind(frame, alt.BLOCKS, "DP-GD (replace-one)").iloc[0]
+    assert (vs_pst["ahead"], vs_pst["behind"], vs_pst["n_epsilons"]) == (2, 0, 3)
+    assert (vs_gd["ahead"], vs_gd["behind"]) == (0, 3)
+    text = pages.alternatives_findings(frame)
+    assert "PST-F(W) with DP-GD blocks is against DP-GD (replace-one) ahead at 0 and behind at 3" in text
+    assert "against PST-F(W) ahead at 2 and behind at 0 of the 3 finite values of ε" in text
+    table = pages.blocks_table(frame)
+    assert set(table["against"]) == {"PST-F(W)", "DP-GD (replace-one)"} and (table["repeats"] == 6).all()
+    assert pages.ahead_behind(frame[frame.method != alt.BLOCKS], alt.BLOCKS, "PST-F(W)").empty
+
+
+def test_the_grid_sentence_names_the_left_out_epsilons_and_keeps_the_repeats():
+    text = pages.grid_sentence(_blocks_frame())
+    assert "ε = 0.5, 1, 2 at 6 repeats" in text and "(0.1, 0.25, 4, 8, ∞)" in text
+    full = pd.DataFrame(
+        dict(dataset="D", method="m", epsilon=list(pst.PROFILES["paper"]["epsilons"]), repeat=0, auc=0.5, lam=1.0)
+    )
+    assert pages.grid_sentence(full) == ""

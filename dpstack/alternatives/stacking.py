@@ -210,9 +210,9 @@ class NoisyGradientStackingClassifier(BinaryClassifierMixin, BaseEstimator):
         The high level's solver.
     random_state : None, int, SeedSequence or numpy.random.Generator
         Source of the split, the groups of variant U and both levels' noise; not kept by the
-        fitted object. Its three streams are PST's (:data:`dpstack.stacking.OWN`, ``HIGH``,
-        ``LOW``): with the same ``random_state``, ``n_groups`` and groups this estimator and
-        :class:`~dpstack.PrivateStackingClassifier` draw the same D_l and D_h.
+        fitted object. Its three streams are laid out as PST's (the split's, the high level's,
+        the low level's): with the same ``random_state``, ``n_groups`` and groups this estimator
+        and :class:`~dpstack.PrivateStackingClassifier` draw the same D_l and D_h.
     classes : array-like of shape (2,) or None, default=None
         The public label set (``classes[1]`` positive); None reads it from y, outside the
         guarantee (a :class:`~dpstack.base.PrivacyLeakWarning`; recorded in ``privacy_`` and

@@ -272,11 +272,27 @@ def today_sentence(frame=None, link=""):
         return ""
     what = f"[today's alternatives]({link})" if link else "today's alternatives"
     reps = int(g["repeats"].max())
+    blocks = []
+    for reference in ("PST-F(W)", "DP-GD (replace-one)"):
+        t = ahead_behind(frame, BLOCKS, reference)
+        if len(t):
+            per = "; ".join(
+                f"ahead at {r.ahead} and behind at {r.behind} of {r.n_epsilons} on {r.dataset}" for r in t.itertuples()
+            )
+            blocks.append(f"against {reference} {per}")
+    stacked = (
+        " PST-F(W) with its blocks fitted by one DP-GD (does stacking still help once the blocks are modern?) is "
+        + ", and ".join(blocks)
+        + "."
+        if blocks
+        else ""
+    )
     return (
         f"Against {what}: noisy full-batch gradient descent (DP-GD, (ε, δ) under the same replace-one relation) "
         f"against PST-F(W), paired by repeat ({reps} repeats, 95 % intervals per comparison): "
         + "; ".join(bits)
         + "; every method's λ tuned on private validation rows."
+        + stacked
     )
 
 
