@@ -229,7 +229,7 @@ def test_the_blocks_are_counted_ahead_and_behind_by_the_pages_rule():
     assert (vs_pst["ahead"], vs_pst["behind"], vs_pst["n_epsilons"]) == (2, 0, 3)
     assert (vs_gd["ahead"], vs_gd["behind"]) == (0, 3)
     text = pages.alternatives_findings(frame)
-    assert "PST-F(W) with DP-GD blocks is against DP-GD (replace-one) ahead at 0 and behind at 3" in text
+    assert "PST-F(W) with DP-GD blocks: against DP-GD (replace-one) ahead at 0 and behind at 3" in text
     assert "against PST-F(W) ahead at 2 and behind at 0 of the 3 finite values of ε" in text
     table = pages.blocks_table(frame)
     assert set(table["against"]) == {"PST-F(W)", "DP-GD (replace-one)"} and (table["repeats"] == 6).all()

@@ -202,7 +202,7 @@ def _blocks_text(frame, dataset):
                 f"against {reference} ahead at {r['ahead']} and behind at {r['behind']} of the {r['n_epsilons']} "
                 f"finite values of ε (largest mean difference {r['largest']:+.3f} AUC, at ε = {r['at']:g})"
             )
-    return f" PST-F(W) with DP-GD blocks is {'; '.join(bits)}." if bits else ""
+    return f" PST-F(W) with DP-GD blocks: {'; '.join(bits)}." if bits else ""
 
 
 def alternatives_findings(frame):
