@@ -71,8 +71,8 @@ ALTERNATIVE_METHODS = (
 #: method of this grid: its committed rows are read)
 PAIRING_CHECK = "PLR"
 #: The ε values of the committed (paper-profile) grid, at Figure 1's 30 repeats: two of Figure 1's
-#: eight, its smallest (where the methods differ most) and 1 (where the issue's probes found every
-#: method near its non-private AUC). The others, ∞ included, are left out for the compute budget:
+#: eight, its smallest (where the methods differ most) and 1 (where on MNIST every method is close to
+#: its non-private AUC). The others, ∞ included, are left out for the compute budget:
 #: the grid with a fifth method at 30 repeats did not fit the time the recompute had on a shared
 #: machine. A live run of the page (its ``epsilons`` parameter) computes any other ε.
 PAPER_EPSILONS = (0.1, 1.0)
