@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from dpstack.companion import show
+from dpstack.companion import results, show
 from dpstack.companion.chapters import accounting_checked as acc
 from dpstack.companion.papers.pst import alternatives as alt
 from dpstack.companion.papers.pst import grids as pst
@@ -62,6 +65,7 @@ def test_the_grid_is_figure_1s_grid_for_the_alternatives():
     ours = alt.alternatives_cells("quick")
     assert {tuple(str(c[k]) for k in keys) for c in ours} == fig1
     assert {c["method"] for c in ours} == set(alt.ALTERNATIVE_METHODS)
+    assert alt.BLOCKS in alt.ALTERNATIVE_METHODS
     with pytest.raises(ValueError, match="methods must be taken from"):
         alt.alternatives_cells("quick", methods=["DP-Adam"])
 
@@ -96,6 +100,57 @@ def test_a_repeat_shares_figure_1s_fit_and_validation_split(monkeypatch):
     alt.alternative_cell(method="output perturbation", **cell, seed_sequence=cell_seed(0, {"repeat": 3}))
     pst.stacking_cell(method="PLR", **cell, seed_sequence=cell_seed(0, {"repeat": 3}))
     assert seen["PLR"] == seen["output"] and len(seen["PLR"]) == 1
+
+
+def _registered(name):
+    e = results.get(name)
+    return e.cells(**e.profiles["paper"])
+
+
+def test_the_registered_grid_has_figure_1s_draws_and_repeats_at_fewer_epsilons():
+    """Each committed cell of the alternatives is a committed cell of Figure 1 (data draw, repeat, λ grid, ε)."""
+    keys = ["dataset", "epsilon", "repeat", "data_seed", "lam_grid"]
+    fig1 = {tuple(str(c.get(k)) for k in keys) for c in _registered("pst_fig1_epsilon")}
+    ours = _registered("pst_alternatives")
+    assert {tuple(str(c.get(k)) for k in keys) for c in ours} <= fig1
+    assert {c["repeat"] for c in ours} == set(range(30)) and {c["epsilon"] for c in ours} == set(alt.PAPER_EPSILONS)
+    assert {c["data_seed"] for c in ours if c["dataset"] == "MNIST"} == set(range(30))  # redrawn, as Figure 1
+
+
+REAL = Path(os.environ.get("DPSTACK_DATA", "/nonexistent"))
+
+
+@pytest.mark.realdata
+@pytest.mark.skipif(not (REAL / "MANIFEST.md").is_file(), reason="DPSTACK_DATA does not hold the real files")
+@pytest.mark.parametrize("dataset, repeat, epsilon", [("MNIST", 2, 0.1), ("MNIST", 17, 1.0), ("NEWS20", 5, 0.1)])
+def test_plr_recomputed_in_an_alternatives_cell_is_figure_1s_committed_row_bit_for_bit(dataset, repeat, epsilon):
+    """The pairing: a registered cell of the alternatives, run for PLR, reproduces Figure 1's committed row
+    (same draw of the data, same fit / validation split, same noise seed). Planted: the cells without
+    Figure 1's redrawn MNIST (data_seed 0 in every repeat) fail for MNIST."""
+    cell = next(
+        c
+        for c in _registered("pst_alternatives")
+        if (c["dataset"], c["repeat"], c["epsilon"]) == (dataset, repeat, epsilon)
+    )
+    row = alt.alternative_cell(**dict(cell, method=alt.PAIRING_CHECK), seed_sequence=cell_seed(0, cell))
+    fig1 = results.load("pst_fig1_epsilon", "paper")
+    ref = fig1[
+        (fig1.dataset == dataset) & (fig1.repeat == repeat) & (fig1.epsilon == epsilon) & (fig1.method == "PLR")
+    ].iloc[0]
+    assert (row["auc"], row["val_auc"], row["lam"], row["n_candidates"]) == (
+        ref["auc"],
+        ref["val_auc"],
+        ref["lam"],
+        ref["n_candidates"],
+    )
+
+
+def test_the_stacked_cell_tunes_per_level_with_pst_fws_budget(monkeypatch):
+    monkeypatch.setattr(alt, "load_task", _task)
+    grid = [1e-3, 1e-1, 10.0]
+    row = alt.alternative_cell("SYNTH", alt.BLOCKS, 2.0, lam_grid=grid, seed_sequence=cell_seed(0, {"repeat": 0}))
+    assert row["n_candidates"] == 2 * len(grid) and row["lam"] in grid and row["lam_high"] in grid
+    assert row["noise_multiplier"] > 0 and row["auc"] <= row["auc_oracle"] + 1e-12
 
 
 def test_the_cell_returns_the_chosen_models_scores(monkeypatch):
@@ -149,3 +204,42 @@ def test_the_papers_rows_join_only_on_shared_repeats():
 
 def test_a_page_without_claims_of_the_papers_judges_nothing():
     assert len(show.judged("pst_alternatives")) == 0 and len(show.judged("accounting_checked")) == 0
+
+
+def _blocks_frame():
+    """PST-F(W) 0.80 + r/100, DP-GD 0.85 + r/100, the blocks 0.83 + r/100 (+ a little noise) at ε = 0.5
+    and 1; at ε = 2 the blocks are PST-F(W) ± 0.03: a positive mean difference whose interval holds 0."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for r in range(6):
+        for eps in (0.5, 1.0, 2.0):
+            for method, base in (("PST-F(W)", 0.80), ("DP-GD (replace-one)", 0.85), (alt.BLOCKS, 0.83)):
+                auc = base + 0.01 * r + (0.001 * rng.normal() if method == alt.BLOCKS else 0.0)
+                if method == alt.BLOCKS and eps == 2.0:
+                    auc = 0.80 + 0.01 * r + (0.03 if r % 2 else -0.02)
+                rows.append(dict(dataset="D", method=method, epsilon=eps, repeat=r, auc=auc, lam=1.0))
+    return pd.DataFrame(rows)
+
+
+def test_the_blocks_are_counted_ahead_and_behind_by_the_pages_rule():
+    """Planted: counting a positive mean as ahead (without its interval) fails at ε = 2."""
+    frame = _blocks_frame()
+    vs_pst = pages.ahead_behind(frame, alt.BLOCKS, "PST-F(W)").iloc[0]
+    vs_gd = pages.ahead_behind(frame, alt.BLOCKS, "DP-GD (replace-one)").iloc[0]
+    assert (vs_pst["ahead"], vs_pst["behind"], vs_pst["n_epsilons"]) == (2, 0, 3)
+    assert (vs_gd["ahead"], vs_gd["behind"]) == (0, 3)
+    text = pages.alternatives_findings(frame)
+    assert "PST-F(W) with DP-GD blocks: against DP-GD (replace-one) ahead at 0 and behind at 3" in text
+    assert "against PST-F(W) ahead at 2 and behind at 0 of the 3 finite values of ε" in text
+    table = pages.blocks_table(frame)
+    assert set(table["against"]) == {"PST-F(W)", "DP-GD (replace-one)"} and (table["repeats"] == 6).all()
+    assert pages.ahead_behind(frame[frame.method != alt.BLOCKS], alt.BLOCKS, "PST-F(W)").empty
+
+
+def test_the_grid_sentence_names_the_left_out_epsilons_and_keeps_the_repeats():
+    text = pages.grid_sentence(_blocks_frame())
+    assert "ε = 0.5, 1, 2 at 6 repeats" in text and "(0.1, 0.25, 4, 8, ∞)" in text
+    full = pd.DataFrame(
+        dict(dataset="D", method="m", epsilon=list(pst.PROFILES["paper"]["epsilons"]), repeat=0, auc=0.5, lam=1.0)
+    )
+    assert pages.grid_sentence(full) == ""

@@ -215,7 +215,8 @@ def test_every_judged_result_states_what_a_repeat_draws():
     assert "archive's fixed train/test split" in news and "robust column" not in news
     for name in ("pst_fig1_epsilon", "pst_fig2_groups", "pst_fig3_importance"):
         assert "every repeat draws the MNIST images" in protocols.draw_sentence(name, "MNIST")
-    assert "one fixed draw" in protocols.draw_sentence("pst_fig1_one_draw", "MNIST")
+    # today's alternatives are paired with Figure 1's repeats: the same draws
+    assert "every repeat draws the MNIST images" in protocols.draw_sentence("pst_alternatives", "MNIST")
     fixed = protocols.draw_sentence("ruijin_transfer_groups", "MNIST")  # one draw, and a variant that draws another
     assert "one fixed draw" in fixed and "another seed and data draw is in the robust column" in fixed
     assert "every repeat draws the source and target images" in protocols.draw_sentence("pptl_table1_mnist")

@@ -75,6 +75,7 @@ COLORS = {
     "DP-GD": "#9467bd",
     "DP-GD (replace-one)": "#e377c2",
     "DP-SGD": "#17becf",
+    "PST-F(W), DP-GD blocks": "#8c564b",  # not PST-F(W)'s red: drawn beside it
     # PPTL's page of today's alternatives, drawn beside Direct, SourceD, SimComb and PPTL-FS(W)
     "DP-GD (target only)": "#ff7f0e",
     "DP-GD from the source": "#d62728",

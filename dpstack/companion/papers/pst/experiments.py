@@ -9,9 +9,8 @@ lines (:class:`dpstack.companion.spec.ExperimentSpec`), and the paper's tables a
 from __future__ import annotations
 
 from dpstack.companion.papers.open_choices import plain_table, row_scale_table
-from dpstack.companion.papers.pst import alternatives
+from dpstack.companion.papers.pst import alternatives, honest
 from dpstack.companion.papers.pst import grids as pst
-from dpstack.companion.papers.pst import honest
 from dpstack.companion.parameters import RULES, choices, ints, one_of, positive_reals
 from dpstack.companion.spec import (
     PAPER_REPEATS,
@@ -226,29 +225,20 @@ FIG3 = ExperimentSpec(
     ),
 )
 
-ONE_DRAW = ExperimentSpec(
-    "pst_fig1_one_draw",
-    pst.fig1_cells,
-    pst.stacking_cell,
-    PROFILES,
-    order=240,
-    finish=plain_table,
-    status=STATUS,
-    description="PST Figure 1 at the paper's 10 repeats, one draw of the data (the splits today's alternatives share)",
-    page="pst_alternatives",
-    knobs=_fig1_knobs("repeats (random splits)"),
-    draws={"MNIST": "MNIST", "NEWS20": "NEWS20"},
-)
-
 ALTERNATIVES = ExperimentSpec(
     "pst_alternatives",
-    alternatives.alternatives_cells,
+    transformed(alternatives.alternatives_cells, pst.redrawn_cells),  # Figure 1's draws, repeat by repeat
     alternatives.alternative_cell,
-    PROFILES,
+    both(
+        dict(profile="quick"),
+        dict(profile="paper", n_repeats=PRIMARY_REPEATS, epsilons=list(alternatives.PAPER_EPSILONS)),
+    ),
     order=250,
     finish=plain_table,
     status=STATUS,
-    description="PST against today's alternatives (output perturbation, DP-GD, DP-SGD) on PST Figure 1's data and splits",
+    description="PST against today's alternatives (output perturbation, DP-GD, DP-SGD, PST-F(W) with DP-GD blocks) "
+    f"on PST Figure 1's data, splits and {PRIMARY_REPEATS} repeats",
+    draws=DRAWS,
     knobs=(
         Knob("epsilons", EPSILONS, "the ε grid", from_profiles(P, "epsilons")),
         Knob("n_repeats", REPEATS, "repeats (random splits)", from_profiles(P, "n_repeats")),
@@ -342,7 +332,7 @@ HONEST = ExperimentSpec(
 )
 
 #: The paper's results, each declared once.
-EXPERIMENTS = (FIG1, FIG2, FIG3, ONE_DRAW, ALTERNATIVES, HONEST, FIG4)
+EXPERIMENTS = (FIG1, FIG2, FIG3, ALTERNATIVES, HONEST, FIG4)
 
 #: Every table and figure of the paper, in its order (PST numbered as in the arXiv version).
 ITEMS = (
